@@ -1,0 +1,110 @@
+r"""Raw text -> WordPiece -> masked, NSP-paired TFRecords (original BERT schema).
+
+Every flag of google-research/bert's create_pretraining_data.py, same name,
+meaning and default, so existing command lines run unchanged:
+
+  python -m bert_tf.create_pretraining_data \
+    --input_file=corpus/*.txt --output_file=out.tfrecord \
+    --vocab_file=vocab.txt --dupe_factor=5
+
+New: --output_dir with --num_output_shards (resumable shards), --num_workers,
+--gzip, --block_bytes (the window of documents that random NSP segments come
+from, and the unit of work).
+"""
+
+import sys
+
+from absl import app
+from absl import flags
+from absl import logging
+
+from bert_tf import pretraining_data
+
+FLAGS = flags.FLAGS
+
+# The original's flags.
+flags.DEFINE_string("input_file", None, "Input raw text file (or comma-separated list of files; globs allowed).")
+flags.DEFINE_string("output_file", None, "Output TF example file (or comma-separated list of files; instances dealt round-robin).")
+flags.DEFINE_string("vocab_file", None, "The vocabulary file that the BERT model was trained on.")
+flags.DEFINE_bool("do_lower_case", True, "Whether to lower case the input text. Should be True for uncased models.")
+flags.DEFINE_bool("do_whole_word_mask", False, "Whether to use whole word masking rather than per-WordPiece masking.")
+flags.DEFINE_integer("max_seq_length", 128, "Maximum sequence length.")
+flags.DEFINE_integer("max_predictions_per_seq", 20, "Maximum number of masked LM predictions per sequence.")
+flags.DEFINE_integer("random_seed", 12345, "Random seed for data generation.")
+flags.DEFINE_integer("dupe_factor", 10, "Number of times to duplicate the input data (with different masks).")
+flags.DEFINE_float("masked_lm_prob", 0.15, "Masked LM probability.")
+flags.DEFINE_float("short_seq_prob", 0.1, "Probability of creating sequences which are shorter than the maximum length.")
+# New.
+flags.DEFINE_string("output_dir", None, "Write --num_output_shards resumable shards and manifest.json here (instead of --output_file).")
+flags.DEFINE_integer("num_output_shards", 1, "Shards with --output_dir.")
+flags.DEFINE_integer("num_workers", None, "Worker processes (default: all cores).")
+flags.DEFINE_bool("gzip", False, "GZIP-compress the TFRecords.")
+flags.DEFINE_enum("driver", "local", ["local", "beam"],
+                  "local: processes on this machine; beam: an Apache Beam pipeline (needs "
+                  "--output_dir; Beam pipeline options such as --runner=DataflowRunner go "
+                  "after a '--').")
+flags.DEFINE_integer("block_bytes", pretraining_data.DataOptions.block_bytes,
+                     "Bytes of text per block: the window of documents random next-sentence "
+                     "segments are drawn from (the original: the whole input), and the unit of "
+                     "work and memory.")
+
+
+def main(argv):
+  beam_args = argv[1:]
+  if beam_args and FLAGS.driver != "beam":
+    raise app.UsageError(f"unexpected arguments: {' '.join(beam_args)}")
+  for name in ("input_file", "vocab_file"):
+    if not getattr(FLAGS, name):
+      raise app.UsageError(f"--{name} is required")
+  if bool(FLAGS.output_file) == bool(FLAGS.output_dir):
+    raise app.UsageError("give exactly one of --output_file and --output_dir")
+  if FLAGS.num_output_shards < 1:
+    raise app.UsageError(f"--num_output_shards={FLAGS.num_output_shards}: must be at least 1")
+  num_workers = FLAGS.num_workers or pretraining_data.default_num_workers()
+  if num_workers < 1:
+    raise app.UsageError(f"--num_workers={num_workers}: must be at least 1")
+  options = pretraining_data.DataOptions(
+      max_seq_length=FLAGS.max_seq_length,
+      max_predictions_per_seq=FLAGS.max_predictions_per_seq,
+      masked_lm_prob=FLAGS.masked_lm_prob,
+      short_seq_prob=FLAGS.short_seq_prob,
+      dupe_factor=FLAGS.dupe_factor,
+      random_seed=FLAGS.random_seed,
+      do_lower_case=FLAGS.do_lower_case,
+      do_whole_word_mask=FLAGS.do_whole_word_mask,
+      block_bytes=FLAGS.block_bytes)
+  if FLAGS.output_file:
+    outputs = pretraining_data.Outputs(
+        files=tuple(p.strip() for p in FLAGS.output_file.split(",") if p.strip()), gzip=FLAGS.gzip)
+  else:
+    outputs = pretraining_data.Outputs(directory=FLAGS.output_dir,
+                                       num_shards=FLAGS.num_output_shards, gzip=FLAGS.gzip)
+  try:
+    if FLAGS.driver == "beam":
+      from bert_tf import beam_pipeline  # pylint: disable=g-import-not-at-top
+      manifest = beam_pipeline.run_beam(FLAGS.input_file, outputs, FLAGS.vocab_file, options,
+                                        beam_args)
+    else:
+      manifest = pretraining_data.create_pretraining_data(
+          FLAGS.input_file, outputs, FLAGS.vocab_file, options, num_workers=num_workers)
+  except (ValueError, FileNotFoundError, PermissionError, ImportError) as e:
+    sys.stderr.write(f"bert_tf.create_pretraining_data: error: {e}\n")
+    sys.exit(1)
+  counts, shares = manifest["counts"], manifest["shares"]
+  logging.info("wrote %d instances from %d documents to %d file(s) in %.1f s (%.0f instances/s)",  # noqa
+               counts["instances"], counts["documents"], len(manifest["files"]),
+               manifest["run"]["seconds"],
+               counts["instances"] / max(manifest["run"]["seconds"], 1e-9))
+  logging.info("mean tokens %.1f | predictions/instance %.2f | [MASK] %.3f kept %.3f random %.3f "
+               "| NSP random %.3f | undecodable bytes %d", shares["mean_tokens"],
+               shares["predictions_per_instance"], shares["masked"], shares["kept"],
+               shares["random"], shares["nsp_random"], counts["undecodable_bytes"])
+  logging.info("manifest: %s", outputs.manifest_path())
+
+
+def run():
+  app.run(main)
+
+
+if __name__ == "__main__":
+  run()

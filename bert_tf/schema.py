@@ -1,0 +1,196 @@
+"""The pretraining TFRecord schema: one module that the data writer and the
+training input pipeline share, so the two can never disagree.
+
+The features are exactly those of google-research/bert's
+`create_pretraining_data.py`, so records written by either tool are read by
+either tool:
+
+  input_ids             Int64List [max_seq_length], zero-padded
+  input_mask            Int64List [max_seq_length], 1 for real tokens
+  segment_ids           Int64List [max_seq_length], 0 for [CLS] A [SEP], 1 for B [SEP]
+  masked_lm_positions   Int64List [max_predictions_per_seq], zero-padded
+  masked_lm_ids         Int64List [max_predictions_per_seq], zero-padded
+  masked_lm_weights     FloatList [max_predictions_per_seq], 1.0 real, 0.0 padding
+  next_sentence_labels  Int64List [1]: 0 = B really follows A, 1 = B is random
+
+Serialization is hand-encoded protobuf wire format (the writer's hot path);
+the bytes are identical to `tf.train.Example.SerializeToString(
+deterministic=True)` of the same values, which the tests check.
+"""
+
+import struct
+
+SCHEMA_VERSION = 1
+
+INT_FEATURES = ("input_ids", "input_mask", "segment_ids",
+                "masked_lm_positions", "masked_lm_ids", "next_sentence_labels")
+FLOAT_FEATURES = ("masked_lm_weights",)
+FEATURE_NAMES = tuple(sorted(INT_FEATURES + FLOAT_FEATURES))
+
+# Labels of next_sentence_labels, the original's convention, which the NSP
+# weights of released checkpoints assume.
+IS_NEXT = 0
+IS_RANDOM = 1
+
+
+def _varint(value):
+  """Protobuf base-128 varint of a non-negative int."""
+  out = bytearray()
+  while value >= 0x80:
+    out.append((value & 0x7F) | 0x80)
+    value >>= 7
+  out.append(value)
+  return bytes(out)
+
+
+def _len_delimited(field_tag, payload):
+  return field_tag + _varint(len(payload)) + payload
+
+
+class ExampleEncoder:
+  """Serializes pretraining instances to tf.train.Example bytes, fast.
+
+  Values are non-negative ints below `max_value` (the vocab size or
+  max_seq_length, whichever is larger); their varints come from a table.
+  """
+
+  def __init__(self, max_seq_length, max_predictions_per_seq, max_value):
+    self.max_seq_length = max_seq_length
+    self.max_predictions_per_seq = max_predictions_per_seq
+    # Lengths of nested messages are looked up too: 16 bytes per value at most.
+    self._table = [_varint(v) for v in range(
+        max(max_value, 16 * (max_seq_length + max_predictions_per_seq) + 64) + 2)]
+    # Keys are written sorted, as deterministic protobuf serialization does.
+    self._keys = {name: _len_delimited(b"\x0a", name.encode()) for name in FEATURE_NAMES}
+    self._zeros = [b"\x00" * k for k in range(max_seq_length + max_predictions_per_seq + 1)]
+    self._weights = [self._float_payload(p) for p in range(max_predictions_per_seq + 1)]
+    # Everything around a feature's packed payload depends only on the
+    # payload's length: one closure per feature builds it.
+    self._head = {name: self._wrapper(name, float_list=name in FLOAT_FEATURES)
+                  for name in FEATURE_NAMES}
+
+  def _float_payload(self, p):
+    preds = self.max_predictions_per_seq
+    return struct.pack("<%df" % preds, *([1.0] * p + [0.0] * (preds - p)))
+
+  def _wrapper(self, name, float_list):
+    key = self._keys[name]
+    table = self._table
+    kind = b"\x12" if float_list else b"\x1a"  # Feature.float_list = 2, int64_list = 3
+
+    def wrap(payload):
+      value_list = b"\x0a" + table[len(payload)] + payload
+      feature = kind + table[len(value_list)] + value_list
+      entry = key + b"\x12" + table[len(feature)] + feature
+      return b"\x0a" + table[len(entry)] + entry
+    return wrap
+
+  def _int_feature(self, name, values, length):
+    packed = b"".join(map(self._table.__getitem__, values))
+    if length > len(values):
+      packed += b"\x00" * (length - len(values))  # varint(0) is one zero byte
+    int64_list = _len_delimited(b"\x0a", packed)
+    feature = _len_delimited(b"\x1a", int64_list)  # Feature.int64_list = 3
+    return self._entry(name, feature)
+
+  def _entry(self, name, feature):
+    entry = self._keys[name] + _len_delimited(b"\x12", feature)
+    return _len_delimited(b"\x0a", entry)
+
+  def encode_pair(self, input_ids, num_segment_a, masked_lm_positions,
+                  masked_lm_ids, next_sentence_label):
+    """Like `encode`, for the writer's hot path: segment ids are 0 for the
+    first `num_segment_a` tokens ([CLS] A [SEP]) and 1 for the rest."""
+    seq, preds = self.max_seq_length, self.max_predictions_per_seq
+    n, p = len(input_ids), len(masked_lm_positions)
+    if n > seq or p > preds:
+      raise ValueError(f"instance of {n} tokens / {p} predictions exceeds "
+                       f"max_seq_length {seq} / max_predictions_per_seq {preds}")
+    table = self._table
+    zeros_seq = self._zeros[seq - n]
+    zeros_pred = self._zeros[preds - p]
+    entries = (
+        (self._head["input_ids"], b"".join(map(table.__getitem__, input_ids)) + zeros_seq),
+        (self._head["input_mask"], b"\x01" * n + zeros_seq),
+        (self._head["masked_lm_ids"], b"".join(map(table.__getitem__, masked_lm_ids)) + zeros_pred),
+        (self._head["masked_lm_positions"], b"".join(map(table.__getitem__, masked_lm_positions)) + zeros_pred),
+        (self._head["masked_lm_weights"], self._weights[p]),
+        (self._head["next_sentence_labels"], table[next_sentence_label]),
+        (self._head["segment_ids"], self._zeros[num_segment_a] + b"\x01" * (n - num_segment_a) + zeros_seq),
+    )
+    features = b"".join([head(payload) for head, payload in entries])
+    return b"\x0a" + _varint(len(features)) + features
+
+  def encode(self, input_ids, segment_ids, masked_lm_positions, masked_lm_ids,
+             next_sentence_label):
+    """Returns the serialized tf.train.Example of one instance.
+
+    Args:
+      input_ids: list of int, the real tokens ([CLS] A [SEP] B [SEP]), at most
+        max_seq_length; padded here.
+      segment_ids: list of int, same length as input_ids.
+      masked_lm_positions: list of int, sorted, at most max_predictions_per_seq.
+      masked_lm_ids: list of int, the original ids at those positions.
+      next_sentence_label: int, IS_NEXT or IS_RANDOM.
+    """
+    seq, preds = self.max_seq_length, self.max_predictions_per_seq
+    n, p = len(input_ids), len(masked_lm_positions)
+    if n > seq or p > preds:
+      raise ValueError(f"instance of {n} tokens / {p} predictions exceeds "
+                       f"max_seq_length {seq} / max_predictions_per_seq {preds}")
+    weights = struct.pack("<%df" % preds, *([1.0] * p + [0.0] * (preds - p)))
+    float_list = _len_delimited(b"\x0a", weights)
+    parts = {
+        "input_ids": self._int_feature("input_ids", input_ids, seq),
+        "input_mask": self._int_feature("input_mask", [1] * n, seq),
+        "masked_lm_ids": self._int_feature("masked_lm_ids", masked_lm_ids, preds),
+        "masked_lm_positions": self._int_feature("masked_lm_positions", masked_lm_positions, preds),
+        "masked_lm_weights": self._entry("masked_lm_weights", _len_delimited(b"\x12", float_list)),
+        "next_sentence_labels": self._int_feature("next_sentence_labels", [next_sentence_label], 1),
+        "segment_ids": self._int_feature("segment_ids", segment_ids, seq),
+    }
+    features = b"".join(parts[name] for name in FEATURE_NAMES)
+    return _len_delimited(b"\x0a", features)
+
+
+def feature_spec(max_seq_length, max_predictions_per_seq):
+  """tf.io parsing spec of one record: dict name -> FixedLenFeature."""
+  import tensorflow as tf
+  spec = {}
+  for name in INT_FEATURES:
+    length = 1 if name == "next_sentence_labels" else (
+        max_predictions_per_seq if name.startswith("masked_lm") else max_seq_length)
+    spec[name] = tf.io.FixedLenFeature([length], tf.int64)
+  spec["masked_lm_weights"] = tf.io.FixedLenFeature([max_predictions_per_seq], tf.float32)
+  return spec
+
+
+def parse_examples(serialized, max_seq_length, max_predictions_per_seq):
+  """Parses a batch of serialized records for the model.
+
+  Args:
+    serialized: tf.string [batch].
+  Returns:
+    dict of int32 tensors (tf.Example only has int64, but TPUs want int32)
+    input_ids, input_mask, segment_ids [batch, max_seq_length];
+    masked_lm_positions, masked_lm_ids [batch, max_predictions_per_seq];
+    next_sentence_labels [batch, 1]; and float32 masked_lm_weights
+    [batch, max_predictions_per_seq].
+  """
+  import tensorflow as tf
+  parsed = tf.io.parse_example(serialized, feature_spec(max_seq_length, max_predictions_per_seq))
+  return {name: (tf.cast(t, tf.int32) if t.dtype == tf.int64 else t)
+          for name, t in parsed.items()}
+
+
+def shapes_of_record(serialized):
+  """Reads (max_seq_length, max_predictions_per_seq) from one serialized
+  record, for records written without a manifest (e.g. by the original)."""
+  import tensorflow as tf
+  example = tf.train.Example.FromString(serialized)
+  feature = example.features.feature
+  missing = [name for name in FEATURE_NAMES if name not in feature]
+  if missing:
+    raise ValueError(f"record is not a BERT pretraining example: missing features {missing}")
+  return (len(feature["input_ids"].int64_list.value),
+          len(feature["masked_lm_positions"].int64_list.value))

@@ -1,0 +1,37 @@
+"""bert_tf: original BERT pretraining in TensorFlow 2 / Keras 3."""
+
+import setuptools
+
+setuptools.setup(
+    name="bert_tf",
+    version="0.1.0",
+    description="Original BERT pretraining (MLM 80/10/10 + NSP) in TensorFlow 2 / Keras 3: "
+                "faithful data, fast training, servable SavedModels.",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    packages=setuptools.find_packages(include=["bert_tf", "bert_tf.*"]),
+    python_requires=">=3.10",
+    install_requires=[
+        "tensorflow>=2.21,<2.22",
+        "tensorflow-text>=2.21,<2.22",
+        "keras-hub>=0.32",
+        "tensorboard>=2.21",
+        "absl-py>=2.0",
+        "numpy>=1.26",
+    ],
+    extras_require={
+        "beam": ["apache-beam>=2.60"],
+        "test": ["pytest>=8", "apache-beam>=2.60"],
+    },
+    entry_points={
+        "console_scripts": [
+            "bert_tf_build_vocab=bert_tf.build_vocab:run",
+            "bert_tf_create_pretraining_data=bert_tf.create_pretraining_data:run",
+            "bert_tf_run_pretraining=bert_tf.run_pretraining:run",
+            "bert_tf_export_saved_model=bert_tf.export_saved_model:run",
+            "bert_tf_predict=bert_tf.predict:run",
+            "bert_tf_quickstart=bert_tf.quickstart:run",
+        ],
+    },
+)
