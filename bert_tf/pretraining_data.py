@@ -329,12 +329,17 @@ def pass_records(documents, seed, options, masking_vocab, encoder):
     counts = [len(p) for p in all_positions]
   else:
     gen = np.random.default_rng(seed)
-    output_arr, positions_arr, labels_arr, counts_arr = masking.mask_batch(
+    _, positions_arr, labels_arr, new_arr, counts_arr = masking.choose_masks(
         sequences, options.masked_lm_prob, options.max_predictions_per_seq, masking_vocab, gen)
     counts = counts_arr.tolist()
-    outputs = output_arr.tolist()
     all_positions = positions_arr.tolist()
     all_labels = labels_arr.tolist()
+    outputs = []
+    for tokens, positions, new_ids, c in zip(sequences, all_positions, new_arr.tolist(), counts):
+      output = list(tokens)
+      for pos, new_id in zip(positions[:c], new_ids):
+        output[pos] = new_id
+      outputs.append(output)
   masked = kept = 0
   hist = stats.length_histogram
   for i, tokens in enumerate(sequences):

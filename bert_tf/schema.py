@@ -68,6 +68,11 @@ class ExampleEncoder:
     # payload's length: one closure per feature builds it.
     self._head = {name: self._wrapper(name, float_list=name in FLOAT_FEATURES)
                   for name in FEATURE_NAMES}
+    self._headers = {name: {} for name in FEATURE_NAMES}
+    # Payloads of fixed length: 0/1 ints are one byte each, floats four.
+    fixed_length = {"input_mask": max_seq_length, "segment_ids": max_seq_length,
+                    "masked_lm_weights": 4 * max_predictions_per_seq, "next_sentence_labels": 1}
+    self._fixed = {name: self._header(name, length) for name, length in fixed_length.items()}
 
   def _float_payload(self, p):
     preds = self.max_predictions_per_seq
@@ -97,6 +102,14 @@ class ExampleEncoder:
     entry = self._keys[name] + _len_delimited(b"\x12", feature)
     return _len_delimited(b"\x0a", entry)
 
+  def _header(self, name, length):
+    """Everything before a feature's packed payload of `length` bytes."""
+    cache = self._headers[name]
+    head = cache.get(length)
+    if head is None:
+      head = cache[length] = self._head[name](b"\x00" * length)[:-length or None]
+    return head
+
   def encode_pair(self, input_ids, num_segment_a, masked_lm_positions,
                   masked_lm_ids, next_sentence_label):
     """Like `encode`, for the writer's hot path: segment ids are 0 for the
@@ -106,20 +119,25 @@ class ExampleEncoder:
     if n > seq or p > preds:
       raise ValueError(f"instance of {n} tokens / {p} predictions exceeds "
                        f"max_seq_length {seq} / max_predictions_per_seq {preds}")
-    table = self._table
-    zeros_seq = self._zeros[seq - n]
-    zeros_pred = self._zeros[preds - p]
-    entries = (
-        (self._head["input_ids"], b"".join(map(table.__getitem__, input_ids)) + zeros_seq),
-        (self._head["input_mask"], b"\x01" * n + zeros_seq),
-        (self._head["masked_lm_ids"], b"".join(map(table.__getitem__, masked_lm_ids)) + zeros_pred),
-        (self._head["masked_lm_positions"], b"".join(map(table.__getitem__, masked_lm_positions)) + zeros_pred),
-        (self._head["masked_lm_weights"], self._weights[p]),
-        (self._head["next_sentence_labels"], table[next_sentence_label]),
-        (self._head["segment_ids"], self._zeros[num_segment_a] + b"\x01" * (n - num_segment_a) + zeros_seq),
-    )
-    features = b"".join([head(payload) for head, payload in entries])
-    return b"\x0a" + _varint(len(features)) + features
+    varint = self._table.__getitem__
+    zeros = self._zeros
+    zeros_seq = zeros[seq - n]
+    zeros_pred = zeros[preds - p]
+    ids = b"".join(map(varint, input_ids)) + zeros_seq
+    lm_ids = b"".join(map(varint, masked_lm_ids)) + zeros_pred
+    lm_pos = b"".join(map(varint, masked_lm_positions)) + zeros_pred
+    header = self._header
+    # Features in sorted-key order, as deterministic serialization writes them.
+    features = b"".join((
+        header("input_ids", len(ids)), ids,
+        self._fixed["input_mask"], b"\x01" * n, zeros_seq,
+        header("masked_lm_ids", len(lm_ids)), lm_ids,
+        header("masked_lm_positions", len(lm_pos)), lm_pos,
+        self._fixed["masked_lm_weights"], self._weights[p],
+        self._fixed["next_sentence_labels"], self._table[next_sentence_label],
+        self._fixed["segment_ids"], zeros[num_segment_a], b"\x01" * (n - num_segment_a), zeros_seq,
+    ))
+    return b"\x0a" + varint(len(features)) + features
 
   def encode(self, input_ids, segment_ids, masked_lm_positions, masked_lm_ids,
              next_sentence_label):
