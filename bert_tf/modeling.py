@@ -1,0 +1,216 @@
+"""The BERT encoder and the two pretraining heads (masked LM and NSP).
+
+The encoder is `keras_hub.models.BertBackbone`, which already computes the
+original's forward pass: embeddings summed then LayerNorm (eps 1e-12),
+post-LN transformer layers with tanh-approximate GELU, padding masked out of
+the attention logits, and a tanh pooler on the [CLS] position. We only map the
+`bert_config.json` keys onto it and fix the two settings it hard-codes
+(initializer stddev 0.02, one dropout rate for everything).
+
+The heads are the original's, with the original's initializers: the issue
+that motivated this module was a keras-hub model whose MLM head used Keras'
+default (Glorot) initializer and reached a lower MLM accuracy than the
+original under the same data. Here every kernel starts from a truncated
+normal with stddev `initializer_range`, every bias from zero, every
+LayerNorm from gamma 1, beta 0.
+"""
+
+import keras
+import keras_hub
+import numpy as np
+import tensorflow as tf
+
+from bert_tf.config import BertConfig
+
+# What BertBackbone hard-codes; `build_encoder` re-initializes when the config
+# asks for another stddev.
+_KERAS_HUB_INITIALIZER_RANGE = 0.02
+LAYER_NORM_EPSILON = 1e-12
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+def gelu_tanh(x):
+  """The original's `gelu`: the tanh approximation of GELU."""
+  return keras.activations.gelu(x, approximate=True)
+
+
+def _initializer(config):
+  return keras.initializers.TruncatedNormal(stddev=config.initializer_range)
+
+
+def build_encoder(config: BertConfig, dtype=None):
+  """Builds the BERT encoder for `config`.
+
+  Args:
+    config: a BertConfig.
+    dtype: a Keras dtype policy or its name ("float32", "mixed_bfloat16",
+      ...); None uses the global policy.
+
+  Returns:
+    A built `keras_hub.models.BertBackbone`. Its inputs are a dict of int32
+    [batch, seq] tensors `token_ids`, `segment_ids`, `padding_mask` (1 for real
+    tokens); its outputs a dict with `sequence_output` [batch, seq, H] and
+    `pooled_output` [batch, H] in the policy's compute dtype.
+
+  Raises:
+    ValueError: `config.hidden_act` is not "gelu".
+
+  Note: BertBackbone takes one dropout rate. It is set to
+  `hidden_dropout_prob`; when `attention_probs_dropout_prob` differs, the
+  rate of each attention layer's probability dropout is then set to it. That
+  setting lives on the layer objects, not in `BertBackbone.get_config()`, so
+  rebuild encoders with this function (from the BertConfig), not from a
+  serialized Keras config.
+  """
+  if config.hidden_act != "gelu":
+    # BertBackbone hard-codes the tanh GELU in every layer; every released
+    # BERT uses "gelu", so other activations are not worth patching in.
+    raise ValueError(f"hidden_act={config.hidden_act!r} is not supported; "
+                     "bert_tf models use \"gelu\" (as every released BERT)")
+  encoder = keras_hub.models.BertBackbone(
+      vocabulary_size=config.vocab_size,
+      num_layers=config.num_hidden_layers,
+      num_heads=config.num_attention_heads,
+      hidden_dim=config.hidden_size,
+      intermediate_dim=config.intermediate_size,
+      dropout=config.hidden_dropout_prob,
+      max_sequence_length=config.max_position_embeddings,
+      num_segments=config.type_vocab_size,
+      dtype=dtype,
+      name="bert_encoder")
+  if config.attention_probs_dropout_prob != config.hidden_dropout_prob:
+    rate = config.attention_probs_dropout_prob
+    for layer in encoder.transformer_layers:
+      attention = layer._self_attention_layer  # pylint: disable=protected-access
+      # MultiHeadAttention reads `_dropout` to decide whether to apply
+      # dropout at all, and its Dropout layer's `rate` for how much.
+      attention._dropout = rate  # pylint: disable=protected-access
+      attention._dropout_layer.rate = rate  # pylint: disable=protected-access
+  if config.initializer_range != _KERAS_HUB_INITIALIZER_RANGE:
+    init = _initializer(config)
+    for v in encoder.weights:
+      if v.path.endswith("/kernel") or v.path.endswith("/embeddings"):
+        v.assign(init(v.shape, dtype=v.dtype))
+  return encoder
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertPretrainer(keras.Model):
+  """BERT encoder plus the original masked-LM and next-sentence heads.
+
+  Attributes:
+    config: the BertConfig.
+    encoder: the `keras_hub.models.BertBackbone` (exports alone).
+    mlm_head: `keras_hub.layers.MaskedLMHead`: dense(H, tanh-GELU) ->
+      LayerNorm(1e-12) -> logits against the tied word embeddings + bias.
+    nsp_head: `keras.layers.Dense(2)` on the pooled output; index 0 means
+      "B follows A" (schema.IS_NEXT), index 1 "B is random".
+
+  Both heads run in float32 whatever the encoder's dtype policy, so logits and
+  losses are float32 under "mixed_bfloat16" too.
+  """
+
+  def __init__(self, config: BertConfig, encoder=None, dtype=None, **kwargs):
+    """Makes the model, with all weights created.
+
+    Args:
+      config: a BertConfig (or a dict of its keys, as `from_config` passes).
+      encoder: an encoder made by `build_encoder(config)`; None makes one.
+      dtype: dtype policy of the encoder (None: the global policy).
+      **kwargs: passed to keras.Model (name, ...).
+    """
+    if isinstance(config, dict):
+      config = BertConfig.from_dict(config)
+    kwargs.setdefault("name", "bert_pretrainer")
+    super().__init__(**kwargs)
+    self.config = config
+    # === Layers ===
+    self.encoder = encoder if encoder is not None else build_encoder(config, dtype=dtype)
+    token_embedding = self.encoder.token_embedding
+    if token_embedding.input_dim != config.vocab_size:
+      raise ValueError(f"encoder vocabulary ({token_embedding.input_dim}) != "
+                       f"config.vocab_size ({config.vocab_size})")
+    # Under mixed precision the tied-embedding matmul would otherwise return
+    # bf16 logits, too coarse for a 30k-way softmax; compute it in float32.
+    token_embedding.reverse_dtype = "float32"
+    self.mlm_head = keras_hub.layers.MaskedLMHead(
+        token_embedding=token_embedding,
+        intermediate_activation=gelu_tanh,
+        layer_norm_epsilon=LAYER_NORM_EPSILON,
+        kernel_initializer=_initializer(config),
+        bias_initializer="zeros",
+        dtype="float32",
+        name="mlm_head")
+    self.nsp_head = keras.layers.Dense(
+        2,
+        kernel_initializer=_initializer(config),
+        bias_initializer="zeros",
+        dtype="float32",
+        name="nsp_head")
+    # Create every weight now, so checkpoints restore and optimizers build
+    # before the first batch.
+    hidden = config.hidden_size
+    self.mlm_head.build((None, None, hidden))
+    self.nsp_head.build((None, hidden))
+    self.built = True
+
+  def call(self, inputs, training=False):
+    """Runs encoder and heads.
+
+    Args:
+      inputs: dict with int [batch, seq] `input_ids`, `input_mask` (1 real,
+        0 padding), `segment_ids`, and int [batch, preds]
+        `masked_lm_positions` (optional: without it there are no
+        `mlm_logits`). Other keys (labels, weights) are ignored.
+      training: enables dropout.
+
+    Returns:
+      dict with
+        mlm_logits: float32 [batch, preds, vocab_size] (if positions given),
+        nsp_logits: float32 [batch, 2],
+        sequence_output: [batch, seq, H] (encoder compute dtype),
+        pooled_output: [batch, H] (encoder compute dtype).
+    """
+    encoded = self.encoder(
+        {
+            "token_ids": tf.cast(inputs["input_ids"], tf.int32),
+            "segment_ids": tf.cast(inputs["segment_ids"], tf.int32),
+            "padding_mask": tf.cast(inputs["input_mask"], tf.int32),
+        },
+        training=training)
+    sequence_output = encoded["sequence_output"]
+    pooled_output = encoded["pooled_output"]
+    outputs = {
+        "sequence_output": sequence_output,
+        "pooled_output": pooled_output,
+        "nsp_logits": tf.cast(self.nsp_head(pooled_output), tf.float32),
+    }
+    if "masked_lm_positions" in inputs:
+      positions = tf.cast(inputs["masked_lm_positions"], tf.int32)
+      outputs["mlm_logits"] = tf.cast(
+          self.mlm_head(sequence_output, mask_positions=positions), tf.float32)
+    return outputs
+
+  def get_config(self):
+    # The whole model is a function of the BertConfig; layer configs are not
+    # serialized (the MLM head would otherwise lose its tie to the encoder).
+    return {"name": self.name, "config": self.config.to_dict(),
+            "dtype": keras.dtype_policies.serialize(self.encoder.dtype_policy)}
+
+  @classmethod
+  def from_config(cls, config):
+    config = dict(config)
+    dtype = config.pop("dtype", None)
+    if isinstance(dtype, dict):
+      dtype = keras.dtype_policies.deserialize(dtype)
+    return cls(BertConfig.from_dict(config.pop("config")), dtype=dtype, **config)
+
+
+def dummy_inputs(config: BertConfig, batch_size=2, seq_length=8, num_predictions=3):
+  """All-valid int32 inputs of the given shape (for building and tracing)."""
+  return {
+      "input_ids": np.ones((batch_size, seq_length), np.int32),
+      "input_mask": np.ones((batch_size, seq_length), np.int32),
+      "segment_ids": np.zeros((batch_size, seq_length), np.int32),
+      "masked_lm_positions": np.zeros((batch_size, num_predictions), np.int32),
+  }

@@ -1,0 +1,266 @@
+"""Reading and writing checkpoints of the original TF1 BERT, by variable name.
+
+The original stores each weight under a fixed name, e.g.
+`bert/encoder/layer_3/attention/self/query/kernel` [H, H]. Our model holds the
+same numbers in keras-hub layers, some in other shapes:
+
+  original                                   ours
+  attention/self/{query,key,value}/kernel    [H, heads, head_size]  (reshape)
+  attention/self/{query,key,value}/bias      [heads, head_size]     (reshape)
+  attention/output/dense/kernel [H, H]       [heads, head_size, H]  (reshape)
+  cls/seq_relationship/output_weights [2, H] Dense kernel [H, 2]    (transpose)
+  bert/embeddings/position_embeddings [P, H] first max_position_embeddings rows
+
+Every other variable is the same array. Reshapes are row-major splits of the
+hidden axis into (heads, head_size), which is how the original splits heads,
+so a round trip original -> bert_tf -> original returns every array bit for bit.
+
+Optimizer slots (`.../adam_m`, `.../adam_v`) and `global_step` in an original
+checkpoint are ignored: loading one starts a fresh optimizer.
+"""
+
+import numpy as np
+import tensorflow as tf
+
+# Names in original checkpoints that hold no model weight.
+_IGNORED_SUFFIXES = ("/adam_m", "/adam_v", "/Momentum", "/ExponentialMovingAverage")
+_IGNORED_NAMES = ("global_step", "good_steps", "loss_scale")
+
+
+class _Entry:
+  """One original variable: where it lives in our model and how it is shaped.
+
+  Attributes:
+    name: the original TF1 variable name.
+    variable: our Keras variable.
+    kind: "same", "split_heads" (original [..., H] -> ours [..., heads, d]),
+      "merge_heads_in" (original [H, H] -> ours [heads, d, H]), "transpose",
+      or "rows" (original [P', H], ours its first P rows).
+    heads: number of attention heads (for the reshapes).
+  """
+
+  def __init__(self, name, variable, kind="same", heads=None):
+    self.name = name
+    self.variable = variable
+    self.kind = kind
+    self.heads = heads
+
+  def tf1_shape(self, ours_shape):
+    shape = tuple(ours_shape)
+    if self.kind == "split_heads":
+      return shape[:-2] + (shape[-2] * shape[-1],)
+    if self.kind == "merge_heads_in":
+      return (shape[0] * shape[1], shape[2])
+    if self.kind == "transpose":
+      return shape[::-1]
+    return shape
+
+  def to_ours(self, value):
+    """Original array -> the array to assign to our variable."""
+    ours_shape = tuple(self.variable.shape)
+    if self.kind == "rows":
+      return value[:ours_shape[0]]
+    if self.kind == "transpose":
+      return value.T
+    return value.reshape(ours_shape)
+
+  def to_tf1(self, value):
+    """Our variable's value -> the original array."""
+    if self.kind == "transpose":
+      return np.ascontiguousarray(value.T)
+    return value.reshape(self.tf1_shape(value.shape))
+
+
+def _name_map(model):
+  """Lists an _Entry for every weight of a BertPretrainer (or bare encoder).
+
+  Args:
+    model: a `modeling.BertPretrainer`, or a `BertBackbone` (only `bert/`
+      names then).
+  """
+  encoder = getattr(model, "encoder", model)
+  entries = []
+
+  def add_dense(prefix, layer, kind="same", heads=None, bias_kind=None):
+    entries.append(_Entry(prefix + "/kernel", layer.kernel, kind, heads))
+    entries.append(_Entry(prefix + "/bias", layer.bias, bias_kind or kind, heads))
+
+  def add_layer_norm(prefix, layer):
+    entries.append(_Entry(prefix + "/gamma", layer.gamma))
+    entries.append(_Entry(prefix + "/beta", layer.beta))
+
+  entries.append(_Entry("bert/embeddings/word_embeddings",
+                        encoder.token_embedding.embeddings))
+  entries.append(_Entry("bert/embeddings/token_type_embeddings",
+                        encoder.segment_embedding.embeddings))
+  entries.append(_Entry("bert/embeddings/position_embeddings",
+                        encoder.position_embedding.position_embeddings, "rows"))
+  add_layer_norm("bert/embeddings/LayerNorm", encoder.embeddings_layer_norm)
+  # pylint: disable=protected-access
+  for n, layer in enumerate(encoder.transformer_layers):
+    p = f"bert/encoder/layer_{n}/"
+    attention = layer._self_attention_layer
+    heads = attention.num_heads
+    add_dense(p + "attention/self/query", attention._query_dense, "split_heads", heads)
+    add_dense(p + "attention/self/key", attention._key_dense, "split_heads", heads)
+    add_dense(p + "attention/self/value", attention._value_dense, "split_heads", heads)
+    add_dense(p + "attention/output/dense", attention._output_dense,
+              "merge_heads_in", heads, bias_kind="same")
+    add_layer_norm(p + "attention/output/LayerNorm", layer._self_attention_layer_norm)
+    add_dense(p + "intermediate/dense", layer._feedforward_intermediate_dense)
+    add_dense(p + "output/dense", layer._feedforward_output_dense)
+    add_layer_norm(p + "output/LayerNorm", layer._feedforward_layer_norm)
+  add_dense("bert/pooler/dense", encoder.pooled_dense)
+  mlm_head = getattr(model, "mlm_head", None)
+  if mlm_head is not None:
+    add_dense("cls/predictions/transform/dense", mlm_head._intermediate_dense)
+    add_layer_norm("cls/predictions/transform/LayerNorm",
+                   mlm_head._intermediate_layer_norm)
+    entries.append(_Entry("cls/predictions/output_bias", mlm_head._bias))
+  nsp_head = getattr(model, "nsp_head", None)
+  if nsp_head is not None:
+    entries.append(_Entry("cls/seq_relationship/output_weights",
+                          nsp_head.kernel, "transpose"))
+    entries.append(_Entry("cls/seq_relationship/output_bias", nsp_head.bias))
+  # pylint: enable=protected-access
+  return entries
+
+
+def _resolve_prefix(ckpt_prefix):
+  """A checkpoint prefix; a directory means its latest checkpoint."""
+  if tf.io.gfile.isdir(ckpt_prefix):
+    latest = tf.train.latest_checkpoint(ckpt_prefix)
+    if latest is None:
+      raise FileNotFoundError(f"no checkpoint in directory {ckpt_prefix}")
+    return latest
+  return ckpt_prefix
+
+
+def _is_ignored(name):
+  return name in _IGNORED_NAMES or name.endswith(_IGNORED_SUFFIXES)
+
+
+def is_tf1_checkpoint(prefix):
+  """True when `prefix` (or a directory's latest checkpoint) is an original
+  name-based BERT checkpoint, i.e. has `bert/embeddings/word_embeddings`."""
+  try:
+    reader = tf.train.load_checkpoint(_resolve_prefix(prefix))
+  except (tf.errors.NotFoundError, tf.errors.DataLossError,
+          tf.errors.InvalidArgumentError, FileNotFoundError, ValueError):
+    return False
+  return reader.has_tensor("bert/embeddings/word_embeddings")
+
+
+def load_tf1_checkpoint(model, ckpt_prefix, require_heads=True):
+  """Loads an original TF1 BERT checkpoint into a BertPretrainer.
+
+  Args:
+    model: a `modeling.BertPretrainer` (or a bare BertBackbone).
+    ckpt_prefix: checkpoint prefix (`.../bert_model.ckpt`) or a directory
+      (its latest checkpoint); local or gs://.
+    require_heads: when False, missing `cls/` variables (a checkpoint saved
+      from a fine-tuning model) leave our heads as initialized.
+
+  Returns:
+    dict with "loaded": original names assigned, "missing_heads": `cls/`
+    names absent (only when require_heads=False), "unused": names in the
+    checkpoint that are neither weights we know nor optimizer slots.
+
+  Raises:
+    FileNotFoundError: no checkpoint there.
+    ValueError: a weight missing from the checkpoint, or a shape that does
+      not fit the model's config (naming the variable and both shapes).
+  """
+  prefix = _resolve_prefix(ckpt_prefix)
+  try:
+    reader = tf.train.load_checkpoint(prefix)
+  except (tf.errors.NotFoundError, ValueError) as e:
+    raise FileNotFoundError(f"cannot read checkpoint {prefix}: {e}") from None
+  return _assign(model, reader.get_variable_to_shape_map(), reader.get_tensor,
+                 f"checkpoint {prefix}", require_heads)
+
+
+def load_tf1_weights(model, weights, require_heads=True):
+  """Like `load_tf1_checkpoint`, from a dict original name -> np.ndarray
+  (as `tf1_weights_from_model` returns); for tests and conversions."""
+  shapes = {name: list(np.shape(value)) for name, value in weights.items()}
+  return _assign(model, shapes, lambda name: np.asarray(weights[name]),
+                 "weights", require_heads)
+
+
+def _assign(model, shapes, get_tensor, source, require_heads):
+  """Checks every name and shape, then assigns; see load_tf1_checkpoint."""
+  entries = _name_map(model)
+  # Check everything before assigning anything, so a mismatch leaves the
+  # model untouched.
+  plan, missing_heads = [], []
+  for entry in entries:
+    if entry.name not in shapes:
+      if not require_heads and entry.name.startswith("cls/"):
+        missing_heads.append(entry.name)
+        continue
+      raise ValueError(f"{source} has no variable {entry.name}")
+    ckpt_shape = tuple(shapes[entry.name])
+    want = entry.tf1_shape(entry.variable.shape)
+    ok = ckpt_shape == want
+    if entry.kind == "rows":
+      # Released checkpoints have 512 position rows; a model for shorter
+      # sequences takes the first max_position_embeddings of them.
+      ok = len(ckpt_shape) == 2 and ckpt_shape[1] == want[1] and ckpt_shape[0] >= want[0]
+    if not ok:
+      raise ValueError(
+          f"{source}: variable {entry.name} has shape {list(ckpt_shape)} but "
+          f"the model (from its bert_config) needs {list(want)}")
+    plan.append(entry)
+  for entry in plan:
+    value = get_tensor(entry.name)
+    entry.variable.assign(entry.to_ours(value).astype(entry.variable.dtype))
+  known = {e.name for e in entries}
+  unused = sorted(n for n in shapes if n not in known and not _is_ignored(n))
+  return {"loaded": [e.name for e in plan], "missing_heads": missing_heads,
+          "unused": unused}
+
+
+def tf1_weights_from_model(model):
+  """Our weights as numpy arrays under the original names and shapes.
+
+  Args:
+    model: a `modeling.BertPretrainer` (or a bare BertBackbone).
+
+  Returns:
+    dict original name -> np.ndarray (the variable's dtype, float32).
+  """
+  return {e.name: e.to_tf1(np.asarray(e.variable.numpy()))
+          for e in _name_map(model)}
+
+
+def save_tf1_checkpoint(model, prefix, global_step=None):
+  """Writes our weights as an original-format, name-based checkpoint.
+
+  The files are `prefix.index` and `prefix.data-00000-of-00001`, as written
+  by a TF1 `tf.train.Saver`; `tf.train.load_checkpoint`, the original's
+  `init_from_checkpoint` and `load_tf1_checkpoint` read them by name. Each
+  file is written under a temporary name and renamed, and the index last, so
+  a prefix whose `.index` exists is complete.
+
+  Args:
+    model: a `modeling.BertPretrainer` (or a bare BertBackbone).
+    prefix: checkpoint prefix, local or gs://.
+    global_step: optional int written as the int64 `global_step`.
+
+  Returns:
+    The prefix.
+  """
+  weights = tf1_weights_from_model(model)
+  names = sorted(weights)
+  tensors = [tf.constant(weights[n]) for n in names]
+  if global_step is not None:
+    names.append("global_step")
+    tensors.append(tf.constant(int(global_step), tf.int64))
+  parent = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
+  if parent and not tf.io.gfile.exists(parent):
+    tf.io.gfile.makedirs(parent)
+  # SaveV2 (a one-shard bundle) is exactly what a TF1 Saver writes.
+  tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names,
+                    shape_and_slices=[""] * len(names), tensors=tensors)
+  return prefix

@@ -1,0 +1,148 @@
+"""Tests of bert_tf.config and the shipped configs/ files."""
+
+import dataclasses
+import json
+import os
+
+import pytest
+
+from bert_tf.config import BertConfig
+
+_CONFIGS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs")
+
+# The keys of the original bert_config.json, exactly.
+_ORIGINAL_KEYS = {
+    "attention_probs_dropout_prob", "hidden_act", "hidden_dropout_prob",
+    "hidden_size", "initializer_range", "intermediate_size",
+    "max_position_embeddings", "num_attention_heads", "num_hidden_layers",
+    "type_vocab_size", "vocab_size"}
+
+_SIZES = {"tiny": (2, 128), "mini": (4, 256), "small": (4, 512),
+          "medium": (8, 512), "base": (12, 768), "large": (24, 1024)}
+
+# run_pretraining's flags that the recipes may set.
+_RUN_PRETRAINING_FLAGS = {
+    "bert_config_file", "input_file", "output_dir", "init_checkpoint",
+    "max_seq_length", "max_predictions_per_seq", "do_train", "do_eval",
+    "train_batch_size", "eval_batch_size", "learning_rate", "num_train_steps",
+    "num_warmup_steps", "save_checkpoints_steps", "iterations_per_loop",
+    "max_eval_steps", "use_tpu", "tpu_name", "tpu_zone", "gcp_project",
+    "strategy", "optimizer", "mixed_precision", "jit_compile", "eval_input_file"}
+
+
+def _tiny_dict(**kw):
+  d = {"vocab_size": 100, "hidden_size": 32, "num_hidden_layers": 2,
+       "num_attention_heads": 2, "intermediate_size": 64}
+  d.update(kw)
+  return d
+
+
+@pytest.mark.parametrize("name", sorted(_SIZES))
+def test_shipped_configs_have_original_keys_and_sizes(name):
+  path = os.path.join(_CONFIGS, f"bert_{name}.json")
+  with open(path, encoding="utf-8") as f:
+    raw = json.load(f)
+  assert set(raw) == _ORIGINAL_KEYS
+  config = BertConfig.from_json_file(path)
+  layers, hidden = _SIZES[name]
+  assert config.num_hidden_layers == layers
+  assert config.hidden_size == hidden
+  assert config.num_attention_heads == hidden // 64
+  assert config.intermediate_size == 4 * hidden
+  assert (config.vocab_size, config.max_position_embeddings, config.type_vocab_size) == (30522, 512, 2)
+  assert config.hidden_act == "gelu"
+  assert config.hidden_dropout_prob == config.attention_probs_dropout_prob == 0.1
+  assert config.initializer_range == 0.02
+
+
+def test_base_config_is_the_released_bert_base():
+  # Released uncased_L-12_H-768_A-12/bert_config.json.
+  released = {"attention_probs_dropout_prob": 0.1, "hidden_act": "gelu",
+              "hidden_dropout_prob": 0.1, "hidden_size": 768,
+              "initializer_range": 0.02, "intermediate_size": 3072,
+              "max_position_embeddings": 512, "num_attention_heads": 12,
+              "num_hidden_layers": 12, "type_vocab_size": 2, "vocab_size": 30522}
+  assert BertConfig.from_json_file(os.path.join(_CONFIGS, "bert_base.json")).to_dict() == released
+
+
+def test_unknown_key_names_key_and_file(tmp_path):
+  path = tmp_path / "bert_config.json"
+  path.write_text(json.dumps(_tiny_dict(hidden_sise=3)))
+  with pytest.raises(ValueError, match="hidden_sise") as e:
+    BertConfig.from_json_file(str(path))
+  assert str(path) in str(e.value)
+
+
+def test_missing_key_and_bad_values():
+  d = _tiny_dict()
+  del d["intermediate_size"]
+  with pytest.raises(ValueError, match="intermediate_size"):
+    BertConfig.from_dict(d)
+  with pytest.raises(ValueError, match="not a multiple of num_attention_heads"):
+    BertConfig.from_dict(_tiny_dict(num_attention_heads=3))
+  with pytest.raises(ValueError, match="hidden_dropout_prob"):
+    BertConfig.from_dict(_tiny_dict(hidden_dropout_prob=1.5))
+  with pytest.raises(ValueError, match="hidden_act"):
+    BertConfig.from_dict(_tiny_dict(hidden_act="swish"))
+  with pytest.raises(ValueError, match="vocab_size"):
+    BertConfig.from_dict(_tiny_dict(vocab_size=0))
+
+
+def test_missing_file_and_bad_json(tmp_path):
+  with pytest.raises(FileNotFoundError, match="nope.json"):
+    BertConfig.from_json_file(str(tmp_path / "nope.json"))
+  bad = tmp_path / "bad.json"
+  bad.write_text("{not json")
+  with pytest.raises(ValueError, match="bad.json"):
+    BertConfig.from_json_file(str(bad))
+
+
+def test_round_trip_frozen_and_replace(tmp_path):
+  config = BertConfig.from_dict(_tiny_dict(initializer_range=0.05))
+  assert BertConfig.from_dict(json.loads(config.to_json_string())) == config
+  path = str(tmp_path / "c.json")
+  config.to_json_file(path)
+  assert BertConfig.from_json_file(path) == config
+  assert os.listdir(tmp_path) == ["c.json"]
+  with pytest.raises(dataclasses.FrozenInstanceError):
+    config.hidden_size = 64  # type: ignore[misc]
+  bigger = config.replace(hidden_size=64, num_attention_heads=4)
+  assert (bigger.hidden_size, bigger.head_size, config.hidden_size) == (64, 16, 32)
+  with pytest.raises(ValueError, match="not a multiple"):
+    config.replace(num_attention_heads=5)
+  with pytest.raises(ValueError, match="hiden_size"):
+    config.replace(hiden_size=3)
+
+
+def test_integral_floats_and_int_dropouts_accepted():
+  config = BertConfig.from_dict(_tiny_dict(hidden_size=32.0, hidden_dropout_prob=0))
+  assert config.hidden_size == 32 and isinstance(config.hidden_size, int)
+  assert config.hidden_dropout_prob == 0.0 and isinstance(config.hidden_dropout_prob, float)
+
+
+@pytest.mark.parametrize("phase,seq,preds,steps", [
+    ("phase1", 128, 20, 900000), ("phase2", 512, 80, 100000)])
+def test_flagfiles(phase, seq, preds, steps):
+  path = os.path.join(_CONFIGS, f"base_tpu_v3-8_{phase}.flags")
+  flags = {}
+  with open(path, encoding="utf-8") as f:
+    for line in f:
+      line = line.strip()
+      if not line or line.startswith("#"):
+        continue
+      assert line.startswith("--") and "=" in line, line
+      key, value = line[2:].split("=", 1)
+      assert key not in flags, f"{key} set twice"
+      flags[key] = value
+  assert set(flags) <= _RUN_PRETRAINING_FLAGS, set(flags) - _RUN_PRETRAINING_FLAGS
+  assert int(flags["max_seq_length"]) == seq
+  assert int(flags["max_predictions_per_seq"]) == preds
+  assert int(flags["num_train_steps"]) == steps
+  assert int(flags["train_batch_size"]) == 256
+  assert float(flags["learning_rate"]) == 1e-4
+  assert int(flags["num_warmup_steps"]) == 10000
+  assert flags["input_file"].startswith("gs://") and flags["output_dir"].startswith("gs://")
+  config_path = os.path.join(os.path.dirname(_CONFIGS), flags["bert_config_file"])
+  assert BertConfig.from_json_file(config_path).hidden_size == 768
+  if phase == "phase2":
+    assert flags["init_checkpoint"].startswith("gs://")

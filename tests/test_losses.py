@@ -1,0 +1,164 @@
+"""Tests of bert_tf.losses: the original reductions and the replica split."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf import losses
+
+
+def _np_log_softmax(x):
+  x = x - x.max(axis=-1, keepdims=True)
+  return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+
+
+def _random_case(rng, batch=6, preds=5, vocab=30):
+  outputs = {"mlm_logits": rng.standard_normal((batch, preds, vocab)).astype(np.float32) * 3,
+             "nsp_logits": rng.standard_normal((batch, 2)).astype(np.float32)}
+  weights = np.zeros((batch, preds), np.float32)
+  counts = [5, 1, 3, 0, 2, 4][:batch]  # uneven: one row has no prediction
+  for row, count in enumerate(counts):
+    weights[row, :count] = 1.0
+  ids = rng.integers(0, vocab, (batch, preds)).astype(np.int32)
+  ids[weights == 0] = 0
+  features = {"masked_lm_ids": ids, "masked_lm_weights": weights,
+              "next_sentence_labels": rng.integers(0, 2, (batch, 1)).astype(np.int32)}
+  return outputs, features
+
+
+def _np_losses(outputs, features):
+  """The original reductions, stated in numpy (float64)."""
+  lp = _np_log_softmax(outputs["mlm_logits"].astype(np.float64))
+  ids, w = features["masked_lm_ids"], features["masked_lm_weights"].astype(np.float64)
+  ce = -np.take_along_axis(lp, ids[..., None], axis=-1)[..., 0]
+  mlm = (w * ce).sum() / (w.sum() + 1e-5)
+  labels = features["next_sentence_labels"].reshape(-1)
+  nsp_lp = _np_log_softmax(outputs["nsp_logits"].astype(np.float64))
+  nsp = -nsp_lp[np.arange(len(labels)), labels].mean()
+  mlm_acc = (w * (lp.argmax(-1) == ids)).sum() / w.sum()
+  nsp_acc = (nsp_lp.argmax(-1) == labels).mean()
+  return {"mlm_loss": mlm, "nsp_loss": nsp, "total": mlm + nsp,
+          "mlm_accuracy": mlm_acc, "nsp_accuracy": nsp_acc, "mlm_weight_sum": w.sum()}
+
+
+def test_matches_original_reductions():
+  outputs, features = _random_case(np.random.default_rng(0))
+  got = losses.pretraining_losses(outputs, features)
+  expected = _np_losses(outputs, features)
+  assert set(got) == set(expected)
+  for key, value in expected.items():
+    assert got[key].dtype == tf.float32, key
+    np.testing.assert_allclose(float(got[key]), value, rtol=1e-5, err_msg=key)
+  # Labels given as [batch] work the same as [batch, 1].
+  flat = dict(features, next_sentence_labels=features["next_sentence_labels"].reshape(-1))
+  np.testing.assert_allclose(float(losses.pretraining_losses(outputs, flat)["nsp_loss"]),
+                             expected["nsp_loss"], rtol=1e-6)
+
+
+def test_padding_predictions_do_not_count():
+  outputs, features = _random_case(np.random.default_rng(1))
+  scrambled = {k: v.copy() for k, v in outputs.items()}
+  pad = features["masked_lm_weights"] == 0
+  scrambled["mlm_logits"][pad] = 100.0 * np.random.default_rng(2).standard_normal(
+      scrambled["mlm_logits"][pad].shape)
+  a = losses.pretraining_losses(outputs, features)
+  b = losses.pretraining_losses(scrambled, features)
+  for key in ("mlm_loss", "mlm_accuracy"):
+    assert float(a[key]) == pytest.approx(float(b[key]), rel=1e-6)
+  # No prediction at all: loss 0 (the 1e-5), not NaN.
+  empty = dict(features, masked_lm_weights=np.zeros_like(features["masked_lm_weights"]))
+  result = losses.pretraining_losses(outputs, empty)
+  assert float(result["mlm_loss"]) == 0.0 and float(result["mlm_accuracy"]) == 0.0
+
+
+def _split(tree, index):
+  return {k: v[index] for k, v in tree.items()}
+
+
+def test_two_replica_split_sums_to_single_device_loss_and_gradient():
+  outputs, features = _random_case(np.random.default_rng(3))
+  # Replica 0 gets rows 0-1 (6 predictions), replica 1 rows 2-5 (9): the
+  # local weight sums differ, so local means would be wrong.
+  parts = [slice(0, 2), slice(2, 6)]
+  global_w = features["masked_lm_weights"].sum()
+  global_batch = features["masked_lm_ids"].shape[0]
+
+  mlm_var = tf.Variable(outputs["mlm_logits"])
+  nsp_var = tf.Variable(outputs["nsp_logits"])
+  with tf.GradientTape() as tape:
+    single = losses.pretraining_losses({"mlm_logits": mlm_var, "nsp_logits": nsp_var}, features)
+  single_grads = tape.gradient(single["total"], [mlm_var, nsp_var])
+
+  shares, grads = [], []
+  for part in parts:
+    m = tf.Variable(outputs["mlm_logits"][part])
+    n = tf.Variable(outputs["nsp_logits"][part])
+    with tf.GradientTape() as tape:
+      share = losses.replica_losses({"mlm_logits": m, "nsp_logits": n},
+                                    _split(features, part), global_w, global_batch)
+    shares.append(share)
+    grads.append(tape.gradient(share["total"], [m, n]))
+
+  for key in ("total", "mlm_loss", "nsp_loss"):
+    summed = sum(float(s[key]) for s in shares)
+    assert abs(summed - float(single[key])) < 1e-6, key
+  correct = sum(float(s["mlm_correct"]) for s in shares)
+  weight_sum = sum(float(s["mlm_weight_sum"]) for s in shares)
+  assert weight_sum == float(single["mlm_weight_sum"])
+  assert correct / weight_sum == pytest.approx(float(single["mlm_accuracy"]), abs=1e-7)
+  nsp_acc = sum(float(s["nsp_correct"]) for s in shares) / sum(float(s["num_examples"]) for s in shares)
+  assert nsp_acc == pytest.approx(float(single["nsp_accuracy"]), abs=1e-7)
+  # Each replica's gradient is its slice of the single-device gradient, so
+  # the optimizer's SUM over replicas gives the single-device update.
+  for i, part in enumerate(parts):
+    np.testing.assert_allclose(grads[i][0], single_grads[0].numpy()[part], atol=1e-7)
+    np.testing.assert_allclose(grads[i][1], single_grads[1].numpy()[part], atol=1e-7)
+
+
+def test_global_weight_sum_outside_a_strategy():
+  _, features = _random_case(np.random.default_rng(4))
+  assert float(losses.global_mlm_weight_sum(features)) == features["masked_lm_weights"].sum()
+
+
+def test_under_a_two_replica_mirrored_strategy(tmp_path):
+  # Logical CPU devices must be set before TF initializes, so in a subprocess.
+  script = textwrap.dedent("""
+    import numpy as np, tensorflow as tf
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(
+        cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    from bert_tf import losses
+    rng = np.random.default_rng(5)
+    logits = rng.standard_normal((4, 3, 11)).astype(np.float32)
+    nsp = rng.standard_normal((4, 2)).astype(np.float32)
+    feats = {"masked_lm_ids": rng.integers(0, 11, (4, 3)).astype(np.int32),
+             "masked_lm_weights": np.array([[1, 1, 1], [1, 0, 0], [1, 1, 0], [0, 0, 0]], np.float32),
+             "next_sentence_labels": rng.integers(0, 2, (4, 1)).astype(np.int32)}
+    single = losses.pretraining_losses({"mlm_logits": logits, "nsp_logits": nsp}, feats)
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    assert strategy.num_replicas_in_sync == 2
+    data = dict(feats, mlm_logits=logits, nsp_logits=nsp)
+    dataset = tf.data.Dataset.from_tensors(data).unbatch().batch(4)
+    batch = next(iter(strategy.experimental_distribute_dataset(dataset)))
+    def step(b):
+      w = losses.global_mlm_weight_sum(b)
+      share = losses.replica_losses(b, b, w, 4)
+      return share["total"], w
+    totals, ws = strategy.run(step, args=(batch,))
+    total = strategy.reduce(tf.distribute.ReduceOp.SUM, totals, axis=None)
+    assert float(strategy.experimental_local_results(ws)[1]) == 6.0
+    print("DIFF", abs(float(total) - float(single["total"])))
+  """)
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
+             PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                         os.environ.get("PYTHONPATH", "")]))
+  result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=120, check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  diff = float(result.stdout.split("DIFF")[-1])
+  assert diff < 1e-6

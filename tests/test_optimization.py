@@ -1,0 +1,160 @@
+"""Tests of bert_tf.optimization against numpy statements of the original."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf import modeling
+from bert_tf import optimization
+from bert_tf.config import BertConfig
+
+
+def _np_learning_rate(step, lr, num_train_steps, num_warmup_steps):
+  """The original: polynomial (power 1) decay to 0, overridden by warmup."""
+  decayed = lr * (1.0 - min(step, num_train_steps) / num_train_steps)
+  if num_warmup_steps and step < num_warmup_steps:
+    return lr * step / num_warmup_steps
+  return decayed
+
+
+@pytest.mark.parametrize("warmup", [0, 10])
+def test_schedule_matches_original_formula(warmup):
+  schedule = optimization.LinearWarmupLinearDecay(2e-4, 100, warmup)
+  for step in (0, 1, 5, 9, 10, 11, 50, 99, 100, 150):
+    assert float(schedule(step)) == pytest.approx(
+        _np_learning_rate(step, 2e-4, 100, warmup), rel=1e-5, abs=1e-11), step
+  # The peak is reached right after warmup; the first update uses rate 0
+  # under warmup (global_step 0), as in the original.
+  if warmup:
+    assert float(schedule(0)) == 0.0
+    assert float(schedule(warmup)) == pytest.approx(2e-4 * (1 - warmup / 100))
+  restored = optimization.LinearWarmupLinearDecay.from_config(schedule.get_config())
+  assert float(restored(7)) == float(schedule(7))
+
+
+def test_schedule_rejects_bad_steps():
+  with pytest.raises(ValueError, match="num_train_steps"):
+    optimization.LinearWarmupLinearDecay(1e-4, 0, 0)
+  with pytest.raises(ValueError, match="num_warmup_steps"):
+    optimization.LinearWarmupLinearDecay(1e-4, 10, -1)
+
+
+def _tiny_layers():
+  dense = keras.layers.Dense(3, name="dense")
+  dense.build((None, 4))
+  norm = keras.layers.LayerNormalization(name="some_layer_norm")
+  norm.build((None, 3))
+  return [dense.kernel, dense.bias, norm.gamma, norm.beta]
+
+
+def test_adam_weight_decay_matches_numpy_for_several_steps():
+  keras.utils.set_random_seed(0)
+  variables = _tiny_layers()
+  rng = np.random.default_rng(0)
+  for v in variables:
+    v.assign(rng.standard_normal(v.shape).astype(np.float32))
+  lr, total, warmup, decay = 1e-2, 8, 3, 0.01
+  optimizer = optimization.create_optimizer(
+      "adamw_original", learning_rate=lr, num_train_steps=total,
+      num_warmup_steps=warmup, weight_decay=decay)
+  assert isinstance(optimizer, optimization.AdamWeightDecay)
+  params = [v.numpy().astype(np.float64) for v in variables]
+  m = [np.zeros_like(p) for p in params]
+  v_ = [np.zeros_like(p) for p in params]
+  decayed = [True, False, False, False]  # kernel only
+  for step in range(6):
+    grads = [rng.standard_normal(p.shape).astype(np.float32) for p in params]
+    optimizer.apply_gradients(zip([tf.constant(g) for g in grads], variables))
+    rate = _np_learning_rate(step, lr, total, warmup)
+    for i, g in enumerate(grads):
+      m[i] = 0.9 * m[i] + 0.1 * g
+      v_[i] = 0.999 * v_[i] + 0.001 * g.astype(np.float64) ** 2
+      update = m[i] / (np.sqrt(v_[i]) + 1e-6)  # no bias correction
+      if decayed[i]:
+        update = update + decay * params[i]
+      params[i] = params[i] - rate * update
+    for i, var in enumerate(variables):
+      np.testing.assert_allclose(var.numpy(), params[i], rtol=1e-5, atol=1e-6,
+                                 err_msg=f"{var.path} step {step}")
+  assert int(optimizer.iterations) == 6
+  # Differs from Keras' bias-corrected Adam, which would move the
+  # parameters much further in the first steps.
+  assert optimizer.get_config()["epsilon"] == 1e-6
+
+
+def test_no_clipping_inside_the_optimizer():
+  for name in optimization.OPTIMIZERS:
+    optimizer = optimization.create_optimizer(name, 1e-4, 100, 10)
+    assert optimizer.clipnorm is None and optimizer.global_clipnorm is None
+    assert optimizer.clipvalue is None
+  with pytest.raises(ValueError, match="sgd"):
+    optimization.create_optimizer("sgd", 1e-4, 100, 10)
+  with pytest.raises(ValueError, match="num_train_steps"):
+    optimization.create_optimizer("adamw", 1e-4)
+
+
+@pytest.fixture(scope="module")
+def pretrainer():
+  return modeling.BertPretrainer(BertConfig(
+      vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+      intermediate_size=32, max_position_embeddings=16))
+
+
+def _expected_decay(path):
+  # Kernels and embeddings are decayed; LayerNorm gamma/beta and every bias
+  # are not (the original: LayerNorm, layer_norm, bias).
+  return path.endswith("/kernel") or path.endswith("/embeddings")
+
+
+def test_exclusion_list_on_a_real_pretrainer(pretrainer):
+  paths = {v.path: optimization.uses_weight_decay(v) for v in pretrainer.trainable_variables}
+  assert paths == {p: _expected_decay(p) for p in paths}
+  for excluded in ("embeddings_layer_norm/gamma", "embeddings_layer_norm/beta",
+                   "mlm_head/intermediate_layer_norm/gamma", "mlm_head/output_bias",
+                   "nsp_head/bias", "pooled_dense/bias",
+                   "transformer_layer_0/self_attention_layer/query/bias",
+                   "transformer_layer_1/feedforward_layer_norm/beta"):
+    assert paths[excluded] is False, excluded
+  for decayed in ("token_embedding/embeddings", "position_embedding/embeddings",
+                  "segment_embedding/embeddings", "mlm_head/intermediate_dense/kernel",
+                  "nsp_head/kernel", "transformer_layer_0/self_attention_layer/query/kernel"):
+    assert paths[decayed] is True, decayed
+
+
+@pytest.mark.parametrize("name", optimization.OPTIMIZERS)
+def test_zero_gradient_step_decays_exactly_the_right_variables(pretrainer, name):
+  """With zero gradients only weight decay moves a parameter."""
+  model = modeling.BertPretrainer(pretrainer.config)
+  model.set_weights(pretrainer.get_weights())
+  lr, decay = 0.5, 0.01
+  optimizer = optimization.create_optimizer(name, lr, 10, 0, weight_decay=decay)
+  before = {v.path: v.numpy() for v in model.trainable_variables}
+  # Make LayerNorm/bias weights non-zero so a wrong decay would show.
+  for v in model.trainable_variables:
+    if not _expected_decay(v.path):
+      v.assign(before[v.path] + 0.5)
+      before[v.path] = v.numpy()
+  optimizer.apply_gradients([(tf.zeros_like(v), v) for v in model.trainable_variables])
+  for v in model.trainable_variables:
+    if _expected_decay(v.path):
+      # Original and Keras AdamW: p - lr * wd * p. Keras' Lamb applies the
+      # same decoupled decay before its (zero) update.
+      np.testing.assert_allclose(v.numpy(), before[v.path] * (1 - lr * decay),
+                                 rtol=1e-6, err_msg=v.path)
+    else:
+      np.testing.assert_array_equal(v.numpy(), before[v.path], err_msg=v.path)
+
+
+def test_sparse_embedding_gradients_update_like_dense_ones():
+  table_a = keras.Variable(np.ones((5, 3), np.float32), name="embeddings")
+  table_b = keras.Variable(np.ones((5, 3), np.float32), name="embeddings")
+  values = tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+  sparse = tf.IndexedSlices(values, tf.constant([1, 3]), tf.constant([5, 3]))
+  opt_a = optimization.create_optimizer("adamw_original", 0.1, 10, 0)
+  opt_b = optimization.create_optimizer("adamw_original", 0.1, 10, 0)
+  opt_a.apply_gradients([(sparse, table_a)])
+  opt_b.apply_gradients([(tf.convert_to_tensor(sparse), table_b)])
+  np.testing.assert_array_equal(table_a.numpy(), table_b.numpy())
+  # Rows without gradient are still decayed, as in the original's dense update.
+  np.testing.assert_allclose(table_a.numpy()[0], 1 - 0.1 * 0.01, rtol=1e-6)
