@@ -80,8 +80,11 @@ def record_statistics(input_patterns, mask_id, batch_size=1024):
   }
 
 
-flags.DEFINE_string("input_file", None, "Records to inspect (comma-separated globs).")
-flags.DEFINE_string("vocab_file", None, "Vocab the records were written with (for the [MASK] id).")
+def _define_flags():
+  # Defined at run time, not import time: library users (benches, tests)
+  # import record_statistics beside other entry points' flags.
+  flags.DEFINE_string("input_file", None, "Records to inspect (comma-separated globs).")
+  flags.DEFINE_string("vocab_file", None, "Vocab the records were written with (for the [MASK] id).")
 
 
 def main(argv):
@@ -99,6 +102,7 @@ def main(argv):
 
 
 def run():
+  _define_flags()
   app.run(main)
 
 

@@ -1,0 +1,641 @@
+"""WordPiece tokenization with exactly the ids of the original BERT tokenizer.
+
+The original tokenizer (google-research/bert `BasicTokenizer` followed by
+`WordpieceTokenizer`) applies these rules, in this order:
+
+1. Cleanup: drop U+0000, U+FFFD and every character whose Unicode category
+   starts with "C" (except tab, newline and carriage return); map whitespace
+   (space, tab, newline, carriage return, category Zs) to a space.
+2. Surround each CJK ideograph with spaces so it becomes a word of its own.
+3. Split on whitespace (Python `str.split()`).
+4. With lower-casing only: lower-case each word (`str.lower()`), decompose it
+   (NFD) and drop the nonspacing marks (category Mn), i.e. strip accents.
+5. Split each word into runs of non-punctuation and single punctuation
+   characters (ASCII 33-47, 58-64, 91-96, 123-126 and categories P*).
+6. WordPiece each word: greedy longest match first, continuation pieces
+   prefixed with "##"; a word over 200 characters, or one that cannot be
+   covered by vocabulary pieces, becomes a single [UNK].
+
+`reference_tokenize` states those rules in plain Python. `Tokenizer` runs them
+as TensorFlow / tensorflow-text ops, batched, and gives the reference's ids
+for every character (the tests sweep the code space):
+- the character classes of the regular expressions are generated from
+  Python's own `unicodedata`, not taken from RE2's tables (another Unicode
+  version; RE2's \s is ASCII only);
+- lower-casing is ICU's full case mapping (`tf.strings.lower` with utf-8),
+  which is `str.lower` ('ß' stays 'ß', final sigma), unlike the case folding
+  of tensorflow-text's own BERT normalizer; the characters TensorFlow's ICU
+  does not know yet (Unicode 14) are corrected to Python's mapping;
+- tf-text's WordPiece limits words in bytes, the original in characters: words
+  over 200 characters are made [UNK] before WordPiece.
+The graph runs the steps on whole lines (spaces around CJK characters first,
+then lower-casing, then spaces around punctuation, one split), which is the
+same as the original's per-word steps because whitespace ends every context
+those steps look at.
+"""
+
+import functools
+import hashlib
+import re
+import sys
+import unicodedata
+
+import numpy as np
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+PAD_TOKEN = "[PAD]"
+UNK_TOKEN = "[UNK]"
+CLS_TOKEN = "[CLS]"
+SEP_TOKEN = "[SEP]"
+MASK_TOKEN = "[MASK]"
+SPECIAL_TOKENS = (PAD_TOKEN, UNK_TOKEN, CLS_TOKEN, SEP_TOKEN, MASK_TOKEN)
+SUBWORD_PREFIX = "##"
+# The original gives [UNK] for a word longer than this many characters.
+MAX_CHARS_PER_WORD = 200
+
+# CJK Unified Ideographs blocks and compatibility ideographs that the original
+# treats as words of their own. Hangul, kana etc. are not in here on purpose:
+# they are written with spaces between words.
+_CJK_RANGES = (
+    (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF),
+    (0x2A700, 0x2B73F), (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF),
+    (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
+)
+_ASCII_PUNCT_RANGES = ((33, 47), (58, 64), (91, 96), (123, 126))
+# Private-use code points standing in for special tokens inside TFTokenizer.
+_PLACEHOLDER_BASE = 0xE000
+
+
+# ----------------------------------------------------------------------------
+# Character classes (shared by the reference and the regular expressions)
+# ----------------------------------------------------------------------------
+
+
+def _is_cjk(cp):
+  return any(lo <= cp <= hi for lo, hi in _CJK_RANGES)
+
+
+def _is_whitespace(ch):
+  return ch in " \t\n\r" or unicodedata.category(ch) == "Zs"
+
+
+def _is_control(ch):
+  if ch in "\t\n\r":
+    return False
+  return unicodedata.category(ch).startswith("C")
+
+
+def _is_dropped(ch):
+  cp = ord(ch)
+  return cp == 0 or cp == 0xFFFD or _is_control(ch)
+
+
+def _is_punctuation(ch):
+  cp = ord(ch)
+  if any(lo <= cp <= hi for lo, hi in _ASCII_PUNCT_RANGES):
+    return True
+  return unicodedata.category(ch).startswith("P")
+
+
+def _is_split_space(ch):
+  # What separates words after cleanup: the mapped whitespace plus whatever
+  # else `str.split()` treats as whitespace (U+2028, U+2029) and survived it.
+  return _is_whitespace(ch) or (ch.isspace() and not _is_dropped(ch))
+
+
+@functools.lru_cache(maxsize=None)
+def _regex_classes():
+  """RE2 character classes of the code points of each kind the rules use.
+
+  Built from this Python's `unicodedata`, so the TensorFlow path classifies
+  each character exactly like `reference_tokenize` does (RE2's own \\p{..}
+  tables follow another Unicode version, and RE2's \\s is ASCII only).
+
+  Returns:
+    dict kind -> "[...]" with kinds dropped, non_ascii_space, punct, mn, cjk.
+  """
+  kinds = ("dropped", "non_ascii_space", "punct", "mn", "cjk")
+  ranges = {kind: [] for kind in kinds}
+  cjk = bytearray(sys.maxunicode + 1)
+  for lo, hi in _CJK_RANGES:
+    cjk[lo:hi + 1] = b"\x01" * (hi + 1 - lo)
+  category = unicodedata.category
+
+  def flags_of(cp):
+    ch = chr(cp)
+    cat = category(ch)
+    if cat == "Cn":  # most of the code space: unassigned, dropped
+      return (True, False, False, False, bool(cjk[cp]))
+    dropped = _is_dropped(ch)
+    # ASCII whitespace is left to tf.strings.split.
+    space = cp > 127 and (_is_whitespace(ch) or (ch.isspace() and not dropped))
+    return (dropped, space, _is_punctuation(ch), cat == "Mn", bool(cjk[cp]))
+
+  # Run-length over code points: the flags change rarely.
+  code_points = list(range(0xD800)) + list(range(0xE000, sys.maxunicode + 1))
+  run_start, run_flags, prev = 0, flags_of(0), 0
+  for cp in code_points[1:] + [None]:
+    flags = None if cp is None else flags_of(cp)
+    if flags == run_flags and cp == prev + 1:
+      prev = cp
+      continue
+    for kind, flag in zip(kinds, run_flags):
+      if flag:
+        kind_ranges = ranges[kind]
+        if kind_ranges and kind_ranges[-1][1] == run_start - 1:
+          kind_ranges[-1][1] = prev
+        else:
+          kind_ranges.append([run_start, prev])
+    run_start, run_flags, prev = cp, flags, cp
+  classes = {}
+  for kind, kind_ranges in ranges.items():
+    parts = [f"\\x{{{lo:X}}}" if lo == hi else f"\\x{{{lo:X}}}-\\x{{{hi:X}}}"
+             for lo, hi in kind_ranges]
+    classes[kind] = "[" + "".join(parts) + "]"
+  return classes
+
+
+_SIGMAS = (0x3C2, 0x3C3)  # final and medial small sigma
+
+
+@functools.lru_cache(maxsize=None)
+def _lowercase_problems():
+  """The characters that ICU lower-cases differently from str.lower.
+
+  tf.strings.lower uses TensorFlow's ICU, whose Unicode version is older than
+  Python's: letters and marks new in Unicode 14 (e.g. U+2C2F, U+10570,
+  U+1AC1) are unknown to it, so it neither lower-cases them nor counts them
+  as cased or case-ignorable in the final-sigma rule. Found by probing ICU
+  and Python with each character alone and around a capital sigma. Only
+  characters that reach lower-casing are probed (not dropped, not
+  whitespace, not CJK), and of the other letters (Lo) only cased ones.
+
+  Returns:
+    (code_points, lowered, stand_ins): np.int32 arrays [n], sorted by code
+    point: Python's lower-case of each (one code point), and a character
+    ICU knows with the same role in the final-sigma rule ("a": cased,
+    U+200B: case-ignorable, U+E100 private use: neither).
+  """
+  candidates = []
+  category = unicodedata.category
+  for cp in range(sys.maxunicode + 1):
+    ch = chr(cp)
+    cat = category(ch)  # "Cs" for surrogates
+    if cat[0] == "C" or (cat == "Lo" and not (ch.islower() or ch.isupper())):
+      continue
+    if _is_cjk(cp) or _is_dropped(ch) or _is_split_space(ch):
+      continue
+    candidates.append(ch)
+  contexts = ("{}", "\u0391\u03a3{}", "\u0391\u03a3{}\u03b2", "{}\u03a3",
+              "\u03b1{}\u03a3")
+  probes = [c.format(ch) for ch in candidates for c in contexts]
+  icu = tf.strings.lower(tf.constant(probes), encoding="utf-8").numpy()
+  problems = sorted({candidates[i // len(contexts)]
+                     for i, (p, q) in enumerate(zip(probes, icu))
+                     if p.lower() != q.decode("utf-8")})
+  code_points, lowered, stand_ins = [], [], []
+  for ch in problems:
+    if len(ch.lower()) != 1:
+      continue  # none known; the fix below maps one code point to one
+    followed = ("\u0391\u03a3" + ch).lower()[1]
+    skipped = ("\u0391\u03a3" + ch + "\u03b2").lower()[1]
+    if followed == "\u03c3":
+      stand_in = "a"  # cased, not case-ignorable
+    elif skipped == "\u03c3":
+      stand_in = "\u200b"  # case-ignorable
+    else:
+      stand_in = "\ue100"
+    code_points.append(ord(ch))
+    lowered.append(ord(ch.lower()))
+    stand_ins.append(ord(stand_in))
+  return (np.array(code_points, np.int32), np.array(lowered, np.int32),
+          np.array(stand_ins, np.int32))
+
+
+# ----------------------------------------------------------------------------
+# Vocabulary
+# ----------------------------------------------------------------------------
+
+
+class Vocab:
+  """A WordPiece vocabulary: one token a line, id = line number (from 0).
+
+  Attributes:
+    tokens: list[str], token of each id.
+    token_to_id: dict str -> int.
+    size: number of tokens.
+    sha256: hex digest of the file bytes (identifies the vocab in manifests;
+      for a vocab made from a list, of the file `build_vocab.write_vocab`
+      would write).
+    path: the file it was read from (or None).
+    pad_id, unk_id, cls_id, sep_id, mask_id: ids of the special tokens
+      (pad_id is 0: the original pads with 0 whether or not [PAD] exists).
+    is_subword: np.bool_ [size], True where the token starts with "##".
+  """
+
+  def __init__(self, tokens, path=None, sha256=None):
+    tokens = list(tokens)
+    token_to_id = {}
+    for i, token in enumerate(tokens):
+      if not token:
+        raise ValueError(f"vocab {path or '<list>'}: line {i + 1} is empty")
+      if token in token_to_id:
+        raise ValueError(
+            f"vocab {path or '<list>'}: token {token!r} appears twice "
+            f"(lines {token_to_id[token] + 1} and {i + 1})")
+      token_to_id[token] = i
+    missing = [t for t in (CLS_TOKEN, SEP_TOKEN, MASK_TOKEN, UNK_TOKEN)
+               if t not in token_to_id]
+    if missing:
+      raise ValueError(
+          f"vocab {path or '<list>'}: missing special token(s) {' '.join(missing)}")
+    if PAD_TOKEN in token_to_id and token_to_id[PAD_TOKEN] != 0:
+      raise ValueError(
+          f"vocab {path or '<list>'}: {PAD_TOKEN} must be id 0 (line 1), "
+          f"found at line {token_to_id[PAD_TOKEN] + 1}")
+    if sha256 is None:
+      sha256 = hashlib.sha256(
+          "".join(t + "\n" for t in tokens).encode("utf-8")).hexdigest()
+    self.tokens = tokens
+    self.token_to_id = token_to_id
+    self.size = len(tokens)
+    self.sha256 = sha256
+    self.path = path
+    self.pad_id = 0
+    self.unk_id = token_to_id[UNK_TOKEN]
+    self.cls_id = token_to_id[CLS_TOKEN]
+    self.sep_id = token_to_id[SEP_TOKEN]
+    self.mask_id = token_to_id[MASK_TOKEN]
+    self.is_subword = np.array(
+        [t.startswith(SUBWORD_PREFIX) for t in tokens], dtype=bool)
+
+  def __len__(self):
+    return self.size
+
+  def __repr__(self):
+    return f"Vocab(size={self.size}, path={self.path!r}, sha256={self.sha256[:12]})"
+
+
+def load_vocab(path):
+  """Reads a vocab file (one token a line, surrounding whitespace stripped).
+
+  Raises:
+    FileNotFoundError: no such file.
+    ValueError: not UTF-8, an empty or duplicate line, a special token of
+      [CLS] [SEP] [MASK] [UNK] missing, or [PAD] present but not at id 0.
+  """
+  if not tf.io.gfile.exists(path):
+    raise FileNotFoundError(f"vocab file not found: {path}")
+  with tf.io.gfile.GFile(path, "rb") as f:
+    data = f.read()
+  try:
+    text = data.decode("utf-8")
+  except UnicodeDecodeError as e:
+    raise ValueError(f"vocab {path}: not UTF-8 ({e})") from None
+  lines = text.split("\n")
+  if lines and lines[-1] == "":  # the newline that ends the last line
+    lines.pop()
+  return Vocab([line.strip() for line in lines], path=path,
+               sha256=hashlib.sha256(data).hexdigest())
+
+
+# ----------------------------------------------------------------------------
+# Reference: the original rules in plain Python
+# ----------------------------------------------------------------------------
+
+def reference_basic_tokenize(text, do_lower_case, special_tokens=()):
+  """The rules before WordPiece, in plain Python: text -> list[str] words.
+
+  Args:
+    text: str.
+    do_lower_case: lower-case and strip accents.
+    special_tokens: literal strings (e.g. "[MASK]") to keep as single words,
+      never lower-cased nor split; recognized after the cleanup step.
+  """
+  if special_tokens:
+    text = "".join(ch for ch in text if not _is_dropped(ch))
+    pattern = "(" + "|".join(re.escape(t) for t in special_tokens) + ")"
+    segments = re.split(pattern, text)
+  else:
+    segments = [text]
+  words = []
+  for i, segment in enumerate(segments):
+    if i % 2:  # odd segments are the captured special tokens
+      words.append(segment)
+    else:
+      words.extend(_basic_words(segment, do_lower_case))
+  return words
+
+
+def _basic_words(text, do_lower_case):
+  """Cleanup, CJK isolation, whitespace split, lower/accents, punct split."""
+  spaced = []
+  for ch in text:
+    if _is_dropped(ch):
+      continue
+    if _is_whitespace(ch):
+      spaced.append(" ")
+    elif _is_cjk(ord(ch)):
+      spaced.append(f" {ch} ")
+    else:
+      spaced.append(ch)
+  words = []
+  for word in "".join(spaced).split():
+    if do_lower_case:
+      word = unicodedata.normalize("NFD", word.lower())
+      word = "".join(ch for ch in word if unicodedata.category(ch) != "Mn")
+    run = []
+    for ch in word:
+      if _is_punctuation(ch):
+        if run:
+          words.append("".join(run))
+          run = []
+        words.append(ch)
+      else:
+        run.append(ch)
+    if run:
+      words.append("".join(run))
+  # The original splits on whitespace once more after the punctuation split.
+  return [w for word in words for w in word.split()]
+
+
+def _wordpiece(word, vocab, unk_token):
+  if len(word) > MAX_CHARS_PER_WORD:
+    return [unk_token]
+  pieces = []
+  start = 0
+  while start < len(word):
+    end = len(word)
+    while end > start:
+      piece = word[start:end]
+      if start > 0:
+        piece = SUBWORD_PREFIX + piece
+      if piece in vocab:
+        break
+      end -= 1
+    else:  # no prefix of the rest is in the vocab: the whole word is unknown
+      return [unk_token]
+    pieces.append(piece)
+    start = end
+  return pieces
+
+
+def reference_tokenize(text, vocab_dict, do_lower_case, keep_special_tokens=False,
+                       unk_token=UNK_TOKEN):
+  """The original BERT tokenization rules in plain Python (slow; for tests).
+
+  Args:
+    text: str.
+    vocab_dict: a container of the vocabulary tokens (dict token -> id, set).
+    do_lower_case: lower-case and strip accents.
+    keep_special_tokens: keep the literal strings [PAD] [UNK] [CLS] [SEP]
+      [MASK] that are in the vocab as single tokens, never lower-cased (the
+      original splits "[MASK]" into "[", "mask", "]"; this is our extension
+      for fill-mask input).
+    unk_token: the token for words that cannot be tokenized.
+
+  Returns:
+    list[str], the WordPiece tokens.
+  """
+  specials = ()
+  if keep_special_tokens:
+    specials = tuple(t for t in SPECIAL_TOKENS if t in vocab_dict)
+  tokens = []
+  for word in reference_basic_tokenize(text, do_lower_case, specials):
+    if word in specials:
+      tokens.append(word)
+    else:
+      tokens.extend(_wordpiece(word, vocab_dict, unk_token))
+  return tokens
+
+
+# ----------------------------------------------------------------------------
+# TensorFlow / tensorflow-text implementation
+# ----------------------------------------------------------------------------
+
+
+class TFBasicTokenizer(tf.Module):
+  """The rules before WordPiece (cleanup ... punctuation split) as graph ops.
+
+  Args:
+    do_lower_case: lower-case and strip accents.
+    special_tokens: literal strings (e.g. "[MASK]") kept as single words,
+      never lower-cased nor split.
+  """
+
+  def __init__(self, do_lower_case, special_tokens=(), name=None):
+    super().__init__(name=name)
+    self._do_lower_case = bool(do_lower_case)
+    classes = _regex_classes()
+    self._dropped_re = classes["dropped"]
+    # Spaces around CJK ideographs and punctuation in one pass, after
+    # lower-casing: neither is cased nor case-ignorable, so they end the
+    # final-sigma context just as the spaces the original puts there.
+    self._split_off_re = classes["punct"][:-1] + classes["cjk"][1:]
+    # ASCII whitespace is left to tf.strings.split: replacing every space
+    # would cost more than the rest of the cleanup together.
+    self._space_re = classes["non_ascii_space"]
+    self._mn_re = classes["mn"]
+    self._lower_fix = None
+    if self._do_lower_case:
+      code_points, lowered, stand_ins = _lowercase_problems()
+      if len(code_points):
+        self._lower_fix = (
+            "(?s).*[" + "".join(f"\\x{{{cp:X}}}" for cp in code_points) + "].*",
+            tf.constant(code_points), tf.constant(lowered),
+            tf.constant(stand_ins))
+    # Special tokens become private-use characters while the rules run: the
+    # cleanup has removed every private-use character from the text, and the
+    # rules leave them alone (not cased, no decomposition, not punctuation).
+    if len(special_tokens) > 6400:
+      raise ValueError("at most 6400 special tokens")
+    self._specials = [(re.escape(t), chr(_PLACEHOLDER_BASE + i), t)
+                      for i, t in enumerate(special_tokens)]
+
+  def tokenize(self, texts):
+    """Splits texts into words (traced into the caller's tf.function).
+
+    Args:
+      texts: tf.string [batch], UTF-8 (invalid bytes are dropped).
+
+    Returns:
+      tf.RaggedTensor string [batch, (words)].
+    """
+    # Invalid UTF-8 becomes U+FFFD, which the cleanup drops: the same as the
+    # original's decode("utf-8", "ignore") of its input lines.
+    texts = tf.strings.unicode_transcode(
+        texts, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD)
+    texts = tf.strings.regex_replace(texts, self._dropped_re, "")
+    for pattern, placeholder, _ in self._specials:
+      texts = tf.strings.regex_replace(texts, pattern, f" {placeholder} ")
+    texts = tf.strings.regex_replace(texts, self._space_re, " ")
+    if self._do_lower_case:
+      # Whole lines at once: the original lower-cases each word, but the
+      # final-sigma rule (the only context-dependent one) never looks across
+      # whitespace or a CJK ideograph, so the result is the same.
+      texts = self._lower(texts)
+      texts = tf_text.normalize_utf8(texts, "NFD")
+      texts = tf.strings.regex_replace(texts, self._mn_re, "")
+    texts = tf.strings.regex_replace(texts, self._split_off_re, r" \0 ")
+    words = tf.strings.split(texts)  # ASCII whitespace; [batch, (words)]
+    if self._specials:
+      flat = words.flat_values
+      for _, placeholder, token in self._specials:
+        flat = tf.where(tf.equal(flat, placeholder), token, flat)
+      words = words.with_flat_values(flat)
+    return words
+
+  def _lower(self, texts):
+    """str.lower of each text: ICU, corrected where it lags Python's Unicode."""
+    lowered = tf.strings.lower(texts, encoding="utf-8")
+    if self._lower_fix is None:
+      return lowered
+    pattern, code_points, lower_cps, stand_ins = self._lower_fix
+    # Only the (rare) texts with a character ICU does not know take this
+    # path: lower-case them twice, once with Python's lower-case of those
+    # characters and once with stand-ins of the same final-sigma role, and
+    # take the sigmas from the second.
+    rows = tf.where(tf.strings.regex_full_match(texts, pattern))
+    chars = tf.strings.unicode_decode(tf.gather_nd(texts, rows), "UTF-8")
+    flat = chars.flat_values
+    at = tf.minimum(tf.searchsorted(code_points, flat),
+                    tf.size(code_points) - 1)
+    ordinary = tf.not_equal(tf.gather(code_points, at), flat)
+
+    def icu_lower(flat_cps):
+      encoded = tf.strings.unicode_encode(chars.with_flat_values(flat_cps),
+                                          "UTF-8")
+      return tf.strings.unicode_decode(
+          tf.strings.lower(encoded, encoding="utf-8"), "UTF-8")
+
+    fixed = icu_lower(tf.where(ordinary, flat, tf.gather(lower_cps, at)))
+    roles = icu_lower(tf.where(ordinary, flat, tf.gather(stand_ins, at)))
+    is_sigma = tf.logical_or(tf.equal(fixed.flat_values, _SIGMAS[0]),
+                             tf.equal(fixed.flat_values, _SIGMAS[1]))
+    merged = fixed.with_flat_values(
+        tf.where(is_sigma, roles.flat_values, fixed.flat_values))
+    return tf.tensor_scatter_nd_update(
+        lowered, rows, tf.strings.unicode_encode(merged, "UTF-8"))
+
+
+class TFTokenizer(tf.Module):
+  """The whole tokenizer as a `tf.Module`: graph ops only, SavedModel-ready.
+
+  The WordPiece model (tensorflow-text `FastWordpieceTokenizer`) is built from
+  the vocabulary list at construction and saved as a constant of the traced
+  function; `vocab_file` (a `tf.saved_model.Asset`, when a path is known)
+  carries the vocab file into the SavedModel's assets/ for its users.
+
+  Args:
+    vocab: a `Vocab`.
+    do_lower_case: lower-case and strip accents.
+    keep_special_tokens: see `Tokenizer`.
+    vocab_asset_path: the file to track as the vocab asset (default
+      `vocab.path`).
+  """
+
+  def __init__(self, vocab, do_lower_case, keep_special_tokens=False,
+               vocab_asset_path=None, name=None):
+    super().__init__(name=name)
+    self._unk_token = UNK_TOKEN
+    asset_path = vocab_asset_path or vocab.path
+    self.vocab_file = tf.saved_model.Asset(asset_path) if asset_path else None
+    self.vocab_size = tf.constant(vocab.size, tf.int64)
+    specials = ()
+    if keep_special_tokens:
+      specials = tuple(t for t in SPECIAL_TOKENS if t in vocab.token_to_id)
+    self.basic = TFBasicTokenizer(do_lower_case, specials)
+    # 4 bytes per character at most: long enough for any word of up to
+    # MAX_CHARS_PER_WORD characters; longer words are made [UNK] beforehand
+    # because tf-text counts bytes where the original counts characters.
+    self._wordpiece = tf_text.FastWordpieceTokenizer(
+        vocab=vocab.tokens, suffix_indicator=SUBWORD_PREFIX,
+        max_bytes_per_word=4 * MAX_CHARS_PER_WORD, token_out_type=tf.int64,
+        unknown_token=self._unk_token, no_pretokenization=True,
+        support_detokenization=False)
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+  def tokenize(self, texts):
+    """texts: tf.string [batch] -> tf.RaggedTensor int64 [batch, (tokens)]."""
+    return self.tokenize_eager(texts)
+
+  def tokenize_eager(self, texts):
+    """Same as `tokenize` without a tf.function of its own: runs eagerly, or
+    traces its ops into the caller's tf.function (what an export calls)."""
+    words = self.basic.tokenize(texts)
+    flat = words.flat_values
+    # Counting characters only where there are enough bytes saves a pass.
+    maybe_long = tf.where(tf.strings.length(flat) > MAX_CHARS_PER_WORD)
+    too_long = tf.gather_nd(maybe_long, tf.where(tf.strings.length(
+        tf.gather_nd(flat, maybe_long), unit="UTF8_CHAR") > MAX_CHARS_PER_WORD))
+    flat = tf.tensor_scatter_nd_update(
+        flat, too_long, tf.fill(tf.shape(too_long)[:1], self._unk_token))
+    ids = self._wordpiece.tokenize(flat)  # [n_words, (pieces)]
+    # Compose text -> word -> piece into text -> piece.
+    text_splits = tf.gather(ids.row_splits, words.row_splits)
+    return tf.RaggedTensor.from_row_splits(ids.flat_values, text_splits,
+                                           validate=False)
+
+
+class Tokenizer:
+  """Batched BERT tokenizer (tensorflow-text ops), exact against the original.
+
+  Args:
+    vocab: a `Vocab`.
+    do_lower_case: lower-case and strip accents (uncased models).
+    keep_special_tokens: keep [PAD] [UNK] [CLS] [SEP] [MASK] written in the
+      text as single tokens (for fill-mask input); False is the original
+      behaviour and what the data writer uses.
+  """
+
+  def __init__(self, vocab, do_lower_case, keep_special_tokens=False):
+    self.vocab = vocab
+    self.do_lower_case = bool(do_lower_case)
+    self.keep_special_tokens = bool(keep_special_tokens)
+    self._tf_module = None
+
+  @property
+  def tf_module(self):
+    """The `TFTokenizer` that tokenize_to_ids and tf_tokenize run (built on
+    first use: building the WordPiece model of a 30k vocab takes a moment)."""
+    if self._tf_module is None:
+      self._tf_module = self.make_tf_module()
+    return self._tf_module
+
+  def make_tf_module(self, vocab_asset_path=None):
+    """A new `TFTokenizer` (tf.Module) with this tokenizer's settings.
+
+    Assign it as an attribute of the exported module so that it is tracked;
+    `vocab_asset_path` (default: the vocab's path) becomes its asset.
+    """
+    return TFTokenizer(self.vocab, self.do_lower_case, self.keep_special_tokens,
+                       vocab_asset_path=vocab_asset_path)
+
+  def tf_tokenize(self, texts):
+    """texts: tf.string [batch] -> tf.RaggedTensor int64 [batch, (tokens)].
+
+    Graph-compatible: call it inside a tf.function (it traces the ops into
+    the caller's graph).
+    """
+    return self.tf_module.tokenize_eager(texts)
+
+  def tokenize_to_ids(self, texts):
+    """Tokenizes a batch of lines.
+
+    Args:
+      texts: list[str] (or bytes) of length n.
+
+    Returns:
+      (values np.int64 [total tokens], row_splits np.int64 [n + 1]): the ids of
+      text i are values[row_splits[i]:row_splits[i + 1]].
+    """
+    if not len(texts):
+      return np.zeros([0], np.int64), np.zeros([1], np.int64)
+    ids = self.tf_module.tokenize(tf.constant(texts, tf.string))
+    return ids.flat_values.numpy(), ids.row_splits.numpy()
+
+  def tokenize(self, text):
+    """text: str -> list[str] of WordPiece tokens."""
+    values, _ = self.tokenize_to_ids([text])
+    return [self.vocab.tokens[i] for i in values]

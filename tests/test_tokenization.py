@@ -1,0 +1,358 @@
+"""Tests of bert_tf.tokenization: the tf-text path gives the original's ids."""
+
+import hashlib
+import os
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf import tokenization as tk
+
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+# Text a user might feed: several scripts, accents, case, odd whitespace,
+# control characters, emoji, symbols, special-token look-alikes.
+TEXTS = [
+    "Hello, World! The quick brown fox jumped over the lazy dog's back.",
+    "UNwant\u00e9d,running  isn't it?  \"Quoted\" (parens) [brackets] {braces}",
+    "Stra\u00dfe GR\u00dcSSE \u00c4pfel \u00f6l \u00dcbung \u1e9e gro\u00df",
+    "Fran\u00e7ais: \u00e9l\u00e8ve, na\u00efve, c\u0153ur, \u00e0 l'\u00e9cole; No\u00ebl\u2026",
+    "\u4e2d\u6587\u5b57\u7b26\u6d4b\u8bd5\u3002\u4eca\u5929\u5929\u6c14\u5f88\u597d\uff01abc\u5b57def",
+    "\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8\u3068\u30ab\u30bf\u30ab\u30ca\u3001\u6f22\u5b57\u3002",
+    "\u041f\u0440\u0438\u0432\u0435\u0442, \u043c\u0438\u0440! \u0401\u043b\u043a\u0430 \u0419\u043e\u0433\u0443\u0440\u0442",
+    "\u0645\u0631\u062d\u0628\u0627 \u0628\u0627\u0644\u0639\u0627\u0644\u0645\u061f \u0627\u0644\u0639\u064e\u0631\u064e\u0628\u0650\u064a\u064e\u0651\u0629",
+    "emoji \U0001f600\U0001f44d\U0001f3fd ok\U0001f600ok \u2764\ufe0f family \U0001f468\u200d\U0001f469\u200d\U0001f467",
+    "ctrl a\x00b\ufffdc\x07d\x1be\u200bf\u200eg tab\there\nnew\rline\x0bvt\x0cff",
+    "spaces\u00a0nbsp\u3000ideographic\u2028line\u2029para\u2003em\u202fnarrow\x85nel",
+    "\u0130stanbul \u039f\u0394\u039f\u03a3 \u039f\u0394\u039f\u03a3. \u03a3\u039f\u03a6\u0399\u0391 \u01c5 \ufb01ne \uff21\uff22\uff23",
+    "$5 +3 = 8 @user #tag 50% a^b `x` ~y | \u20ac5 \u00a9 \u2122 \u00b1 \u00bf\u00a1 \u00ab\u00bb \u2013\u2014",
+    "a " + "x" * 201 + " b " + "y" * 200 + " " + "\u00e9" * 150 + " " + "\u0436" * 201,
+    "Text with [MASK] and [mask] and x[CLS]y [SEP][PAD] [UNK] [unused1] [MA SK]",
+    "",
+    "   ",
+    "\u0915\u094d\u0937\u093f \u0e20\u0e32\u0e29\u0e32\u0e44\u0e17\u0e22 \ud55c\uad6d\uc5b4 \u05e2\u05d1\u05e8\u05d9\u05ea \u10d0\u10d1",
+]
+
+
+def _write(path, lines):
+  with open(path, "w", encoding="utf-8") as f:
+    f.write("".join(line + "\n" for line in lines))
+  return str(path)
+
+
+def _tiny_vocab_tokens():
+  """Specials, a few words and pieces, and the characters of TEXTS (some of
+  them only alone, so words using them as continuation become [UNK])."""
+  tokens = list(SPECIALS) + ["the", "quick", "brown", "##s", "un", "##want",
+                             "##ed", "runn", "##ing", "hello", "world", "x",
+                             "##x", "y", "##y", "\u00e9", "##\u00e9",
+                             "\u0436", "##\u0436", "stra", "##\u00dfe", "##"]
+  chars = set()
+  for text in TEXTS:
+    for lower in (True, False):
+      for word in tk.reference_basic_tokenize(text, lower):
+        chars.update(word)
+  for i, ch in enumerate(sorted(chars)):
+    tokens.append(ch)
+    if i % 3:
+      tokens.append("##" + ch)
+  seen = set()
+  return [t for t in tokens if not (t in seen or seen.add(t))]
+
+
+@pytest.fixture(scope="module")
+def tiny_vocab():
+  return tk.Vocab(_tiny_vocab_tokens())
+
+
+@pytest.fixture(scope="module")
+def original_vocab():
+  path = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..",
+                                       "shared", "vocab",
+                                       "bert-base-uncased-vocab.txt"))
+  if not os.path.exists(path):
+    pytest.skip(f"needs ../shared (original vocab), not present at {path}")
+  return tk.load_vocab(path)
+
+
+def _ids_to_tokens(vocab, values, row_splits):
+  return [[vocab.tokens[i] for i in values[a:b]]
+          for a, b in zip(row_splits[:-1], row_splits[1:])]
+
+
+def _assert_same_as_reference(tokenizer, texts, keep_special_tokens=False):
+  values, row_splits = tokenizer.tokenize_to_ids(texts)
+  assert values.dtype == np.int64 and row_splits.dtype == np.int64
+  assert row_splits.shape == (len(texts) + 1,)
+  ours = _ids_to_tokens(tokenizer.vocab, values, row_splits)
+  for text, got in zip(texts, ours):
+    want = tk.reference_tokenize(text, tokenizer.vocab.token_to_id,
+                                 tokenizer.do_lower_case, keep_special_tokens)
+    assert got == want, f"text {text!r}"
+
+
+# ----------------------------------------------------------------------------
+# The reference states the original rules (known answers)
+# ----------------------------------------------------------------------------
+
+
+def test_reference_basic_rules():
+  basic = tk.reference_basic_tokenize
+  assert basic(" \tHeLLo!how  \n Are yoU?  ", True) == [
+      "hello", "!", "how", "are", "you", "?"]
+  assert basic(" \tHeLLo!how  \n Are yoU?  ", False) == [
+      "HeLLo", "!", "how", "Are", "yoU", "?"]
+  assert basic("H\u00e9llo na\u00efve", True) == ["hello", "naive"]
+  assert basic("H\u00e9llo", False) == ["H\u00e9llo"]
+  assert basic("ah\u535a\u63a8zz", True) == ["ah", "\u535a", "\u63a8", "zz"]
+  # str.lower, not case folding: sharp s stays, final sigma, dotted I.
+  assert basic("STRA\u00dfE \u039f\u0394\u039f\u03a3 \u0130", True) == [
+      "stra\u00dfe", "\u03bf\u03b4\u03bf\u03c2", "i"]
+  # Cleanup: NUL, U+FFFD and category C dropped; Zs and U+2028 separate.
+  assert basic("a\x00b\ufffdc\x07d\u200be", True) == ["abcde"]
+  assert basic("a\u00a0b\u3000c\u2028d", True) == ["a", "b", "c", "d"]
+  # ASCII symbols are punctuation; other symbols are not.
+  assert basic("$5+3 \u20ac5 \U0001f600!", True) == [
+      "$", "5", "+", "3", "\u20ac5", "\U0001f600", "!"]
+  assert basic("[MASK]", False) == ["[", "MASK", "]"]
+  assert basic("x[MASK]y", False, special_tokens=("[MASK]",)) == [
+      "x", "[MASK]", "y"]
+
+
+def test_reference_wordpiece_rules():
+  vocab = {t: i for i, t in enumerate(
+      ["[UNK]", "want", "##want", "##ed", "wa", "un", "runn", "##ing", ","])}
+  ref = lambda text: tk.reference_tokenize(text, vocab, True)
+  assert ref("UNwant\u00e9d,running") == [
+      "un", "##want", "##ed", ",", "runn", "##ing"]
+  assert ref("unwantedX running") == ["[UNK]", "runn", "##ing"]
+  assert ref("") == []
+  long_word = "un" + "want" * 49 + "ed"  # 200 characters: still split
+  assert ref(long_word)[:2] == ["un", "##want"]
+  assert ref(long_word + "ed") == ["[UNK]"]  # 202 characters
+
+
+# ----------------------------------------------------------------------------
+# tf-text path == reference
+# ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("do_lower_case", [True, False])
+def test_matches_reference_tiny_vocab(tiny_vocab, do_lower_case):
+  tokenizer = tk.Tokenizer(tiny_vocab, do_lower_case)
+  _assert_same_as_reference(tokenizer, TEXTS)
+  tokens = tokenizer.tokenize(TEXTS[1])
+  assert "[UNK]" in tokens and "##want" in tokens  # the vocab is exercised
+
+
+@pytest.mark.parametrize("do_lower_case", [True, False])
+def test_matches_reference_original_vocab(original_vocab, do_lower_case):
+  tokenizer = tk.Tokenizer(original_vocab, do_lower_case)
+  _assert_same_as_reference(tokenizer, TEXTS)
+  assert tokenizer.tokenize("UNwant\u00e9d,running") == (
+      ["unwanted", ",", "running"] if do_lower_case
+      else ["[UNK]", ",", "running"])
+
+
+def test_matches_reference_on_kjv(shared_dir, original_vocab):
+  with open(os.path.join(shared_dir, "corpora", "kjv.txt"), encoding="utf-8") as f:
+    lines = f.read().split("\n")
+  lines = lines[::10][:3000]  # spread over the whole book
+  tokenizer = tk.Tokenizer(original_vocab, do_lower_case=True)
+  _assert_same_as_reference(tokenizer, lines)
+  values, _ = tokenizer.tokenize_to_ids(lines)
+  assert len(values) > 50000
+
+
+def _sweep_code_points():
+  """Every BMP code point and samples of the other planes."""
+  cps = [cp for cp in range(0x10000) if not 0xD800 <= cp <= 0xDFFF]
+  for lo, hi in [(0x10000, 0x10800), (0x1D400, 0x1D800), (0x1F000, 0x1FB00),
+                 (0x20000, 0x20100), (0x2A6D0, 0x2A710), (0x2B810, 0x2B830),
+                 (0x2CEA0, 0x2CEC0), (0x2F800, 0x2FA30), (0xE0000, 0xE0080),
+                 (0xF0000, 0xF0010), (0x10FFF0, 0x110000)]:
+    cps.extend(range(lo, hi))
+  return cps
+
+
+@pytest.mark.parametrize("do_lower_case", [True, False])
+def test_every_character_matches_reference(do_lower_case):
+  # Each character inside a word and around a Greek capital sigma (the
+  # final-sigma rule looks at cased and case-ignorable neighbours), through
+  # the rules before WordPiece.
+  texts = [f"A{c}b{c} \u039f\u03a3{c} {c}\u03a3 \u0391\u03a3{c}\u03b2"
+           for c in map(chr, _sweep_code_points())]
+  basic = tk.TFBasicTokenizer(do_lower_case)
+  words = basic.tokenize(tf.constant(texts))
+  values = words.flat_values.numpy()
+  splits = words.row_splits.numpy()
+  mismatches = []
+  for i, text in enumerate(texts):
+    got = [w.decode("utf-8") for w in values[splits[i]:splits[i + 1]]]
+    want = tk.reference_basic_tokenize(text, do_lower_case)
+    if got != want:
+      mismatches.append((ascii(text), got, want))
+  assert not mismatches, f"{len(mismatches)} mismatches, e.g. {mismatches[:5]}"
+
+
+def test_invalid_utf8_is_dropped_like_the_original(tiny_vocab):
+  tokenizer = tk.Tokenizer(tiny_vocab, do_lower_case=True)
+  ids = tokenizer.tf_tokenize(tf.constant([b"x\xffx\xe4 y", b"xx y"]))
+  assert ids[0].numpy().tolist() == ids[1].numpy().tolist()
+
+
+def test_long_words_count_characters_not_bytes():
+  # 2-byte and 4-byte characters: tf-text limits bytes, the original chars.
+  vocab = tk.Vocab(SPECIALS + ["x", "##x", "\u0436", "##\u0436", "\U0001f600",
+                               "##\U0001f600"])
+  tokenizer = tk.Tokenizer(vocab, do_lower_case=False)
+  for ch in ["x", "\u0436", "\U0001f600"]:
+    assert len(tokenizer.tokenize(ch * 200)) == 200
+    assert tokenizer.tokenize(ch * 201) == ["[UNK]"]
+  _assert_same_as_reference(tokenizer, ["\u0436" * 199 + " x", "\U0001f600" * 201])
+
+
+def test_unsplittable_word_is_one_unk(tiny_vocab):
+  vocab = tk.Vocab(SPECIALS + ["ab", "##c", "a"])
+  tokenizer = tk.Tokenizer(vocab, do_lower_case=True)
+  assert tokenizer.tokenize("abc ABC abd ab") == ["ab", "##c", "ab", "##c",
+                                                  "[UNK]", "ab"]
+
+
+# ----------------------------------------------------------------------------
+# Special tokens written in the text
+# ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("do_lower_case", [True, False])
+def test_keep_special_tokens(tiny_vocab, do_lower_case):
+  text = "the [MASK] fox, x[CLS]y [SEP][PAD] [mask] [UNK]"
+  plain = tk.Tokenizer(tiny_vocab, do_lower_case)
+  assert "[MASK]" not in plain.tokenize(text)
+  assert plain.tokenize("[MASK]")[0] == "["  # the original's behaviour
+  keep = tk.Tokenizer(tiny_vocab, do_lower_case, keep_special_tokens=True)
+  tokens = keep.tokenize(text)
+  assert tokens[1] == "[MASK]"
+  assert tokens.count("[MASK]") == 1  # "[mask]" is not special: case-sensitive
+  for special in ("[CLS]", "[SEP]", "[PAD]", "[UNK]"):
+    assert special in tokens
+  values, _ = keep.tokenize_to_ids([text])
+  assert values[1] == tiny_vocab.mask_id
+  _assert_same_as_reference(keep, TEXTS + [text], keep_special_tokens=True)
+
+
+def test_keep_special_tokens_absent_from_vocab():
+  vocab = tk.Vocab(["[UNK]", "[CLS]", "[SEP]", "[MASK]", "[", "]", "pad",
+                    "##d", "p", "##a"])  # no [PAD]
+  keep = tk.Tokenizer(vocab, do_lower_case=True, keep_special_tokens=True)
+  assert keep.tokenize("[PAD] [MASK]") == ["[", "pad", "]", "[MASK]"]
+  _assert_same_as_reference(keep, ["[PAD] [MASK]x"], keep_special_tokens=True)
+
+
+# ----------------------------------------------------------------------------
+# Batches, graphs and SavedModel
+# ----------------------------------------------------------------------------
+
+
+def test_tokenize_to_ids_batches(tiny_vocab):
+  tokenizer = tk.Tokenizer(tiny_vocab, do_lower_case=True)
+  values, row_splits = tokenizer.tokenize_to_ids([])
+  assert values.shape == (0,) and row_splits.tolist() == [0]
+  values, row_splits = tokenizer.tokenize_to_ids(["", "the quick", " ", "x"])
+  assert row_splits.tolist() == [0, 0, 2, 2, 3]
+  assert [tiny_vocab.tokens[i] for i in values] == ["the", "quick", "x"]
+
+
+def test_tf_tokenize_in_tf_function(tiny_vocab):
+  tokenizer = tk.Tokenizer(tiny_vocab, do_lower_case=True)
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+  def padded(texts):
+    return tokenizer.tf_tokenize(texts).to_tensor(default_value=-1)
+
+  out = padded(tf.constant(["the quick", "hello"])).numpy()
+  want0 = [tiny_vocab.token_to_id[t] for t in ("the", "quick")]
+  assert out.tolist() == [want0, [tiny_vocab.token_to_id["hello"], -1]]
+
+
+def test_saved_model_round_trip(tmp_path, tiny_vocab):
+  vocab_path = _write(tmp_path / "vocab.txt", tiny_vocab.tokens)
+  vocab = tk.load_vocab(vocab_path)
+  tokenizer = tk.Tokenizer(vocab, do_lower_case=True, keep_special_tokens=True)
+
+  class Exported(tf.Module):
+
+    def __init__(self):
+      super().__init__()
+      self.tokenizer = tokenizer.make_tf_module(vocab_path)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def token_ids(self, texts):
+      ids = self.tokenizer.tokenize_eager(texts)
+      return {"ids": ids.to_tensor(), "lengths": ids.row_lengths()}
+
+  texts = ["The [MASK] fox.", TEXTS[2], TEXTS[4]]
+  export_dir = str(tmp_path / "saved")
+  tf.saved_model.save(Exported(), export_dir)
+  os.remove(vocab_path)  # the SavedModel must not need the original file
+  loaded = tf.saved_model.load(export_dir)
+  got = loaded.token_ids(tf.constant(texts))
+  values, row_splits = tokenizer.tokenize_to_ids(texts)
+  assert got["lengths"].numpy().tolist() == np.diff(row_splits).tolist()
+  want = tf.RaggedTensor.from_row_splits(values, row_splits).to_tensor()
+  assert got["ids"].numpy().tolist() == want.numpy().tolist()
+  ragged = loaded.tokenizer.tokenize(tf.constant(texts))
+  assert ragged.flat_values.numpy().tolist() == values.tolist()
+  asset = loaded.tokenizer.vocab_file.asset_path.numpy().decode()
+  assert asset.startswith(export_dir) and os.path.exists(asset)
+  with open(asset, encoding="utf-8") as f:
+    assert f.read().split() == vocab.tokens
+
+
+# ----------------------------------------------------------------------------
+# Vocab
+# ----------------------------------------------------------------------------
+
+
+def test_load_vocab(tmp_path):
+  path = tmp_path / "vocab.txt"
+  data = "[PAD]\r\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n  the \nrun\n##ning\n".encode()
+  path.write_bytes(data)
+  vocab = tk.load_vocab(str(path))
+  assert vocab.tokens == SPECIALS + ["the", "run", "##ning"]
+  assert vocab.size == len(vocab) == 8
+  assert (vocab.pad_id, vocab.unk_id, vocab.cls_id, vocab.sep_id,
+          vocab.mask_id) == (0, 1, 2, 3, 4)
+  assert vocab.token_to_id["##ning"] == 7
+  assert vocab.is_subword.tolist() == [False] * 7 + [True]
+  assert vocab.sha256 == hashlib.sha256(data).hexdigest()
+  assert vocab.path == str(path)
+
+
+def test_load_original_vocab(original_vocab):
+  assert original_vocab.size == 30522
+  assert (original_vocab.pad_id, original_vocab.unk_id, original_vocab.cls_id,
+          original_vocab.sep_id, original_vocab.mask_id) == (0, 100, 101, 102, 103)
+
+
+def test_load_vocab_errors(tmp_path):
+  with pytest.raises(FileNotFoundError, match="nope.txt"):
+    tk.load_vocab(str(tmp_path / "nope.txt"))
+  bad = _write(tmp_path / "bad.txt", ["[PAD]", "[UNK]", "[SEP]", "a"])
+  with pytest.raises(ValueError, match=r"bad\.txt.*\[CLS\] \[MASK\]"):
+    tk.load_vocab(bad)
+  dup = _write(tmp_path / "dup.txt", SPECIALS + ["a", "b", "a"])
+  with pytest.raises(ValueError, match=r"dup\.txt.*'a'.*lines 6 and 8"):
+    tk.load_vocab(dup)
+  empty = _write(tmp_path / "empty.txt", SPECIALS + ["", "a"])
+  with pytest.raises(ValueError, match=r"empty\.txt: line 6 is empty"):
+    tk.load_vocab(empty)
+  pad = _write(tmp_path / "pad.txt", ["[UNK]", "[PAD]"] + SPECIALS[2:])
+  with pytest.raises(ValueError, match=r"pad\.txt: \[PAD\] must be id 0"):
+    tk.load_vocab(pad)
+  latin1 = tmp_path / "latin1.txt"
+  latin1.write_bytes("\n".join(SPECIALS + ["caf\u00e9"]).encode("latin-1"))
+  with pytest.raises(ValueError, match="latin1.txt: not UTF-8"):
+    tk.load_vocab(str(latin1))
