@@ -1,0 +1,558 @@
+"""Export of a pretrained BERT: one SavedModel for serving, the original TF1
+checkpoint layout, and a keras-hub preset.
+
+The SavedModel carries the vocab as an asset and has these signatures
+(`batch` and `seq` are any size; `seq` up to max_position_embeddings):
+
+  serving_default, also named pretraining (stock TensorFlow ops only):
+    input_ids, input_mask, segment_ids  int32 [batch, seq]
+    masked_lm_positions                 int32 [batch, predictions]
+    -> masked_lm_log_probs      float32 [batch, predictions, vocab_size]
+       next_sentence_log_probs  float32 [batch, 2]; index 0 = B follows A
+  encode (stock TensorFlow ops only):
+    input_ids, input_mask, segment_ids  int32 [batch, seq]
+    -> sequence_output float32 [batch, seq, hidden], pooled_output float32 [batch, hidden]
+  fill_mask (needs tensorflow-text's ops):
+    text string [batch], each with one or more [MASK]
+    -> top_k_tokens string [batch, max_masks, k], top_k_ids int32 [batch, max_masks, k],
+       top_k_probs float32 [batch, max_masks, k] (best first), mask_positions int32
+       [batch, max_masks] (index in [CLS] text [SEP]), num_masks int32 [batch],
+       truncated bool [batch], error string [batch] ("" when the example is fine).
+       max_masks is the batch's largest num_masks; the slots past an example's
+       num_masks hold "", -1, 0.0 and -1. The text is cut to max_seq_length - 2
+       wordpieces; [MASK]s cut off are not answered.
+  next_sentence (needs tensorflow-text's ops):
+    text_a, text_b string [batch]
+    -> is_next_probability float32 [batch] (probability that B follows A),
+       truncated bool [batch], error string [batch]; [CLS] A [SEP] B [SEP] is
+       cut to max_seq_length as the original's classifier does (longer side first)
+
+Because TensorFlow checks every op of every function when it loads a
+SavedModel, a server without tensorflow-text's ops (stock TF Serving) cannot
+load an export that has the text signatures at all; `text_signatures=False`
+writes the ids-in signatures only, which stock TF Serving loads.
+"""
+
+import dataclasses
+import os
+import uuid
+
+from absl import logging
+import tensorflow as tf
+
+from bert_tf import config as config_lib
+from bert_tf import modeling
+from bert_tf import tf1_checkpoint
+from bert_tf import tokenization
+
+# Errors reported per example by the text signatures (the batch still runs).
+ERROR_EMPTY_TEXT = "empty text"
+ERROR_NO_MASK = "no [MASK] in text"
+ERROR_MASKS_TRUNCATED = "every [MASK] lies beyond max_seq_length"
+ERROR_EMPTY_TEXT_A = "empty text_a"
+ERROR_EMPTY_TEXT_B = "empty text_b"
+
+
+# ------------------------------------------------------------------------------
+# Checkpoints
+# ------------------------------------------------------------------------------
+
+
+def resolve_checkpoint(checkpoint):
+  """Returns the checkpoint prefix that `checkpoint` names.
+
+  Args:
+    checkpoint: a training output directory (its latest checkpoint), a
+      directory of an original release (holding bert_model.ckpt), or a
+      checkpoint prefix (ours or an original TF1 one).
+
+  Raises:
+    FileNotFoundError: naming the path, when no checkpoint is there.
+  """
+  if tf.io.gfile.isdir(checkpoint):
+    latest = tf.train.latest_checkpoint(checkpoint)
+    if latest:
+      return latest
+    release = os.path.join(checkpoint, "bert_model.ckpt")
+    if tf.io.gfile.exists(release + ".index"):
+      return release
+    raise FileNotFoundError(
+        f"no checkpoint in directory {checkpoint} (no 'checkpoint' file naming "
+        f"the latest one and no bert_model.ckpt.index)")
+  if not tf.io.gfile.exists(checkpoint + ".index"):
+    raise FileNotFoundError(
+        f"checkpoint {checkpoint} not found (no file {checkpoint}.index); pass a "
+        f"checkpoint prefix such as .../ckpt-1000 or .../bert_model.ckpt, or a "
+        f"training output directory")
+  return checkpoint
+
+
+def _restore_bert_tf_checkpoint(pretrainer, prefix):
+  """Restores a checkpoint written by bert_tf training into `pretrainer`.
+
+  Training saves `tf.train.Checkpoint(model=pretrainer, optimizer=..., ...)`;
+  only the model is read (the optimizer slots are not needed to serve).
+  """
+  model_keys = [
+      name for name, _ in tf.train.list_variables(prefix)
+      if name.startswith("model/") and name.endswith("/.ATTRIBUTES/VARIABLE_VALUE")
+      and ".OPTIMIZER_SLOT" not in name]
+  if not model_keys:
+    raise ValueError(
+        f"checkpoint {prefix} holds no `model` weights: expected a bert_tf training "
+        f"checkpoint (tf.train.Checkpoint(model=...)) or an original TF1 BERT checkpoint")
+  # A checkpoint of a deeper model would fill ours without complaint (its
+  # extra layers simply go unread), so the weight counts must agree too.
+  num_weights = len({id(w) for w in pretrainer.weights})
+  if len(model_keys) != num_weights:
+    raise ValueError(
+        f"checkpoint {prefix} does not match the bert_config: it holds "
+        f"{len(model_keys)} model weights but the model of this config has "
+        f"{num_weights} (check num_hidden_layers)")
+  try:
+    status = tf.train.Checkpoint(model=pretrainer).read(prefix)
+    status.expect_partial()  # the optimizer's values stay unread on purpose
+    status.assert_existing_objects_matched()
+  except (AssertionError, ValueError) as e:
+    # TensorFlow's own message names the variable and both shapes.
+    raise ValueError(f"checkpoint {prefix} does not match the bert_config: "
+                     f"{str(e).splitlines()[0]}") from None
+
+
+def load_pretrainer(bert_config, checkpoint):
+  """Builds a BertPretrainer and fills it from a checkpoint.
+
+  Args:
+    bert_config: a config.BertConfig.
+    checkpoint: see `resolve_checkpoint`; an original TF1 BERT checkpoint is
+      read through tf1_checkpoint's name map.
+
+  Returns:
+    (pretrainer, prefix): the built modeling.BertPretrainer and the
+    checkpoint prefix actually read.
+
+  Raises:
+    FileNotFoundError: no checkpoint there.
+    ValueError: the checkpoint does not match the config (names the variable
+      and both shapes).
+  """
+  prefix = resolve_checkpoint(checkpoint)
+  pretrainer = modeling.BertPretrainer(bert_config)  # creates every weight
+  if tf1_checkpoint.is_tf1_checkpoint(prefix):
+    logging.info("Reading original TF1 BERT checkpoint %s", prefix)
+    tf1_checkpoint.load_tf1_checkpoint(pretrainer, prefix)
+  else:
+    logging.info("Reading bert_tf checkpoint %s", prefix)
+    _restore_bert_tf_checkpoint(pretrainer, prefix)
+  return pretrainer, prefix
+
+
+# ------------------------------------------------------------------------------
+# The serving module
+# ------------------------------------------------------------------------------
+
+
+def _ids_spec(name, width=None):
+  return tf.TensorSpec([None, width], tf.int32, name=name)
+
+
+def _truncate_pair_lengths(len_a, len_b, max_total):
+  """Lengths that the original's pair truncation leaves.
+
+  The original pops one token at a time from the end of the longer segment
+  (from B on a tie) until the pair fits; in closed form A keeps
+  min(len_a, max(max_total - len_b, ceil(max_total / 2))) tokens and B what
+  is left of max_total. int64 [batch] each.
+  """
+  half_up = (max_total + 1) // 2
+  keep_a = tf.minimum(len_a, tf.maximum(max_total - len_b, half_up))
+  keep_b = tf.minimum(len_b, max_total - keep_a)
+  return keep_a, keep_b
+
+
+def _check_export_args(bert_config, vocab, max_seq_length, top_k):
+  if vocab.size != bert_config.vocab_size:
+    raise ValueError(
+        f"vocab file {vocab.path} has {vocab.size} tokens but the bert_config's "
+        f"vocab_size is {bert_config.vocab_size}; export with the vocab the model "
+        f"was trained with")
+  if not 5 <= max_seq_length <= bert_config.max_position_embeddings:
+    raise ValueError(
+        f"max_seq_length={max_seq_length} must lie in [5, max_position_embeddings="
+        f"{bert_config.max_position_embeddings}]")
+  if not 1 <= top_k <= vocab.size:
+    raise ValueError(f"top_k={top_k} must lie in [1, vocab size {vocab.size}]")
+
+
+class _Untracked:
+  """Holds a model without making it a dependency of a tf.Module."""
+
+  def __init__(self, model):
+    self.model = model
+
+
+class BertServingModule(tf.Module):
+  """The object a SavedModel export saves: the model, vocab and signatures.
+
+  Attributes:
+    pretrainer: the modeling.BertPretrainer (not itself saved).
+    model_variables: its tf.Variables, which the SavedModel saves.
+    vocab_file: tf.saved_model.Asset of the vocab the text signatures use.
+    pretraining, encode, fill_mask, next_sentence: the signature functions
+      (the last two only with text_signatures).
+  """
+
+  def __init__(self, pretrainer, vocab_file, do_lower_case, max_seq_length=128,
+               top_k=5, text_signatures=True):
+    """Checks the arguments against each other and traces nothing yet.
+
+    Raises:
+      ValueError: the vocab's size is not bert_config.vocab_size, or
+        max_seq_length / top_k are out of range.
+    """
+    super().__init__(name="bert_tf_serving")
+    bert_config = pretrainer.config
+    vocab = tokenization.load_vocab(vocab_file)
+    _check_export_args(bert_config, vocab, max_seq_length, top_k)
+    # A Keras 3 variable wraps a tf.Variable. Saving the Keras objects
+    # themselves gives each weight a second variable in the SavedModel's
+    # graph, which is what TF1-style loaders (TF Serving's C++ loader)
+    # restore, while the functions read the first, never-restored one. So,
+    # as keras.export.ExportArchive does, the module tracks the underlying
+    # tf.Variables only and holds the model out of tracking.
+    self._holder = _Untracked(pretrainer)
+    seen, weights = set(), []
+    for weight in pretrainer.weights:
+      variable = getattr(weight, "value", weight)
+      if id(variable) not in seen:
+        seen.add(id(variable))
+        weights.append(variable)
+    self.model_variables = weights
+    self.vocab_file = tf.saved_model.Asset(vocab_file)
+    self._vocab = vocab
+    self._max_positions = bert_config.max_position_embeddings
+    self._max_seq_length = max_seq_length
+    self._top_k = top_k
+    self.do_lower_case = tf.Variable(bool(do_lower_case), trainable=False, name="do_lower_case")
+    self.max_seq_length = tf.Variable(max_seq_length, trainable=False, name="max_seq_length")
+    self.top_k = tf.Variable(top_k, trainable=False, name="top_k")
+
+    ids = [_ids_spec("input_ids"), _ids_spec("input_mask"), _ids_spec("segment_ids")]
+    self.pretraining = tf.function(
+        self._pretraining, input_signature=ids + [_ids_spec("masked_lm_positions")])
+    self.encode = tf.function(self._encode, input_signature=ids)
+    self._signature_names = ["serving_default", "pretraining", "encode"]
+    if text_signatures:
+      # The original tokenization (the data writer's) for next_sentence; the
+      # same with [MASK] (and the other special tokens) kept whole for fill_mask.
+      self.tokenizer = tokenization.TFTokenizer(
+          vocab, do_lower_case, vocab_asset_path=vocab_file)
+      self.mask_tokenizer = tokenization.TFTokenizer(
+          vocab, do_lower_case, keep_special_tokens=True, vocab_asset_path=vocab_file)
+      self._id_to_token = tf.constant(vocab.tokens, tf.string)
+      self.fill_mask = tf.function(
+          self._fill_mask, input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+      self.next_sentence = tf.function(
+          self._next_sentence,
+          input_signature=[tf.TensorSpec([None], tf.string, name="text_a"),
+                           tf.TensorSpec([None], tf.string, name="text_b")])
+      self._signature_names += ["fill_mask", "next_sentence"]
+
+  @property
+  def pretrainer(self):
+    """The modeling.BertPretrainer whose weights the export holds."""
+    return self._holder.model
+
+  def signature_functions(self):
+    """dict signature name -> tf.function (with an input_signature)."""
+    return {name: getattr(self, "pretraining" if name == "serving_default" else name)
+            for name in self._signature_names}
+
+  # -- ids in ------------------------------------------------------------------
+
+  def _check_length(self, input_ids):
+    return [tf.debugging.assert_less_equal(
+        tf.shape(input_ids)[1], self._max_positions,
+        message=f"sequence longer than max_position_embeddings={self._max_positions}")]
+
+  def _pretraining(self, input_ids, input_mask, segment_ids, masked_lm_positions):
+    """Log-probs of the two pretraining heads; see the module docstring."""
+    with tf.control_dependencies(self._check_length(input_ids)):
+      outputs = self.pretrainer(
+          {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids,
+           "masked_lm_positions": masked_lm_positions}, training=False)
+    return {
+        "masked_lm_log_probs": tf.nn.log_softmax(tf.cast(outputs["mlm_logits"], tf.float32)),
+        "next_sentence_log_probs": tf.nn.log_softmax(tf.cast(outputs["nsp_logits"], tf.float32)),
+    }
+
+  def _encode(self, input_ids, input_mask, segment_ids):
+    """Encoder outputs; see the module docstring."""
+    with tf.control_dependencies(self._check_length(input_ids)):
+      outputs = self.pretrainer.encoder(
+          {"token_ids": input_ids, "segment_ids": segment_ids, "padding_mask": input_mask},
+          training=False)
+    return {"sequence_output": tf.cast(outputs["sequence_output"], tf.float32),
+            "pooled_output": tf.cast(outputs["pooled_output"], tf.float32)}
+
+  # -- text in -----------------------------------------------------------------
+
+  def _tokenize(self, texts, tokenizer):
+    """Wordpiece ids of each text, as the data writer tokenizes.
+
+    Args:
+      texts: string [batch]; invalid UTF-8 is replaced by U+FFFD first (which
+        the original tokenizer drops) so one bad example cannot fail the batch.
+      tokenizer: a tokenization.TFTokenizer.
+
+    Returns:
+      int64 RaggedTensor [batch, (tokens)].
+    """
+    texts = tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
+    return tokenizer.tokenize_eager(texts)
+
+  def _dense_inputs(self, ids):
+    """Dense model inputs from ragged ids int64 [batch, (seq)]."""
+    input_ids = tf.cast(ids.to_tensor(self._vocab.pad_id), tf.int32)
+    input_mask = tf.cast(tf.ones_like(ids).to_tensor(0), tf.int32)
+    return input_ids, input_mask
+
+  def _fill_mask(self, text):
+    """Top-k fills of each [MASK]; see the module docstring."""
+    batch = tf.shape(text, out_type=tf.int64)[0]
+    max_tokens = self._max_seq_length - 2
+    tokens = self._tokenize(text, self.mask_tokenizer)
+    num_tokens = tokens.row_lengths()
+    truncated = num_tokens > max_tokens
+    had_mask = tf.reduce_any(tf.equal(tokens, self._vocab.mask_id), axis=1)
+    tokens = tokens[:, :max_tokens]
+    cls = tf.fill([batch, 1], tf.constant(self._vocab.cls_id, tf.int64))
+    sep = tf.fill([batch, 1], tf.constant(self._vocab.sep_id, tf.int64))
+    ids = tf.concat([cls, tokens, sep], axis=1)  # [batch, (seq)]
+
+    is_mask = tf.equal(ids, self._vocab.mask_id)
+    positions = tf.ragged.boolean_mask(
+        tf.ragged.range(ids.row_lengths()), is_mask)  # [batch, (masks)]
+    num_masks = positions.row_lengths()
+    max_masks = tf.reduce_max(tf.concat([num_masks, [0]], axis=0))
+    # At least one column so the MLM head always sees a position.
+    dense_positions = tf.cast(
+        positions.to_tensor(0, shape=[batch, tf.maximum(max_masks, 1)]), tf.int32)
+
+    input_ids, input_mask = self._dense_inputs(ids)
+    outputs = self.pretrainer(
+        {"input_ids": input_ids, "input_mask": input_mask,
+         "segment_ids": tf.zeros_like(input_ids), "masked_lm_positions": dense_positions},
+        training=False)
+    probs = tf.nn.softmax(tf.cast(outputs["mlm_logits"], tf.float32))[:, :max_masks]
+    top_probs, top_ids = tf.math.top_k(probs, k=self._top_k)  # [batch, max_masks, k]
+    valid = tf.sequence_mask(num_masks, max_masks)[:, :, None]
+    valid_k = tf.broadcast_to(valid, tf.shape(top_ids))
+
+    error = tf.where(
+        num_tokens == 0, ERROR_EMPTY_TEXT,
+        tf.where(num_masks > 0, "",
+                 tf.where(had_mask, ERROR_MASKS_TRUNCATED, ERROR_NO_MASK)))
+    return {
+        "top_k_tokens": tf.where(valid_k, tf.gather(self._id_to_token, top_ids), ""),
+        "top_k_ids": tf.where(valid_k, top_ids, -1),
+        "top_k_probs": tf.where(valid_k, top_probs, 0.0),
+        "mask_positions": tf.where(valid[:, :, 0], dense_positions[:, :max_masks], -1),
+        "num_masks": tf.cast(num_masks, tf.int32),
+        "truncated": truncated,
+        "error": error,
+    }
+
+  def _next_sentence(self, text_a, text_b):
+    """Probability that B follows A; see the module docstring."""
+    tokens_a = self._tokenize(text_a, self.tokenizer)
+    tokens_b = self._tokenize(text_b, self.tokenizer)
+    len_a, len_b = tokens_a.row_lengths(), tokens_b.row_lengths()
+    keep_a, keep_b = _truncate_pair_lengths(len_a, len_b, self._max_seq_length - 3)
+    truncated = (keep_a < len_a) | (keep_b < len_b)
+    tokens_a = tf.ragged.boolean_mask(tokens_a, tf.ragged.range(len_a) < keep_a[:, None])
+    tokens_b = tf.ragged.boolean_mask(tokens_b, tf.ragged.range(len_b) < keep_b[:, None])
+    batch = tf.shape(text_a, out_type=tf.int64)[0]
+    cls = tf.fill([batch, 1], tf.constant(self._vocab.cls_id, tf.int64))
+    sep = tf.fill([batch, 1], tf.constant(self._vocab.sep_id, tf.int64))
+    ids = tf.concat([cls, tokens_a, sep, tokens_b, sep], axis=1)
+    segments = tf.concat([tf.zeros_like(cls), tf.zeros_like(tokens_a), tf.zeros_like(sep),
+                          tf.ones_like(tokens_b), tf.ones_like(sep)], axis=1)
+    input_ids, input_mask = self._dense_inputs(ids)
+    outputs = self.pretrainer(
+        {"input_ids": input_ids, "input_mask": input_mask,
+         "segment_ids": tf.cast(segments.to_tensor(0), tf.int32),
+         "masked_lm_positions": tf.zeros([batch, 1], tf.int32)},
+        training=False)
+    probs = tf.nn.softmax(tf.cast(outputs["nsp_logits"], tf.float32))
+    error = tf.where(len_a == 0, ERROR_EMPTY_TEXT_A, tf.where(len_b == 0, ERROR_EMPTY_TEXT_B, ""))
+    return {"is_next_probability": probs[:, 0], "truncated": truncated, "error": error}
+
+
+# ------------------------------------------------------------------------------
+# Writing
+# ------------------------------------------------------------------------------
+
+
+def _temp_path_beside(path):
+  """A fresh name in the same directory, so the final rename stays on one filesystem."""
+  parent, name = os.path.split(path.rstrip("/"))
+  return os.path.join(parent, f".{name}.tmp-{uuid.uuid4().hex[:12]}")
+
+
+def _check_can_write(path, overwrite, what):
+  if tf.io.gfile.exists(path) and not overwrite:
+    raise FileExistsError(f"{what} {path} exists already; pass overwrite=True "
+                          f"(--overwrite) to replace it")
+
+
+def _move_into_place(tmp, path, overwrite):
+  """Renames the finished directory `tmp` to `path`, replacing it if allowed."""
+  if tf.io.gfile.exists(path):
+    _check_can_write(path, overwrite, "output")
+    tf.io.gfile.rmtree(path)
+  parent = os.path.dirname(path.rstrip("/"))
+  if parent:
+    tf.io.gfile.makedirs(parent)
+  tf.io.gfile.rename(tmp, path)
+
+
+def _write_dir_atomically(path, overwrite, what, write_fn):
+  """Calls write_fn(tmp_dir), then renames tmp_dir to `path`."""
+  _check_can_write(path, overwrite, what)
+  parent = os.path.dirname(path.rstrip("/"))
+  if parent:
+    tf.io.gfile.makedirs(parent)
+  tmp = _temp_path_beside(path)
+  try:
+    write_fn(tmp)
+    _move_into_place(tmp, path, overwrite)
+  finally:
+    if tf.io.gfile.exists(tmp):
+      tf.io.gfile.rmtree(tmp)
+
+
+def export_saved_model(pretrainer, vocab_file, do_lower_case, export_dir,
+                       max_seq_length=128, top_k=5, text_signatures=True, overwrite=False):
+  """Writes the serving SavedModel of `pretrainer` to `export_dir`.
+
+  The SavedModel is written under a temporary name beside export_dir and
+  renamed when complete, so export_dir never holds half an export.
+
+  Args:
+    pretrainer: a modeling.BertPretrainer.
+    vocab_file: the vocab the model was trained with (copied in as an asset).
+    do_lower_case: whether the text signatures lower-case and strip accents.
+    export_dir: the SavedModel directory to create.
+    max_seq_length: the longest [CLS] ... [SEP] the text signatures build.
+    top_k: how many fills fill_mask returns for each [MASK].
+    text_signatures: false leaves out fill_mask and next_sentence, for
+      servers without tensorflow-text's ops.
+    overwrite: replace an existing export_dir.
+
+  Returns:
+    The BertServingModule that was saved.
+
+  Raises:
+    FileExistsError: export_dir exists and overwrite is false.
+    ValueError: vocab, config and arguments disagree.
+  """
+  _check_can_write(export_dir, overwrite, "export_dir")
+  module = BertServingModule(pretrainer, vocab_file, do_lower_case,
+                             max_seq_length=max_seq_length, top_k=top_k,
+                             text_signatures=text_signatures)
+
+  def write(tmp):
+    tf.saved_model.save(module, tmp, signatures=module.signature_functions())
+    # The SavedModel's variables must hold every object the module tracks.
+    status = tf.train.Checkpoint(root=module).read(
+        os.path.join(tmp, "variables", "variables"))
+    status.assert_existing_objects_matched()
+  _write_dir_atomically(export_dir, overwrite, "export_dir", write)
+  logging.info("Wrote SavedModel with signatures %s to %s",
+               sorted(module.signature_functions()), export_dir)
+  return module
+
+
+def write_tf1_checkpoint(pretrainer, prefix, overwrite=False):
+  """Writes the weights under the original TF1 BERT names at `prefix`.
+
+  Raises:
+    FileExistsError: a checkpoint exists at prefix and overwrite is false.
+  """
+  _check_can_write(prefix + ".index", overwrite, "checkpoint")
+  parent = os.path.dirname(prefix)
+  if parent:
+    tf.io.gfile.makedirs(parent)
+  tf1_checkpoint.save_tf1_checkpoint(pretrainer, prefix)
+  logging.info("Wrote TF1 checkpoint %s", prefix)
+
+
+def save_keras_hub_preset(pretrainer, vocab_file, do_lower_case, preset_dir, overwrite=False):
+  """Saves the encoder and its tokenizer as a keras-hub preset directory.
+
+  keras_hub.models.BertBackbone.from_preset(preset_dir) then gives our
+  encoder, and BertTextClassifier.from_preset(preset_dir, num_classes=...)
+  a classifier on top of it with a matching preprocessor.
+  """
+  import keras_hub  # pylint: disable=g-import-not-at-top
+
+  def write(tmp):
+    tf.io.gfile.makedirs(tmp)
+    pretrainer.encoder.save_to_preset(tmp)
+    keras_hub.models.BertTokenizer(
+        vocabulary=vocab_file, lowercase=bool(do_lower_case)).save_to_preset(tmp)
+  _write_dir_atomically(preset_dir, overwrite, "keras_hub_preset_out", write)
+  logging.info("Wrote keras-hub preset %s", preset_dir)
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportOptions:
+  """What `run_export` reads and writes; each output is optional."""
+  bert_config_file: str
+  checkpoint: str
+  vocab_file: str
+  do_lower_case: bool = True
+  export_dir: str | None = None
+  max_seq_length: int = 128
+  top_k: int = 5
+  text_signatures: bool = True
+  tf1_checkpoint_out: str | None = None
+  keras_hub_preset_out: str | None = None
+  overwrite: bool = False
+
+
+def run_export(options):
+  """Loads the checkpoint once and writes every output `options` asks for.
+
+  Every output is checked for being writable before the (slow) model load, so
+  a refused overwrite fails fast.
+
+  Returns:
+    dict output name -> path written.
+  """
+  outputs = {"export_dir": options.export_dir,
+             "tf1_checkpoint_out": options.tf1_checkpoint_out,
+             "keras_hub_preset_out": options.keras_hub_preset_out}
+  outputs = {k: v for k, v in outputs.items() if v}
+  if not outputs:
+    raise ValueError("nothing to write: give export_dir, tf1_checkpoint_out or "
+                     "keras_hub_preset_out")
+  for name, path in outputs.items():
+    _check_can_write(path + (".index" if name == "tf1_checkpoint_out" else ""),
+                     options.overwrite, name)
+  bert_config = config_lib.BertConfig.from_json_file(options.bert_config_file)
+  vocab = tokenization.load_vocab(options.vocab_file)
+  _check_export_args(bert_config, vocab, options.max_seq_length, options.top_k)
+  pretrainer, _ = load_pretrainer(bert_config, options.checkpoint)
+  if options.export_dir:
+    export_saved_model(pretrainer, options.vocab_file, options.do_lower_case,
+                       options.export_dir, max_seq_length=options.max_seq_length,
+                       top_k=options.top_k, text_signatures=options.text_signatures,
+                       overwrite=options.overwrite)
+  if options.tf1_checkpoint_out:
+    write_tf1_checkpoint(pretrainer, options.tf1_checkpoint_out, overwrite=options.overwrite)
+  if options.keras_hub_preset_out:
+    save_keras_hub_preset(pretrainer, options.vocab_file, options.do_lower_case,
+                          options.keras_hub_preset_out, overwrite=options.overwrite)
+  return outputs

@@ -1,0 +1,94 @@
+"""Exports a pretrained BERT for serving (and to other checkpoint formats).
+
+  python -m bert_tf.export_saved_model \
+    --bert_config_file=configs/bert_base.json --checkpoint=/tmp/pretrain \
+    --vocab_file=vocab.txt --do_lower_case --export_dir=/tmp/bert_savedmodel
+
+--checkpoint takes a training output directory (its latest checkpoint), a
+checkpoint prefix, or an original TF1 BERT checkpoint (.../bert_model.ckpt).
+Any of --export_dir, --tf1_checkpoint_out and --keras_hub_preset_out may be
+given; the checkpoint is read once. See bert_tf/export.py for the signatures.
+"""
+
+from absl import app
+from absl import flags
+from absl import logging
+
+from bert_tf import export
+
+FLAGS = flags.FLAGS
+
+
+def define_flags(flag_values=FLAGS):
+  """Defines this entry point's flags.
+
+  Called by `run()`, not at import, so that importing this module (in a test
+  process beside other entry points) never clashes with another entry
+  point's flags of the same name.
+  """
+  f = flag_values
+  flags.DEFINE_string("bert_config_file", None, "bert_config.json of the model.", flag_values=f)
+  flags.DEFINE_string(
+      "checkpoint", None,
+      "Training output directory (latest checkpoint), checkpoint prefix, or original "
+      "TF1 BERT checkpoint prefix (.../bert_model.ckpt).", flag_values=f)
+  flags.DEFINE_string("vocab_file", None, "The vocab the model was trained with.", flag_values=f)
+  flags.DEFINE_bool("do_lower_case", True,
+                    "Lower-case and strip accents in the text signatures (uncased models).",
+                    flag_values=f)
+  flags.DEFINE_integer(
+      "max_seq_length", 128,
+      "Longest [CLS] ... [SEP] that fill_mask / next_sentence build; longer text is "
+      "truncated and flagged.", flag_values=f)
+  flags.DEFINE_integer("top_k", 5, "Fills that fill_mask returns for each [MASK].", flag_values=f)
+  flags.DEFINE_string("export_dir", None, "SavedModel directory to create.", flag_values=f)
+  flags.DEFINE_bool(
+      "text_signatures", True,
+      "Include fill_mask and next_sentence (need tensorflow-text's ops to load). "
+      "--notext_signatures gives a SavedModel that stock TF Serving loads.", flag_values=f)
+  flags.DEFINE_string("tf1_checkpoint_out", None,
+                      "Also write the weights under the original TF1 names at this prefix.",
+                      flag_values=f)
+  flags.DEFINE_string("keras_hub_preset_out", None,
+                      "Also write the encoder + tokenizer as a keras-hub preset directory.",
+                      flag_values=f)
+  flags.DEFINE_bool("overwrite", False, "Replace outputs that exist already.", flag_values=f)
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+  for name in ("bert_config_file", "checkpoint", "vocab_file"):
+    if not getattr(FLAGS, name):
+      raise app.UsageError(f"--{name} is required")
+  if not (FLAGS.export_dir or FLAGS.tf1_checkpoint_out or FLAGS.keras_hub_preset_out):
+    raise app.UsageError(
+        "nothing to write: give --export_dir, --tf1_checkpoint_out or --keras_hub_preset_out")
+  options = export.ExportOptions(
+      bert_config_file=FLAGS.bert_config_file,
+      checkpoint=FLAGS.checkpoint,
+      vocab_file=FLAGS.vocab_file,
+      do_lower_case=FLAGS.do_lower_case,
+      export_dir=FLAGS.export_dir,
+      max_seq_length=FLAGS.max_seq_length,
+      top_k=FLAGS.top_k,
+      text_signatures=FLAGS.text_signatures,
+      tf1_checkpoint_out=FLAGS.tf1_checkpoint_out,
+      keras_hub_preset_out=FLAGS.keras_hub_preset_out,
+      overwrite=FLAGS.overwrite)
+  try:
+    written = export.run_export(options)
+  except (ValueError, FileNotFoundError, FileExistsError) as e:
+    raise SystemExit(f"bert_tf: error: {e}") from None
+  for name, path in written.items():
+    logging.info("%s: %s", name, path)
+    print(f"{name}: {path}")
+
+
+def run():
+  define_flags()
+  app.run(main)
+
+
+if __name__ == "__main__":
+  run()

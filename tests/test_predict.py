@@ -1,0 +1,115 @@
+"""Tests of bert_tf.predict against a small export of a random model."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from bert_tf import export
+from bert_tf import modeling
+from bert_tf import predict
+
+from test_export import CONFIG, write_vocab
+
+TOP_K = 3
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PREDICT_PY = os.path.join(REPO, "bert_tf", "predict.py")
+
+
+@pytest.fixture(scope="module")
+def saved_model(tmp_path_factory):
+  root = tmp_path_factory.mktemp("predict")
+  vocab_file = write_vocab(root / "vocab.txt")
+  export_dir = str(root / "saved_model")
+  export.export_saved_model(modeling.BertPretrainer(CONFIG), vocab_file, True, export_dir,
+                            max_seq_length=16, top_k=TOP_K)
+  return export_dir
+
+
+@pytest.fixture(scope="module")
+def predictor(saved_model):
+  return predict.Predictor(saved_model)
+
+
+def test_fill_mask_results(predictor):
+  results = predictor.fill_mask(["the [MASK] was [MASK] .", "no mask here"])
+  first, second = results
+  assert first["error"] == "" and not first["truncated"]
+  assert [m["position"] for m in first["masks"]] == [2, 4]
+  for mask in first["masks"]:
+    probs = [p["probability"] for p in mask["predictions"]]
+    assert len(probs) == TOP_K and probs == sorted(probs, reverse=True) and sum(probs) <= 1
+    assert all(isinstance(p["token"], str) and p["id"] >= 0 for p in mask["predictions"])
+  assert second == {"text": "no mask here", "masks": [], "truncated": False,
+                    "error": "no [MASK] in text"}
+
+
+def test_next_sentence_results(predictor):
+  (result,) = predictor.next_sentence([("the day was long", "he said so .")])
+  assert set(result) == {"text_a", "text_b", "is_next_probability", "truncated", "error"}
+  assert 0 < result["is_next_probability"] < 1 and result["error"] == ""
+
+
+def test_predict_lines_mixes_both_kinds_in_input_order(predictor):
+  lines = [b"the [MASK] was long .", b"the day\twas long", b"", b"he [MASK] .",
+           b"bad \xff [MASK] bytes", b"water\tthe day"]
+  results = predictor.predict_lines(lines, batch_size=4)
+  assert ["is_next_probability" in r for r in results] == [False, True, False, False, False, True]
+  assert results[1]["text_a"] == "the day" and results[1]["text_b"] == "was long"
+  assert results[2]["error"] == "empty text"
+  assert results[4]["text"] == "bad \ufffd [MASK] bytes" and results[4]["error"] == ""
+  # Batching does not change an answer.
+  alone = predictor.fill_mask([b"he [MASK] ."])[0]
+  np.testing.assert_allclose([p["probability"] for p in results[3]["masks"][0]["predictions"]],
+                             [p["probability"] for p in alone["masks"][0]["predictions"]],
+                             atol=1e-6)
+
+
+def test_human_readable_output(predictor):
+  text = predict.format_fill_mask(predictor.fill_mask(["the [MASK] was long ."])[0])
+  lines = text.splitlines()
+  assert lines[0] == "text: the [MASK] was long ."
+  assert lines[1].startswith("[MASK] 1 (token 2): ") and lines[1].count("(0.") == TOP_K
+  text = predict.format_next_sentence(predictor.next_sentence([("the day", "was long")])[0])
+  assert text.splitlines()[-1].startswith("P(text_b follows text_a) = 0.")
+
+
+def test_cli_text_without_mask_prints_and_fails(saved_model):
+  child = subprocess.run(
+      [sys.executable, "-m", "bert_tf.predict", f"--saved_model={saved_model}",
+       "--text=nothing to fill"], cwd=REPO, capture_output=True, text=True,
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+  assert child.returncode == 1
+  assert child.stdout.splitlines() == ["text: nothing to fill", "error: no [MASK] in text"]
+  assert child.stderr.strip().splitlines()[-1] == "bert_tf: error: no [MASK] in text"
+
+
+def test_predictor_refuses_an_export_without_text_signatures(tmp_path):
+  ids_only = str(tmp_path / "ids_only")
+  export.export_saved_model(modeling.BertPretrainer(CONFIG), write_vocab(tmp_path / "v.txt"),
+                            True, ids_only, max_seq_length=16, text_signatures=False)
+  with pytest.raises(ValueError, match="no fill_mask / next_sentence signature"):
+    predict.Predictor(ids_only)
+
+
+def test_input_file_without_bert_tf(saved_model, tmp_path):
+  """predict.py alone (bert_tf made unimportable) turns a file into JSON lines."""
+  (tmp_path / "in.txt").write_bytes(b"the [MASK] was long .\nthe day\twas long\nno mask\n")
+  out_file = tmp_path / "out.jsonl"
+  code = ("import runpy, sys; sys.modules['bert_tf'] = None; "
+          f"sys.argv = ['predict', '--saved_model={saved_model}', "
+          f"'--input_file={tmp_path / 'in.txt'}', '--output_file={out_file}']; "
+          f"runpy.run_path({PREDICT_PY!r}, run_name='__main__')")
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+  env.pop("PYTHONPATH", None)
+  child = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                         capture_output=True, text=True)
+  assert child.returncode == 0, child.stderr[-3000:]
+  results = [json.loads(line) for line in out_file.read_text().splitlines()]
+  assert len(results) == 3
+  assert len(results[0]["masks"]) == 1 and len(results[0]["masks"][0]["predictions"]) == TOP_K
+  assert 0 < results[1]["is_next_probability"] < 1
+  assert results[2]["error"] == "no [MASK] in text"
