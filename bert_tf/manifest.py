@@ -33,7 +33,9 @@ def write_manifest(manifest, path):
 
 
 def read_manifest(path):
-  """Reads a manifest; raises ValueError naming the file if it is not one."""
+  """Reads a manifest; raises FileNotFoundError or ValueError naming the file."""
+  if not tf.io.gfile.exists(path):
+    raise FileNotFoundError(f"{path}: no such manifest")
   with tf.io.gfile.GFile(path, "r") as f:
     text = f.read()
   try:

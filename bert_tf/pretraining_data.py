@@ -180,7 +180,10 @@ def read_block_documents(block):
   text = raw.decode("utf-8", errors="bert_tf_count")
   bad = _ByteCounter.count - before
   documents = [[]]
-  for line in text.splitlines():
+  # Lines end at "\n" only, as with the original's readline(): str.splitlines
+  # would also cut at form feeds, vertical tabs, U+2028 etc., making two
+  # sentences of what the original reads as one.
+  for line in text.split("\n"):
     line = line.strip()
     if not line:
       if documents[-1]:
@@ -636,9 +639,11 @@ def create_pretraining_data(input_patterns, outputs, vocab_file, options,
         writers.pop(k).close()
       else:  # a shard without blocks is an empty, valid file
         tf.io.TFRecordWriter(path + ".tmp", options=compression).close()
+      # Records first, stats (the proof of completeness) last: killed in
+      # between, a stale shard of another run must not get this run's stats.
+      tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
       _write_json(path + ".stats.json", {"fingerprint": fingerprint,
                                          "stats": shard_stats[k].to_dict()})
-      tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
 
     for k in [k for k in pending if remaining[k] == 0]:
       finish(k)
@@ -658,6 +663,12 @@ def create_pretraining_data(input_patterns, outputs, vocab_file, options,
 
   progress.update(0, BlockStats(num_buckets), force=True)
   if total.instances == 0:
+    # An error leaves nothing under a final name: not even empty files that
+    # look like a result, or stats that a rerun would take as complete shards.
+    for path in paths:
+      for leftover in (path, path + ".stats.json"):
+        if tf.io.gfile.exists(leftover):
+          tf.io.gfile.remove(leftover)
     raise ValueError(f"--input_file: no instance could be made from {len(files)} file(s) "
                      "(no line has a token in this vocab)")
   elapsed = time.time() - started

@@ -19,15 +19,20 @@ from absl import logging
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string("output_dir", "runs/quickstart", "Where everything is written.")
-flags.DEFINE_string("corpus", "data/sample_corpus.txt",
-                    "Input text; generated from the Python standard library's docstrings "
-                    "(bert_tf.sample_corpus) when the file does not exist.")
-flags.DEFINE_integer("vocab_size", 8000, "WordPiece vocab size.")
-flags.DEFINE_integer("train_steps", 1500, "Training steps.")
-flags.DEFINE_integer("dupe_factor", 5, "Masked copies of the corpus.")
-flags.DEFINE_integer("batch_size", 32, "Training batch size.")
-flags.DEFINE_bool("overwrite", True, "Start from scratch when output_dir exists.")
+
+def _define_flags():
+  # At run time, not import time: entry modules share absl's global flags,
+  # and this one is imported beside the others in tests.
+  flags.DEFINE_string("output_dir", "runs/quickstart", "Where everything is written.")
+  flags.DEFINE_string("corpus", "data/sample_corpus.txt",
+                      "Input text; generated from the Python standard library's docstrings "
+                      "(bert_tf.sample_corpus) when the file does not exist.")
+  flags.DEFINE_integer("vocab_size", 8000, "WordPiece vocab size.")
+  flags.DEFINE_integer("train_steps", 1500, "Training steps.")
+  flags.DEFINE_integer("dupe_factor", 5, "Masked copies of the corpus.")
+  flags.DEFINE_integer("batch_size", 32, "Training batch size.")
+  flags.DEFINE_bool("overwrite", True, "Start from scratch when output_dir exists.")
+
 
 DEMO_SENTENCES = (
     "Return a new [MASK] containing the items of the iterable.",
@@ -150,6 +155,7 @@ def main(argv):
 
 
 def run():
+  _define_flags()
   logging.set_verbosity(logging.WARNING)
   app.run(main)
 

@@ -57,9 +57,11 @@ class ExampleEncoder:
   def __init__(self, max_seq_length, max_predictions_per_seq, max_value):
     self.max_seq_length = max_seq_length
     self.max_predictions_per_seq = max_predictions_per_seq
-    # Lengths of nested messages are looked up too: 16 bytes per value at most.
+    # Lengths of nested messages are looked up too: 16 bytes per value at
+    # most, plus the seven feature names and their framing (under 512 bytes),
+    # which dominate the record length of tiny configs.
     self._table = [_varint(v) for v in range(
-        max(max_value, 16 * (max_seq_length + max_predictions_per_seq) + 64) + 2)]
+        max(max_value, 16 * (max_seq_length + max_predictions_per_seq) + 512) + 2)]
     # Keys are written sorted, as deterministic protobuf serialization does.
     self._keys = {name: _len_delimited(b"\x0a", name.encode()) for name in FEATURE_NAMES}
     self._zeros = [b"\x00" * k for k in range(max_seq_length + max_predictions_per_seq + 1)]
@@ -205,7 +207,10 @@ def shapes_of_record(serialized):
   """Reads (max_seq_length, max_predictions_per_seq) from one serialized
   record, for records written without a manifest (e.g. by the original)."""
   import tensorflow as tf
-  example = tf.train.Example.FromString(serialized)
+  try:
+    example = tf.train.Example.FromString(serialized)
+  except Exception as e:  # noqa: BLE001 - protobuf's DecodeError
+    raise ValueError(f"record is not a tf.train.Example ({type(e).__name__})") from None
   feature = example.features.feature
   missing = [name for name in FEATURE_NAMES if name not in feature]
   if missing:

@@ -1,0 +1,295 @@
+"""Tests of the create_pretraining_data entry point: the original's flags,
+and what a user sees on bad input (one line naming the problem, a non-zero
+exit, nothing under a final output name).
+
+Most cases call `main` in this process with absl flags (a CLI process costs
+seconds of TensorFlow import); a few run the real command line to check
+exit codes and stderr as a shell sees them, and a slow one kills a run with
+SIGKILL and resumes it.
+"""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from absl import app
+from absl import flags
+from absl.testing import flagsaver
+
+from bert_tf import create_pretraining_data as cpd
+from bert_tf import pretraining_data
+
+FLAGS = flags.FLAGS
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+WORDS = ["the", "light", "of", "day", "and", "night", "water", "land"]
+VOCAB = SPECIALS + [".", ","] + WORDS + list(LETTERS) + ["##" + c for c in LETTERS]
+
+
+def write_vocab(path, drop=()):
+  path.write_text("".join(t + "\n" for t in VOCAB if t not in drop))
+  return str(path)
+
+
+def write_corpus(path, num_docs=40, seed=0):
+  rng = random.Random(seed)
+  docs = []
+  for _ in range(num_docs):
+    docs.append("\n".join(" ".join(rng.choice(WORDS + ["lights", "days"]) for _ in range(rng.randint(3, 15)))
+                          + " ." for _ in range(rng.randint(5, 20))))
+  path.write_text("\n\n".join(docs) + "\n")
+  return str(path)
+
+
+@pytest.fixture
+def files(tmp_path):
+  return {"vocab": write_vocab(tmp_path / "vocab.txt"),
+          "corpus": write_corpus(tmp_path / "corpus.txt"),
+          "out": tmp_path / "out"}
+
+
+def run_main(argv):
+  """Runs main as `python -m bert_tf.create_pretraining_data argv` would."""
+  with flagsaver.flagsaver():
+    rest = FLAGS(["create_pretraining_data"] + argv)
+    return cpd.main(rest)
+
+
+def last_line(text):
+  lines = [l for l in text.splitlines() if l.strip()]
+  return lines[-1] if lines else ""
+
+
+def output_names(out):
+  """Final-looking names under `out` (temporaries excluded)."""
+  if not out.exists():
+    return []
+  return sorted(p.name for p in out.rglob("*") if p.is_file() and ".tmp" not in p.name)
+
+
+# ---------------------------------------------------------------------------
+# The original's command line
+# ---------------------------------------------------------------------------
+
+def test_original_flags_with_original_defaults():
+  defaults = {"input_file": None, "output_file": None, "vocab_file": None,
+              "do_lower_case": True, "do_whole_word_mask": False, "max_seq_length": 128,
+              "max_predictions_per_seq": 20, "random_seed": 12345, "dupe_factor": 10,
+              "masked_lm_prob": 0.15, "short_seq_prob": 0.1}
+  for name, value in defaults.items():
+    assert FLAGS[name].default == value, name
+
+
+def test_main_writes_round_robin_files_and_manifest(files, tmp_path):
+  out = files["out"]
+  a, b = out / "a.tfrecord", out / "b.tfrecord"
+  run_main([f"--input_file={files['corpus']}", f"--output_file={a},{b}",
+            f"--vocab_file={files['vocab']}", "--max_seq_length=32",
+            "--max_predictions_per_seq=5", "--dupe_factor=2", "--num_workers=1"])
+  assert output_names(out) == ["a.tfrecord", "a.tfrecord.manifest.json", "b.tfrecord"]
+  manifest = json.loads((out / "a.tfrecord.manifest.json").read_text())
+  assert manifest["files"] == [str(a), str(b)]
+  assert manifest["flags"]["max_seq_length"] == 32 and manifest["flags"]["dupe_factor"] == 2
+  assert manifest["counts"]["documents"] == 40 and manifest["counts"]["instances"] > 300
+  import tensorflow as tf
+  n = [sum(1 for _ in tf.data.TFRecordDataset(str(p))) for p in (a, b)]
+  assert sum(n) == manifest["counts"]["instances"] and abs(n[0] - n[1]) <= 1
+
+
+# ---------------------------------------------------------------------------
+# Bad input, in this process
+# ---------------------------------------------------------------------------
+
+def assert_fails_cleanly(argv, expected, capsys, out):
+  """main exits non-zero with one last stderr line containing `expected`,
+  and leaves no final output file."""
+  with pytest.raises(SystemExit) as info:
+    run_main(argv)
+  assert info.value.code not in (0, None)
+  line = last_line(capsys.readouterr().err)
+  assert line.startswith("bert_tf.create_pretraining_data: error:"), line
+  for text in expected:
+    assert text in line, line
+  assert output_names(out) == []
+
+
+def common_flags(files, **overrides):
+  values = {"input_file": files["corpus"], "output_dir": str(files["out"]),
+            "vocab_file": files["vocab"], "max_seq_length": "32",
+            "max_predictions_per_seq": "5", "dupe_factor": "1", "num_workers": "1"}
+  values.update(overrides)
+  return [f"--{k}={v}" for k, v in values.items() if v is not None]
+
+
+def test_input_glob_that_matches_nothing(files, capsys):
+  pattern = f"{files['out'].parent}/no-such-dir/*.txt"
+  assert_fails_cleanly(common_flags(files, input_file=pattern),
+                       ["--input_file", "no-such-dir/*.txt", "matches no file"], capsys, files["out"])
+
+
+def test_empty_file_and_blank_file(files, tmp_path, capsys):
+  empty = tmp_path / "empty.txt"
+  empty.write_text("")
+  assert_fails_cleanly(common_flags(files, input_file=f"{files['corpus']},{empty}"),
+                       [str(empty), "empty"], capsys, files["out"])
+  blank = tmp_path / "blank.txt"
+  blank.write_text("\n \n\t\n\n\n")
+  assert_fails_cleanly(common_flags(files, input_file=str(blank)),
+                       [str(blank), "only blank lines"], capsys, files["out"])
+
+
+def test_text_without_a_single_token(files, tmp_path, capsys):
+  # Only characters the tokenizer drops: the run fails, and leaves neither
+  # empty record files nor stats a rerun could take for complete shards.
+  junk = tmp_path / "junk.txt"
+  junk.write_text("\x01\x02\n\x03\n\n\ufffd\n")
+  assert_fails_cleanly(common_flags(files, input_file=str(junk)),
+                       ["--input_file", "no instance"], capsys, files["out"])
+  out_file = files["out"] / "f.tfrecord"
+  assert_fails_cleanly(common_flags(files, input_file=str(junk), output_dir=None,
+                                    output_file=str(out_file)),
+                       ["--input_file", "no instance"], capsys, files["out"])
+
+
+@pytest.mark.parametrize("missing", [["[CLS]"], ["[SEP]"], ["[MASK]"], ["[UNK]"], ["[MASK]", "[CLS]"]])
+def test_vocab_without_a_special_token(files, tmp_path, capsys, missing):
+  vocab = write_vocab(tmp_path / "bad_vocab.txt", drop=missing)
+  assert_fails_cleanly(common_flags(files, vocab_file=vocab),
+                       ["bad_vocab.txt", "missing"] + missing, capsys, files["out"])
+
+
+def test_vocab_file_that_does_not_exist(files, tmp_path, capsys):
+  assert_fails_cleanly(common_flags(files, vocab_file=str(tmp_path / "nope.txt")),
+                       ["nope.txt"], capsys, files["out"])
+
+
+@pytest.mark.parametrize("flag, value", [
+    ("max_seq_length", "4"), ("max_seq_length", "0"),
+    ("max_predictions_per_seq", "0"),
+    ("masked_lm_prob", "0"), ("masked_lm_prob", "1.5"), ("masked_lm_prob", "-0.2"),
+    ("dupe_factor", "0"),
+    ("short_seq_prob", "2"),
+])
+def test_impossible_flag_values(files, capsys, flag, value):
+  assert_fails_cleanly(common_flags(files, **{flag: value}), [f"--{flag}="], capsys, files["out"])
+
+
+def test_output_that_cannot_be_written(files, tmp_path, capsys):
+  # Tests run as root, which ignores permissions: a path under a regular
+  # file cannot be created by anyone.
+  a_file = tmp_path / "a_file"
+  a_file.write_text("x")
+  target = a_file / "out"
+  assert_fails_cleanly(common_flags(files, output_dir=str(target)),
+                       ["cannot write output", str(target)], capsys, files["out"])
+  assert_fails_cleanly(common_flags(files, output_dir=None,
+                                    output_file=f"{files['out']}/ok.tfrecord,{target}/x.tfrecord"),
+                       ["cannot write output", f"{target}/x.tfrecord"], capsys, files["out"])
+  assert a_file.read_text() == "x"
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"vocab_file": None}, "--vocab_file is required"),
+    ({"input_file": None}, "--input_file is required"),
+    ({"output_file": "x.tfrecord"}, "exactly one of --output_file and --output_dir"),
+    ({"output_dir": None}, "exactly one of --output_file and --output_dir"),
+    ({"num_output_shards": "0"}, "--num_output_shards=0"),
+])
+def test_usage_errors(files, overrides, message):
+  with pytest.raises(app.UsageError, match=message):
+    run_main(common_flags(files, **overrides))
+  assert output_names(files["out"]) == []
+
+
+# ---------------------------------------------------------------------------
+# The real command line
+# ---------------------------------------------------------------------------
+
+def run_cli(args, **kwargs):
+  return subprocess.run([sys.executable, "-m", "bert_tf.create_pretraining_data"] + args,
+                        capture_output=True, text=True, cwd=REPO, timeout=300, **kwargs)
+
+
+def test_cli_bad_inputs_exit_non_zero_with_one_clear_line(files, tmp_path):
+  a_file = tmp_path / "a_file"
+  a_file.write_text("x")
+  vocab = write_vocab(tmp_path / "no_mask.txt", drop=["[MASK]"])
+  cases = [
+      (common_flags(files, input_file=f"{tmp_path}/missing*.txt"), ["missing*.txt", "matches no file"]),
+      (common_flags(files, vocab_file=vocab), ["no_mask.txt", "[MASK]"]),
+      (common_flags(files, output_dir=str(a_file / "sub")), ["cannot write output", "a_file/sub"]),
+      (common_flags(files, vocab_file=None), ["--vocab_file is required"]),
+  ]
+  for argv, expected in cases:
+    result = run_cli(argv)
+    assert result.returncode != 0, argv
+    line = last_line(result.stderr)
+    for text in expected:
+      assert text in line, (argv, line)
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert output_names(files["out"]) == []
+
+
+def test_cli_awkward_input_works(files, tmp_path):
+  # Not UTF-8, a one-sentence document, a line far over max_seq_length:
+  # all written, the bad bytes counted.
+  corpus = tmp_path / "awkward.txt"
+  corpus.write_bytes(b"the light \xff\xfe of day .\n\nwater .\n\n" + b"land " * 400 + b".\nthe day .\n")
+  result = run_cli(common_flags(files, input_file=str(corpus), dupe_factor="3"))
+  assert result.returncode == 0, result.stderr[-3000:]
+  manifest = json.loads((files["out"] / "manifest.json").read_text())
+  assert manifest["counts"]["undecodable_bytes"] == 2
+  assert manifest["counts"]["documents"] == 3
+  assert manifest["counts"]["instances"] > 0
+  assert "manifest:" in result.stderr
+
+
+# ---------------------------------------------------------------------------
+# Killed and resumed
+# ---------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_sigkill_then_rerun_gives_the_bytes_of_an_uninterrupted_run(files, tmp_path):
+  corpus = write_corpus(tmp_path / "big.txt", num_docs=4000, seed=1)
+  args = [f"--input_file={corpus}", f"--vocab_file={files['vocab']}", "--max_seq_length=64",
+          "--max_predictions_per_seq=10", "--dupe_factor=2", "--num_workers=1",
+          "--num_output_shards=8", "--block_bytes=20000"]
+  killed = tmp_path / "killed"
+  first_shard = killed / "pretrain-00000-of-00008.tfrecord"
+  last_shard = killed / "pretrain-00007-of-00008.tfrecord"
+  proc = subprocess.Popen([sys.executable, "-m", "bert_tf.create_pretraining_data",
+                           f"--output_dir={killed}"] + args, cwd=REPO,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+  try:
+    deadline = time.time() + 240
+    while not first_shard.exists() and proc.poll() is None and time.time() < deadline:
+      time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+  finally:
+    proc.wait()
+  assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+  assert first_shard.exists() and not last_shard.exists()
+  assert not (killed / "manifest.json").exists()
+
+  result = run_cli([f"--output_dir={killed}"] + args)
+  assert result.returncode == 0, result.stderr[-3000:]
+  manifest = json.loads((killed / "manifest.json").read_text())
+  assert manifest["run"]["reused_shards"] >= 1
+  assert "complete shards of an earlier run" in result.stderr
+
+  # The uninterrupted run, in this process.
+  clean = tmp_path / "clean"
+  run_main([f"--output_dir={clean}"] + args)
+  names = [f"pretrain-{k:05d}-of-00008.tfrecord" for k in range(8)]
+  for name in names:
+    assert (killed / name).read_bytes() == (clean / name).read_bytes(), name
+  assert not [p for p in killed.iterdir() if ".tmp" in p.name]
+  clean_manifest = json.loads((clean / "manifest.json").read_text())
+  assert manifest["counts"] == clean_manifest["counts"]

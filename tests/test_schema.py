@@ -1,0 +1,159 @@
+"""Tests of bert_tf.schema: the hand-encoded writer gives exactly the bytes of
+tf.train.Example, and the reader gives the values back as the model wants
+them."""
+
+import random
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf import schema
+
+
+def reference_bytes(input_ids, segment_ids, positions, lm_ids, label, seq, preds):
+  """The original writer's tf.train.Example, padded the original's way."""
+  def ints(values, length):
+    values = list(values) + [0] * (length - len(values))
+    return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+  n, p = len(input_ids), len(positions)
+  features = {
+      "input_ids": ints(input_ids, seq),
+      "input_mask": ints([1] * n, seq),
+      "segment_ids": ints(segment_ids, seq),
+      "masked_lm_positions": ints(positions, preds),
+      "masked_lm_ids": ints(lm_ids, preds),
+      "masked_lm_weights": tf.train.Feature(float_list=tf.train.FloatList(
+          value=[1.0] * p + [0.0] * (preds - p))),
+      "next_sentence_labels": ints([label], 1),
+  }
+  example = tf.train.Example(features=tf.train.Features(feature=features))
+  return example.SerializeToString(deterministic=True)
+
+
+def random_instance(rng, seq, preds, vocab_size, n=None, p=None):
+  n = n if n is not None else rng.randint(5, seq)
+  num_a = rng.randint(2, n - 2)
+  ids = [rng.randrange(vocab_size) for _ in range(n)]
+  segments = [0] * num_a + [1] * (n - num_a)
+  p = p if p is not None else rng.randint(1, min(preds, n - 3))
+  positions = sorted(rng.sample(range(1, n), p))
+  lm_ids = [rng.randrange(vocab_size) for _ in positions]
+  return ids, num_a, segments, positions, lm_ids, rng.choice([schema.IS_NEXT, schema.IS_RANDOM])
+
+
+def test_feature_names_and_labels_are_the_originals():
+  assert set(schema.FEATURE_NAMES) == {
+      "input_ids", "input_mask", "segment_ids", "masked_lm_positions",
+      "masked_lm_ids", "masked_lm_weights", "next_sentence_labels"}
+  assert (schema.IS_NEXT, schema.IS_RANDOM) == (0, 1)
+  spec = schema.feature_spec(128, 20)
+  assert spec["input_ids"].shape == [128] and spec["masked_lm_ids"].shape == [20]
+  assert spec["next_sentence_labels"].shape == [1]
+  assert spec["masked_lm_weights"].dtype == tf.float32 and spec["segment_ids"].dtype == tf.int64
+
+
+@pytest.mark.parametrize("seq, preds, vocab_size", [
+    (16, 3, 100),
+    (128, 20, 30522),     # ids up to 30521: 1-, 2- and 3-byte varints
+    (512, 76, 30522),
+    (64, 10, 70000),      # beyond 2^16
+    (5, 1, 2),            # the smallest instance
+])
+def test_encoders_give_the_bytes_of_tf_train_example(seq, preds, vocab_size):
+  rng = random.Random(seq * 1000 + preds)
+  encoder = schema.ExampleEncoder(seq, preds, vocab_size)
+  cases = [random_instance(rng, seq, preds, vocab_size) for _ in range(150)]
+  # Edge cases: full length, one prediction, every prediction slot used,
+  # and the largest id.
+  cases.append(random_instance(rng, seq, preds, vocab_size, n=seq, p=1))
+  cases.append(random_instance(rng, seq, preds, vocab_size, n=seq, p=min(preds, seq - 1)))
+  cases.append(random_instance(rng, seq, preds, vocab_size, n=5, p=1))
+  full = random_instance(rng, seq, preds, vocab_size, n=seq, p=min(preds, seq - 1))
+  full[0][:] = [vocab_size - 1] * seq
+  cases.append(full)
+  for ids, num_a, segments, positions, lm_ids, label in cases:
+    expected = reference_bytes(ids, segments, positions, lm_ids, label, seq, preds)
+    assert encoder.encode(ids, segments, positions, lm_ids, label) == expected
+    assert encoder.encode_pair(ids, num_a, positions, lm_ids, label) == expected
+
+
+def test_three_byte_varints_beyond_2_to_the_14():
+  encoder = schema.ExampleEncoder(8, 2, 30522)
+  ids = [16383, 16384, 30521, 0, 127, 128]
+  expected = reference_bytes(ids, [0] * 3 + [1] * 3, [1, 2], [16384, 30521], 1, 8, 2)
+  assert encoder.encode_pair(ids, 3, [1, 2], [16384, 30521], 1) == expected
+  parsed = tf.train.Example.FromString(expected).features.feature
+  assert list(parsed["input_ids"].int64_list.value)[:6] == ids
+
+
+def test_too_long_instance_is_refused():
+  encoder = schema.ExampleEncoder(8, 2, 100)
+  with pytest.raises(ValueError, match="max_seq_length 8"):
+    encoder.encode_pair(list(range(9)), 3, [1], [1], 0)
+  with pytest.raises(ValueError, match="max_predictions_per_seq 2"):
+    encoder.encode(list(range(8)), [0] * 8, [1, 2, 3], [1, 2, 3], 0)
+
+
+def test_parse_examples_gives_the_values_back_as_int32():
+  seq, preds, vocab_size = 32, 5, 30522
+  rng = random.Random(1)
+  encoder = schema.ExampleEncoder(seq, preds, vocab_size)
+  cases = [random_instance(rng, seq, preds, vocab_size) for _ in range(20)]
+  cases.append(random_instance(rng, seq, preds, vocab_size, n=seq, p=preds))
+  serialized = [encoder.encode_pair(ids, num_a, pos, lm, label)
+                for ids, num_a, _, pos, lm, label in cases]
+  parsed = schema.parse_examples(tf.constant(serialized), seq, preds)
+  assert set(parsed) == set(schema.FEATURE_NAMES)
+  batch = len(cases)
+  shapes = {"input_ids": (batch, seq), "input_mask": (batch, seq), "segment_ids": (batch, seq),
+            "masked_lm_positions": (batch, preds), "masked_lm_ids": (batch, preds),
+            "masked_lm_weights": (batch, preds), "next_sentence_labels": (batch, 1)}
+  for name, shape in shapes.items():
+    assert tuple(parsed[name].shape) == shape, name
+    expected_dtype = tf.float32 if name == "masked_lm_weights" else tf.int32
+    assert parsed[name].dtype == expected_dtype, name
+  values = {k: v.numpy() for k, v in parsed.items()}
+  for i, (ids, _, segments, positions, lm_ids, label) in enumerate(cases):
+    n, p = len(ids), len(positions)
+    np.testing.assert_array_equal(values["input_ids"][i], ids + [0] * (seq - n))
+    np.testing.assert_array_equal(values["input_mask"][i], [1] * n + [0] * (seq - n))
+    np.testing.assert_array_equal(values["segment_ids"][i], segments + [0] * (seq - n))
+    np.testing.assert_array_equal(values["masked_lm_positions"][i], positions + [0] * (preds - p))
+    np.testing.assert_array_equal(values["masked_lm_ids"][i], lm_ids + [0] * (preds - p))
+    np.testing.assert_array_equal(values["masked_lm_weights"][i], [1.0] * p + [0.0] * (preds - p))
+    assert values["next_sentence_labels"][i].tolist() == [label]
+
+
+def test_parse_examples_inside_a_dataset_map(tmp_path):
+  encoder = schema.ExampleEncoder(16, 3, 100)
+  path = str(tmp_path / "r.tfrecord")
+  with tf.io.TFRecordWriter(path) as writer:
+    for i in range(6):
+      writer.write(encoder.encode_pair([2, 10 + i, 3, 20, 3], 3, [1], [10 + i], i % 2))
+  ds = tf.data.TFRecordDataset(path).batch(4).map(lambda s: schema.parse_examples(s, 16, 3))
+  batches = list(ds)
+  assert [b["input_ids"].shape[0] for b in batches] == [4, 2]
+  assert batches[0]["masked_lm_ids"][:, 0].numpy().tolist() == [10, 11, 12, 13]
+  assert batches[1]["next_sentence_labels"].numpy().ravel().tolist() == [0, 1]
+
+
+def test_shapes_of_record():
+  encoder = schema.ExampleEncoder(48, 7, 100)
+  record = encoder.encode_pair([2, 5, 3, 6, 3], 3, [1], [5], 0)
+  assert schema.shapes_of_record(record) == (48, 7)
+  # Records of the original writer (tf.train.Example) too.
+  original = reference_bytes([2, 5, 3, 6, 3], [0, 0, 0, 1, 1], [1, 3], [5, 6], 1, 24, 4)
+  assert schema.shapes_of_record(original) == (24, 4)
+
+
+def test_record_missing_a_feature_is_a_clear_error():
+  example = tf.train.Example.FromString(reference_bytes([2, 5, 3, 6, 3], [0, 0, 0, 1, 1],
+                                                        [1], [5], 1, 8, 2))
+  del example.features.feature["masked_lm_weights"]
+  with pytest.raises(ValueError, match="missing features.*masked_lm_weights"):
+    schema.shapes_of_record(example.SerializeToString())
+  not_bert = tf.train.Example(features=tf.train.Features(feature={
+      "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[1]))}))
+  with pytest.raises(ValueError, match="not a BERT pretraining example"):
+    schema.shapes_of_record(not_bert.SerializeToString())
