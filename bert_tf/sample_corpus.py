@@ -41,7 +41,9 @@ def _sentences(docstring):
     if len(text) < 20 or sum(c.isalpha() for c in text) < 0.6 * len(text):
       continue
     for sentence in _SENTENCE_END.split(text):
-      sentence = sentence.strip()
+      # Any Unicode whitespace (form feeds, U+2028, ...) becomes one space:
+      # a sentence stays on its line.
+      sentence = " ".join(sentence.split())
       if len(sentence.split()) >= 3:
         out.append(sentence)
   return out

@@ -1,0 +1,22 @@
+"""The bundled sample corpus is real prose in the original input format."""
+
+from bert_tf import sample_corpus
+
+
+def test_sample_corpus_is_large_enough_and_in_the_original_format(tmp_path):
+  path = str(tmp_path / "corpus.txt")
+  docs, lines, size = sample_corpus.write_corpus(path)
+  text = open(path, encoding="utf-8").read()
+  assert size == len(text.encode("utf-8")) >= 1 << 20  # enough for the demo model to learn
+  documents = [d for d in text.split("\n\n") if d.strip()]
+  assert len(documents) == docs >= 100
+  sentences = [s for d in documents for s in d.split("\n")]
+  assert len(sentences) == lines
+  assert all(s.strip() == s and s for s in sentences), "one non-empty sentence a line"
+  assert not any(s.startswith(">>>") for s in sentences), "code examples left out"
+  words = sum(len(s.split()) for s in sentences)
+  assert words / len(sentences) >= 5  # sentences, not fragments
+  # Deterministic: the same Python gives the same corpus.
+  again = str(tmp_path / "again.txt")
+  sample_corpus.write_corpus(again)
+  assert open(again, encoding="utf-8").read() == text
