@@ -8,7 +8,7 @@ def test_sample_corpus_is_large_enough_and_in_the_original_format(tmp_path):
   docs, lines, size = sample_corpus.write_corpus(path)
   text = open(path, encoding="utf-8").read()
   assert size == len(text.encode("utf-8")) >= 1 << 20  # enough for the demo model to learn
-  documents = [d for d in text.split("\n\n") if d.strip()]
+  documents = [d for d in text.rstrip("\n").split("\n\n") if d.strip()]
   assert len(documents) == docs >= 100
   sentences = [s for d in documents for s in d.split("\n")]
   assert len(sentences) == lines
