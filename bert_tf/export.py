@@ -39,6 +39,7 @@ import uuid
 
 from absl import logging
 import tensorflow as tf
+from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from bert_tf import config as config_lib
 from bert_tf import modeling
@@ -87,27 +88,48 @@ def resolve_checkpoint(checkpoint):
   return checkpoint
 
 
+def _saved_model_variable_count(prefix):
+  """Variables reachable from the checkpoint's `model` object.
+
+  Read from the checkpoint's object graph, not from variable names: a
+  variable is saved once, under its shortest path, which for a training
+  checkpoint is often the optimizer's list of trainable variables.
+  """
+  reader = tf.train.load_checkpoint(prefix)
+  graph = trackable_object_graph_pb2.TrackableObjectGraph()
+  graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
+  roots = [c.node_id for c in graph.nodes[0].children if c.local_name == "model"]
+  seen, stack, count = set(), list(roots), 0
+  while stack:
+    node_id = stack.pop()
+    if node_id in seen:
+      continue
+    seen.add(node_id)
+    node = graph.nodes[node_id]
+    if any(a.name == "VARIABLE_VALUE" for a in node.attributes):
+      count += 1
+    stack.extend(c.node_id for c in node.children)
+  return count
+
+
 def _restore_bert_tf_checkpoint(pretrainer, prefix):
   """Restores a checkpoint written by bert_tf training into `pretrainer`.
 
   Training saves `tf.train.Checkpoint(model=pretrainer, optimizer=..., ...)`;
   only the model is read (the optimizer slots are not needed to serve).
   """
-  model_keys = [
-      name for name, _ in tf.train.list_variables(prefix)
-      if name.startswith("model/") and name.endswith("/.ATTRIBUTES/VARIABLE_VALUE")
-      and ".OPTIMIZER_SLOT" not in name]
-  if not model_keys:
+  num_saved = _saved_model_variable_count(prefix)
+  if not num_saved:
     raise ValueError(
         f"checkpoint {prefix} holds no `model` weights: expected a bert_tf training "
         f"checkpoint (tf.train.Checkpoint(model=...)) or an original TF1 BERT checkpoint")
   # A checkpoint of a deeper model would fill ours without complaint (its
   # extra layers simply go unread), so the weight counts must agree too.
   num_weights = len({id(w) for w in pretrainer.weights})
-  if len(model_keys) != num_weights:
+  if num_saved != num_weights:
     raise ValueError(
         f"checkpoint {prefix} does not match the bert_config: it holds "
-        f"{len(model_keys)} model weights but the model of this config has "
+        f"{num_saved} model weights but the model of this config has "
         f"{num_weights} (check num_hidden_layers)")
   try:
     status = tf.train.Checkpoint(model=pretrainer).read(prefix)

@@ -136,9 +136,10 @@ def main(argv):
 
   t = _stage(5, "export SavedModel")
   export_dir = os.path.join(out, "saved_model")
-  export.export_saved_model(bert_config, model_dir, vocab_file, export_dir,
-                            do_lower_case=True, max_seq_length=128)
-  _done(t, f"{export_dir} (signatures: serving_default/pretraining, encode, fill_mask, next_sentence)")
+  pretrainer, checkpoint = export.load_pretrainer(bert_config, model_dir)
+  export.export_saved_model(pretrainer, vocab_file, True, export_dir, max_seq_length=128)
+  _done(t, f"{checkpoint} -> {export_dir} (signatures: serving_default/pretraining, encode, "
+           "fill_mask, next_sentence)")
 
   t = _stage(6, "fill-mask with the exported model (loaded by stock TensorFlow + tensorflow_text)")
   import tensorflow_text  # noqa: F401  pylint: disable=unused-import
