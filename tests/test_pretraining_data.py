@@ -296,6 +296,7 @@ def test_resume_reuses_complete_shards_and_gives_the_same_bytes(data, caplog):
   (out / "pretrain-00001-of-00003.tfrecord.stats.json").unlink()
   (out / "pretrain-00002-of-00003.tfrecord.tmp").write_bytes(expected[2][:100])
   caplog.set_level(logging.INFO)
+  caplog.set_level(logging.INFO, logger="absl")  # other tests may quiet absl
   manifest = run(data["corpus"], outputs, data["vocab"])
   assert file_bytes(paths) == expected
   assert manifest["run"]["reused_shards"] == 1
