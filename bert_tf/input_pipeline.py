@@ -1,0 +1,221 @@
+"""tf.data input pipeline over pretraining TFRecords (plain or gzip).
+
+Reads what `bert_tf.create_pretraining_data` writes (with its manifest) and
+what the original google-research/bert script writes (no manifest: the
+shapes come from the first record). Files are sharded across input pipelines
+(one per worker under a multi-worker strategy), so each pipeline reads only
+its own files, in parallel, interleaved.
+"""
+
+import dataclasses
+
+import tensorflow as tf
+from absl import logging
+
+from bert_tf import schema
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclasses.dataclass(frozen=True)
+class DataInfo:
+  """What `check_data` learned about a set of record files.
+
+  files: sorted list of file paths; compression: "" or "GZIP";
+  max_seq_length / max_predictions_per_seq: the record shapes;
+  num_instances: from the manifest, None without one.
+  """
+  files: tuple
+  compression: str
+  max_seq_length: int
+  max_predictions_per_seq: int
+  num_instances: object = None
+  manifest: object = None
+
+
+def split_patterns(input_patterns):
+  """Comma-separated string (or list of them) -> list of non-empty globs."""
+  if isinstance(input_patterns, str):
+    input_patterns = [input_patterns]
+  out = []
+  for item in input_patterns:
+    out.extend(p.strip() for p in item.split(",") if p.strip())
+  return out
+
+
+def expand_patterns(input_patterns):
+  """Expands comma-separated globs to a sorted list of files.
+
+  Raises:
+    FileNotFoundError: no pattern given, or a pattern matches no file.
+  """
+  patterns = split_patterns(input_patterns)
+  if not patterns:
+    raise FileNotFoundError("no input file pattern given")
+  files = []
+  for pattern in patterns:
+    matched = tf.io.gfile.glob(pattern)
+    if not matched:
+      raise FileNotFoundError(f"input pattern {pattern!r} matches no files")
+    files.extend(matched)
+  # Sorted and de-duplicated, so every worker sees the same list and the
+  # file sharding is consistent.
+  return sorted(set(files))
+
+
+def compression_of(path):
+  """"GZIP" when the file starts with the gzip magic bytes, else ""."""
+  with tf.io.gfile.GFile(path, "rb") as f:
+    head = f.read(2)
+  return "GZIP" if head == _GZIP_MAGIC else ""
+
+
+def _first_record(path, compression):
+  for record in tf.data.TFRecordDataset(path, compression_type=compression).take(1):
+    return record.numpy()
+  raise ValueError(f"record file {path} holds no records")
+
+
+def _manifest_for(patterns):
+  # Imported here: the manifest module belongs to the data writer side and
+  # training works without it (records of the original script).
+  try:
+    from bert_tf import manifest as manifest_lib
+  except ImportError:  # pragma: no cover - only while the writer is missing
+    logging.warning("bert_tf.manifest is not available; not checking a manifest")
+    return None
+  return manifest_lib.find_manifest(patterns)
+
+
+def check_data(input_patterns, max_seq_length, max_predictions_per_seq,
+               vocab_size=None, use_manifest=True):
+  """Finds the record files and checks them against the training settings.
+
+  The manifest (when the data writer left one) is checked for
+  max_seq_length, max_predictions_per_seq and the vocab size; the first
+  record's shapes are checked always, so records of the original script
+  (no manifest) are checked too.
+
+  Args:
+    input_patterns: comma-separated globs (str) or a list of them.
+    max_seq_length, max_predictions_per_seq: int, from the flags.
+    vocab_size: int, the model's vocab_size (config), or None to skip.
+  Returns:
+    DataInfo.
+  Raises:
+    FileNotFoundError: a pattern matching nothing.
+    ValueError: one line naming the mismatching setting and both values.
+  """
+  files = expand_patterns(input_patterns)
+  manifest = _manifest_for(split_patterns(input_patterns)) if use_manifest else None
+  num_instances = None
+  compression = None
+  if manifest:
+    flags = manifest.get("flags", {})
+    source = manifest.get("path", f"the manifest of {files[0]}")
+    for name, want in (("max_seq_length", max_seq_length),
+                       ("max_predictions_per_seq", max_predictions_per_seq)):
+      have = flags.get(name)
+      if have is not None and int(have) != int(want):
+        raise ValueError(
+            f"--{name}={want} but the records were written with {name}={have} ({source})")
+    vocab = manifest.get("vocab", {})
+    have_vocab = vocab.get("size")
+    if vocab_size is not None and have_vocab is not None and int(have_vocab) != vocab_size:
+      raise ValueError(
+          f"the records' vocab has {vocab['size']} tokens ({vocab.get('path', source)}) "
+          f"but the model config has vocab_size={vocab_size}")
+    num_instances = manifest.get("counts", {}).get("instances")
+    if "compression" in manifest:
+      compression = "GZIP" if str(manifest["compression"]).upper() == "GZIP" else ""
+  if compression is None:
+    compression = compression_of(files[0])
+  seq, preds = schema.shapes_of_record(_first_record(files[0], compression))
+  for name, want, have in (("max_seq_length", max_seq_length, seq),
+                           ("max_predictions_per_seq", max_predictions_per_seq, preds)):
+    if have != want:
+      raise ValueError(f"--{name}={want} but the records in {files[0]} have {name}={have}")
+  return DataInfo(files=tuple(files), compression=compression, max_seq_length=seq,
+                  max_predictions_per_seq=preds, num_instances=num_instances,
+                  manifest=manifest)
+
+
+def make_dataset(files, batch_size, max_seq_length, max_predictions_per_seq,
+                 is_training, compression="", input_context=None, seed=None,
+                 shuffle_buffer=10000, cycle_length=8):
+  """Builds the tf.data pipeline of parsed, batched features.
+
+  Args:
+    files: list of record file paths (all pipelines get the same list).
+    batch_size: int, the batch of *this pipeline* (per replica under
+      `distribute_datasets_from_function`: pass
+      `input_context.get_per_replica_batch_size(global_batch)`).
+    is_training: shuffle files and records and repeat forever; otherwise
+      read the files in order, once.
+    compression: "" or "GZIP".
+    input_context: tf.distribute.InputContext or None; files are sharded by
+      `input_pipeline_id` (records are, when there are fewer files than
+      pipelines).
+  Returns:
+    tf.data.Dataset of dicts as `schema.parse_examples` returns, with static
+    batch dimension `batch_size` (drop_remainder=True, as TPUs and XLA want).
+  """
+  files = list(files)
+  num_pipelines = input_context.num_input_pipelines if input_context else 1
+  pipeline_id = input_context.input_pipeline_id if input_context else 0
+  ds = tf.data.Dataset.from_tensor_slices(files)
+  shard_records = False
+  if num_pipelines > 1:
+    if len(files) >= num_pipelines:
+      ds = ds.shard(num_pipelines, pipeline_id)
+    else:
+      logging.warning("%d record files for %d input pipelines: sharding by record "
+                      "(every pipeline reads every file); write more shards",
+                      len(files), num_pipelines)
+      shard_records = True
+  if is_training:
+    ds = ds.shuffle(len(files), seed=seed, reshuffle_each_iteration=True).repeat()
+    ds = ds.interleave(
+        lambda f: tf.data.TFRecordDataset(f, compression_type=compression),
+        cycle_length=max(1, min(cycle_length, len(files))),
+        # Deterministic: a seeded run reads the same batches every time (and
+        # on any strategy); parallel reads still overlap.
+        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    if shard_records:
+      ds = ds.shard(num_pipelines, pipeline_id)
+    ds = ds.shuffle(shuffle_buffer, seed=seed)
+  else:
+    ds = tf.data.TFRecordDataset(ds, compression_type=compression)
+    if shard_records:
+      ds = ds.shard(num_pipelines, pipeline_id)
+  ds = ds.batch(batch_size, drop_remainder=True)
+  # Parsing a whole batch at once is much faster than record by record.
+  ds = ds.map(lambda serialized: schema.parse_examples(
+      serialized, max_seq_length, max_predictions_per_seq),
+              num_parallel_calls=tf.data.AUTOTUNE)
+  return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def distributed_dataset(strategy, info, global_batch_size, is_training, seed=None,
+                        shuffle_buffer=10000):
+  """`make_dataset` under a strategy: one pipeline per input pipeline id.
+
+  Args:
+    strategy: tf.distribute.Strategy.
+    info: DataInfo from `check_data`.
+    global_batch_size: int, divisible by strategy.num_replicas_in_sync.
+  Returns:
+    tf.distribute.DistributedDataset of per-replica feature dicts.
+  """
+  if global_batch_size % strategy.num_replicas_in_sync:
+    raise ValueError(f"batch size {global_batch_size} is not divisible by the "
+                     f"{strategy.num_replicas_in_sync} replicas")
+
+  def dataset_fn(input_context):
+    return make_dataset(
+        info.files, input_context.get_per_replica_batch_size(global_batch_size),
+        info.max_seq_length, info.max_predictions_per_seq, is_training,
+        compression=info.compression, input_context=input_context, seed=seed,
+        shuffle_buffer=shuffle_buffer)
+
+  return strategy.distribute_datasets_from_function(dataset_fn)

@@ -1,0 +1,173 @@
+"""Tests of the run_pretraining entry point: flags (original names and
+defaults, --flagfile), one-line errors, SIGTERM and SIGKILL in a subprocess,
+and a slow end-to-end run through main() checking TensorBoard scalars and
+eval_results.txt."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import tensorflow as tf
+
+from bert_tf import run_pretraining
+from bert_tf import training
+from test_training import tiny_bert_config, write_records
+
+FLAGS = run_pretraining.FLAGS
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture
+def setup(tmp_path):
+  write_records(tmp_path / "train.tfrecord", 64, seed=1)
+  write_records(tmp_path / "heldout.tfrecord", 24, seed=2)
+  tiny_bert_config().to_json_file(str(tmp_path / "bert_config.json"))
+  return tmp_path
+
+
+@pytest.fixture(autouse=True)
+def _reset_flags():
+  yield
+  FLAGS.unparse_flags()
+
+
+def _parse(argv):
+  FLAGS.unparse_flags()
+  FLAGS(["run_pretraining"] + argv)
+
+
+def _common(tmp_path):
+  return [f"--bert_config_file={tmp_path / 'bert_config.json'}",
+          f"--input_file={tmp_path / 'train.tfrecord'}", f"--output_dir={tmp_path / 'out'}",
+          "--max_seq_length=32", "--max_predictions_per_seq=5"]
+
+
+def test_flags_keep_the_original_names_and_defaults_and_flagfile_works(setup):
+  flagfile = setup / "run.flags"
+  flagfile.write_text("\n".join(_common(setup) + ["--do_train", "--train_batch_size=16",
+                                                  "--optimizer=lamb"]) + "\n")
+  _parse([f"--flagfile={flagfile}", "--num_train_steps=7"])
+  config, bert_config = run_pretraining.config_from_flags()
+  assert bert_config == tiny_bert_config()
+  assert (config.train_batch_size, config.num_train_steps, config.optimizer) == (16, 7, "lamb")
+  # The original's defaults.
+  assert (config.eval_batch_size, config.learning_rate, config.num_warmup_steps,
+          config.save_checkpoints_steps, config.iterations_per_loop, config.max_eval_steps) == (
+              8, 5e-5, 10000, 1000, 1000, 100)
+  assert config.strategy == "" and config.mixed_precision == "none" and not config.do_eval
+  _parse(_common(setup) + ["--do_train", "--use_tpu", "--tpu_name=my-tpu", "--num_tpu_cores=8"])
+  config, _ = run_pretraining.config_from_flags()
+  assert (config.strategy, config.tpu_name) == ("tpu", "my-tpu")
+
+
+def test_bad_input_is_one_line_error(setup):
+  _parse(_common(setup)[:1] + [f"--input_file={setup / 'nothing*.tfrecord'}",
+                               f"--output_dir={setup / 'out'}", "--do_train"])
+  with pytest.raises(SystemExit, match=r"^bert_tf: error: input pattern .*nothing\*"):
+    run_pretraining.main(["run_pretraining"])
+  _parse(_common(setup))
+  with pytest.raises(Exception, match="do_train or --do_eval"):
+    run_pretraining.main(["run_pretraining"])
+  _parse(_common(setup) + ["--do_train", "--strategy=tpu", "--tpu_name=local"])
+  start = time.time()
+  with pytest.raises(SystemExit, match="--strategy=tpu: no TPU found"):
+    run_pretraining.main(["run_pretraining"])
+  assert time.time() - start < 10
+
+
+def _start(tmp_path, extra, log_name):
+  log = open(tmp_path / log_name, "w")
+  env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+  proc = subprocess.Popen(
+      [sys.executable, "-m", "bert_tf.run_pretraining"] + _common(tmp_path) + [
+          "--do_train", "--num_train_steps=100000", "--train_batch_size=8",
+          "--iterations_per_loop=2", "--log_steps=2", "--learning_rate=1e-3"] + extra,
+      stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+  return proc, tmp_path / log_name
+
+
+def _wait_for(proc, log, pattern, timeout=120):
+  deadline = time.time() + timeout
+  while time.time() < deadline:
+    text = log.read_text()
+    match = re.search(pattern, text)
+    if match:
+      return match
+    if proc.poll() is not None:
+      pytest.fail(f"exited {proc.returncode} before {pattern!r}:\n{text[-3000:]}")
+    time.sleep(0.2)
+  proc.kill()
+  pytest.fail(f"timed out waiting for {pattern!r}:\n{log.read_text()[-3000:]}")
+
+
+def test_sigterm_saves_a_checkpoint_and_exits_cleanly(setup):
+  proc, log = _start(setup, ["--save_checkpoints_steps=1000"], "term.log")
+  _wait_for(proc, log, r"step 4/100000")
+  proc.send_signal(signal.SIGTERM)
+  assert proc.wait(timeout=60) == 0, log.read_text()[-3000:]
+  step = int(re.search(r"SIGTERM: saved step (\d+)", log.read_text()).group(1))
+  assert step >= 4
+  assert tf.train.latest_checkpoint(str(setup / "out")).endswith(f"ckpt-{step}")
+
+
+@pytest.mark.slow
+def test_sigkill_loses_at_most_one_save_interval_and_the_command_resumes(setup):
+  proc, log = _start(setup, ["--save_checkpoints_steps=4"], "kill.log")
+  _wait_for(proc, log, r"Saved checkpoint .*ckpt-8")
+  last_logged = max(int(s) for s in re.findall(r"step (\d+)/100000", log.read_text()))
+  proc.send_signal(signal.SIGKILL)
+  proc.wait(timeout=30)
+  latest = tf.train.latest_checkpoint(str(setup / "out"))
+  saved = int(latest.rsplit("-", 1)[1])
+  assert last_logged - saved <= 4
+  # The same command again resumes from that step.
+  proc, log = _start(setup, ["--save_checkpoints_steps=4"], "resume.log")
+  _wait_for(proc, log, rf"Resumed from .*ckpt-{saved} at step {saved}")
+  _wait_for(proc, log, rf"step {saved + 2}/100000")
+  proc.send_signal(signal.SIGTERM)
+  assert proc.wait(timeout=60) == 0
+
+
+def _scalar_tags(directory):
+  tags = set()
+  for path in tf.io.gfile.glob(os.path.join(directory, "events.out.tfevents.*")):
+    for event in tf.compat.v1.train.summary_iterator(path):
+      tags.update(v.tag for v in event.summary.value)
+  return tags
+
+
+@pytest.mark.slow
+def test_main_end_to_end_writes_summaries_and_eval_results(setup):
+  _parse(_common(setup) + [
+      "--do_train", "--do_eval", f"--eval_input_file={setup / 'heldout.tfrecord'}",
+      "--train_batch_size=8", "--eval_batch_size=8", "--num_train_steps=4",
+      "--num_warmup_steps=1", "--save_checkpoints_steps=2", "--iterations_per_loop=2",
+      "--log_steps=2", "--max_eval_steps=2", "--learning_rate=1e-3"])
+  assert run_pretraining.main(["run_pretraining"]) == 0
+  out = setup / "out"
+  train_tags = _scalar_tags(str(out / "train"))
+  assert {"loss", "masked_lm_loss", "next_sentence_loss", "masked_lm_accuracy",
+          "next_sentence_accuracy", "learning_rate", "gradient_norm",
+          "examples_per_second", "tokens_per_second"} <= train_tags
+  assert {"loss", "masked_lm_loss", "next_sentence_loss", "masked_lm_accuracy",
+          "next_sentence_accuracy"} <= _scalar_tags(str(out / "eval"))
+  lines = (out / "eval_results.txt").read_text().splitlines()
+  values = dict(line.split(" = ") for line in lines)
+  assert sorted(values) == sorted(training.EVAL_KEYS)
+  assert values["global_step"] == "4"
+  assert 0.0 <= float(values["masked_lm_accuracy"]) <= 1.0
+  assert tf.train.latest_checkpoint(str(out)).endswith("ckpt-4")
+
+
+@pytest.mark.parametrize("flagfile", sorted(
+    f for f in os.listdir(os.path.join(REPO, "configs")) if f.endswith(".flags")))
+def test_recipe_flagfiles_parse(flagfile, monkeypatch):
+  monkeypatch.chdir(REPO)
+  _parse([f"--flagfile=configs/{flagfile}"])
+  config, bert_config = run_pretraining.config_from_flags()
+  assert config.strategy == "tpu" and config.do_train
+  assert bert_config.hidden_size == 768
