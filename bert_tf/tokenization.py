@@ -105,6 +105,32 @@ def _is_split_space(ch):
 
 
 @functools.lru_cache(maxsize=None)
+def _code_point_flags():
+  """Per code point (numpy bool arrays over 0..sys.maxunicode): the kinds the
+  rules use, computed from this Python's `unicodedata` in bulk (C-level maps,
+  numpy), the same predicates as the per-character functions above."""
+  n = sys.maxunicode + 1
+  cp = np.arange(n)
+  chars = list(map(chr, range(n)))
+  cats = np.array(list(map(unicodedata.category, chars)))
+  first = cats.astype("<U1")
+  isspace = np.zeros(n, bool)
+  isspace[[ord(c) for c in filter(str.isspace, chars)]] = True
+  cjk = np.zeros(n, bool)
+  for lo, hi in _CJK_RANGES:
+    cjk[lo:hi + 1] = True
+  punct = first == "P"
+  for lo, hi in _ASCII_PUNCT_RANGES:
+    punct[lo:hi + 1] = True
+  tab_nl_cr = np.isin(cp, (9, 10, 13))
+  dropped = (cp == 0) | (cp == 0xFFFD) | ((first == "C") & ~tab_nl_cr)
+  whitespace = (cp == 32) | tab_nl_cr | (cats == "Zs")
+  split_space = whitespace | (isspace & ~dropped)
+  return {"cats": cats, "first": first, "cjk": cjk, "punct": punct, "dropped": dropped,
+          "split_space": split_space, "mn": cats == "Mn", "chars": chars}
+
+
+@functools.lru_cache(maxsize=None)
 def _regex_classes():
   """RE2 character classes of the code points of each kind the rules use.
 
@@ -115,43 +141,21 @@ def _regex_classes():
   Returns:
     dict kind -> "[...]" with kinds dropped, non_ascii_space, punct, mn, cjk.
   """
-  kinds = ("dropped", "non_ascii_space", "punct", "mn", "cjk")
-  ranges = {kind: [] for kind in kinds}
-  cjk = bytearray(sys.maxunicode + 1)
-  for lo, hi in _CJK_RANGES:
-    cjk[lo:hi + 1] = b"\x01" * (hi + 1 - lo)
-  category = unicodedata.category
-
-  def flags_of(cp):
-    ch = chr(cp)
-    cat = category(ch)
-    if cat == "Cn":  # most of the code space: unassigned, dropped
-      return (True, False, False, False, bool(cjk[cp]))
-    dropped = _is_dropped(ch)
-    # ASCII whitespace is left to tf.strings.split.
-    space = cp > 127 and (_is_whitespace(ch) or (ch.isspace() and not dropped))
-    return (dropped, space, _is_punctuation(ch), cat == "Mn", bool(cjk[cp]))
-
-  # Run-length over code points: the flags change rarely.
-  code_points = list(range(0xD800)) + list(range(0xE000, sys.maxunicode + 1))
-  run_start, run_flags, prev = 0, flags_of(0), 0
-  for cp in code_points[1:] + [None]:
-    flags = None if cp is None else flags_of(cp)
-    if flags == run_flags and cp == prev + 1:
-      prev = cp
-      continue
-    for kind, flag in zip(kinds, run_flags):
-      if flag:
-        kind_ranges = ranges[kind]
-        if kind_ranges and kind_ranges[-1][1] == run_start - 1:
-          kind_ranges[-1][1] = prev
-        else:
-          kind_ranges.append([run_start, prev])
-    run_start, run_flags, prev = cp, flags, cp
+  f = _code_point_flags()
+  n = len(f["cats"])
+  unassigned = f["cats"] == "Cn"  # most of the code space: dropped, nothing else
+  surrogate = np.zeros(n, bool)
+  surrogate[0xD800:0xE000] = True  # never in UTF-8 text
+  # ASCII whitespace is left to tf.strings.split.
+  non_ascii_space = f["split_space"] & (np.arange(n) > 127) & ~unassigned
+  masks = {"dropped": f["dropped"], "non_ascii_space": non_ascii_space,
+           "punct": f["punct"] & ~unassigned, "mn": f["mn"], "cjk": f["cjk"]}
   classes = {}
-  for kind, kind_ranges in ranges.items():
+  for kind, mask in masks.items():
+    edges = np.diff(np.concatenate([[0], (mask & ~surrogate).astype(np.int8), [0]]))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
     parts = [f"\\x{{{lo:X}}}" if lo == hi else f"\\x{{{lo:X}}}-\\x{{{hi:X}}}"
-             for lo, hi in kind_ranges]
+             for lo, hi in zip(starts.tolist(), ends.tolist())]
     classes[kind] = "[" + "".join(parts) + "]"
   return classes
 
@@ -177,16 +181,15 @@ def _lowercase_problems():
     ICU knows with the same role in the final-sigma rule ("a": cased,
     U+200B: case-ignorable, U+E100 private use: neither).
   """
-  candidates = []
-  category = unicodedata.category
-  for cp in range(sys.maxunicode + 1):
-    ch = chr(cp)
-    cat = category(ch)  # "Cs" for surrogates
-    if cat[0] == "C" or (cat == "Lo" and not (ch.islower() or ch.isupper())):
-      continue
-    if _is_cjk(cp) or _is_dropped(ch) or _is_split_space(ch):
-      continue
-    candidates.append(ch)
+  f = _code_point_flags()
+  keep = ~((f["first"] == "C") | f["cjk"] | f["dropped"] | f["split_space"])
+  chars = f["chars"]
+  # Of the other letters (Lo), only cased ones.
+  for cp in np.flatnonzero(keep & (f["cats"] == "Lo")).tolist():
+    ch = chars[cp]
+    if not (ch.islower() or ch.isupper()):
+      keep[cp] = False
+  candidates = [chars[cp] for cp in np.flatnonzero(keep).tolist()]
   contexts = ("{}", "\u0391\u03a3{}", "\u0391\u03a3{}\u03b2", "{}\u03a3",
               "\u03b1{}\u03a3")
   probes = [c.format(ch) for ch in candidates for c in contexts]
