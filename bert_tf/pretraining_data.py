@@ -509,7 +509,16 @@ def _check_writable(paths):
                             f"{str(e).splitlines()[0] if str(e) else ''}") from None
 
 
-def _map_blocks(blocks, tokenizer, options, masking_vocab, num_workers):
+def _start_pool(num_workers, options, masking_vocab):
+  """Worker processes for the passes; started first, so that their start-up
+  overlaps this process's (vocab, input scan, tokenizer)."""
+  if num_workers <= 1:
+    return None
+  ctx = multiprocessing.get_context("spawn")
+  return ctx.Pool(num_workers, initializer=_init_worker, initargs=(options, masking_vocab))
+
+
+def _map_blocks(blocks, tokenizer, options, masking_vocab, pool):
   """Yields (block index, records, stats) for `blocks`, in order.
 
   This process reads and tokenizes each block (tf-text, C++); each of the
@@ -517,7 +526,7 @@ def _map_blocks(blocks, tokenizer, options, masking_vocab, num_workers):
   blocks are in flight, so memory does not grow with the corpus.
   """
   num_buckets = options.max_seq_length // HISTOGRAM_BUCKET + 1
-  if num_workers <= 1:
+  if pool is None:
     encoder = schema.ExampleEncoder(options.max_seq_length, options.max_predictions_per_seq,
                                     masking_vocab.size)
     for block in blocks:
@@ -525,9 +534,8 @@ def _map_blocks(blocks, tokenizer, options, masking_vocab, num_workers):
       records, stats = block_records(tokenized, options, masking_vocab, encoder)
       yield block.index, records, stats
     return
-  ctx = multiprocessing.get_context("spawn")
   in_flight = collections.deque()
-  max_in_flight = 2 * num_workers + options.dupe_factor
+  max_in_flight = 2 * pool._processes + options.dupe_factor  # pylint: disable=protected-access
 
   def finish_oldest():
     tokenized, documents_count, sentences_count, futures = in_flight.popleft()
@@ -542,16 +550,15 @@ def _map_blocks(blocks, tokenizer, options, masking_vocab, num_workers):
     stats.undecodable_bytes = tokenized.undecodable_bytes
     return tokenized.index, shuffle_block(results, tokenized.index, options.random_seed), stats
 
-  with ctx.Pool(num_workers, initializer=_init_worker, initargs=(options, masking_vocab)) as pool:
-    for block in blocks:
-      tokenized = tokenize_block(block, tokenizer)
-      futures = [pool.apply_async(_run_pass, (tokenized, p)) for p in range(options.dupe_factor)]
-      in_flight.append((tokenized, len(tokenized.document_splits) - 1,
-                        len(tokenized.sentence_splits) - 1, futures))
-      while sum(len(f[3]) for f in in_flight) > max_in_flight:
-        yield finish_oldest()
-    while in_flight:
+  for block in blocks:
+    tokenized = tokenize_block(block, tokenizer)
+    futures = [pool.apply_async(_run_pass, (tokenized, p)) for p in range(options.dupe_factor)]
+    in_flight.append((tokenized, len(tokenized.document_splits) - 1,
+                      len(tokenized.sentence_splits) - 1, futures))
+    while sum(len(f[3]) for f in in_flight) > max_in_flight:
       yield finish_oldest()
+  while in_flight:
+    yield finish_oldest()
 
 
 def create_pretraining_data(input_patterns, outputs, vocab_file, options,
@@ -568,13 +575,25 @@ def create_pretraining_data(input_patterns, outputs, vocab_file, options,
   Returns:
     The manifest dict (also written beside the records).
   """
+  from bert_tf import tokenization
+  options.validate()
+  vocab = tokenization.load_vocab(vocab_file)  # names missing special tokens
+  pool = _start_pool(num_workers, options, masking_vocab_of(vocab))
+  try:
+    return _create(input_patterns, outputs, vocab, options, num_workers, pool)
+  finally:
+    if pool is not None:
+      pool.terminate()
+      pool.join()
+
+
+def _create(input_patterns, outputs, vocab, options, num_workers, pool):
+  """create_pretraining_data, with the vocab loaded and the workers started."""
   import tensorflow as tf
   from bert_tf import manifest as manifest_lib
   from bert_tf import tokenization
 
   started = time.time()
-  options.validate()
-  vocab = tokenization.load_vocab(vocab_file)  # names missing special tokens
   tokenizer = tokenization.Tokenizer(vocab, options.do_lower_case)
   masking_vocab = masking_vocab_of(vocab)
   files = expand_inputs(input_patterns)
@@ -596,7 +615,7 @@ def create_pretraining_data(input_patterns, outputs, vocab_file, options,
     tmp_paths = [f"{p}.tmp-bert_tf" for p in paths]
     writers = [tf.io.TFRecordWriter(p, options=compression) for p in tmp_paths]
     n = 0
-    for index, records, stats in _map_blocks(blocks, tokenizer, options, masking_vocab, num_workers):
+    for index, records, stats in _map_blocks(blocks, tokenizer, options, masking_vocab, pool):
       for record in records:
         writers[n % len(writers)].write(record)
         n += 1
@@ -647,7 +666,7 @@ def create_pretraining_data(input_patterns, outputs, vocab_file, options,
 
     for k in [k for k in pending if remaining[k] == 0]:
       finish(k)
-    for index, records, stats in _map_blocks(todo, tokenizer, options, masking_vocab, num_workers):
+    for index, records, stats in _map_blocks(todo, tokenizer, options, masking_vocab, pool):
       k = shard_of_block[index]
       if k not in writers:
         writers[k] = tf.io.TFRecordWriter(paths[k] + ".tmp", options=compression)
