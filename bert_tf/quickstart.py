@@ -128,7 +128,9 @@ def main(argv):
       learning_rate=1e-3, num_train_steps=FLAGS.train_steps,
       num_warmup_steps=FLAGS.train_steps // 10, save_checkpoints_steps=500,
       iterations_per_loop=100, log_steps=100, max_eval_steps=20)
+  logging.set_verbosity(logging.INFO)  # the loop's progress lines: losses, rate, ETA
   result = training.run(train_config, bert_config)
+  logging.set_verbosity(logging.WARNING)
   ev = result["eval"]
   _done(t, f"step {result['global_step']}: held-out masked-LM accuracy "
            f"{ev['masked_lm_accuracy']:.3f}, NSP accuracy {ev['next_sentence_accuracy']:.3f}, "

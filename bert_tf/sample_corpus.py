@@ -22,7 +22,7 @@ import warnings
 
 # Modules that start things, print, or are platform-specific on import.
 _SKIP = re.compile(r"^(__main__|antigravity|this|idlelib|tkinter|turtle|turtledemo|"
-                   r"test|lib2to3|ensurepip|venv|msilib|winreg|winsound|_.*)($|\.)")
+                   r"test.*|lib2to3|ensurepip|venv|msilib|winreg|winsound|_.*)($|\.)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])")
 _CODE_LINE = re.compile(r"^\s*(>>>|\.\.\.|[-=~+*#|]{3,}|\$ |%)")
 
