@@ -53,12 +53,13 @@ def _done(start, text):
 
 def split_corpus(corpus, train_path, heldout_path, every=10):
   """Every `every`-th document goes to the held-out file."""
-  with open(corpus, encoding="utf-8") as f:
+  import tensorflow as tf
+  with tf.io.gfile.GFile(corpus, "r") as f:
     documents = [d for d in f.read().split("\n\n") if d.strip()]
   train = [d for i, d in enumerate(documents) if i % every != every - 1]
   held = [d for i, d in enumerate(documents) if i % every == every - 1]
   for path, docs in ((train_path, train), (heldout_path, held)):
-    with open(path, "w", encoding="utf-8") as f:
+    with tf.io.gfile.GFile(path, "w") as f:
       f.write("\n\n".join(d.strip("\n") for d in docs) + "\n")
   return len(train), len(held)
 
@@ -81,13 +82,14 @@ def main(argv):
 
   t = _stage(1, "sample corpus")
   corpus = FLAGS.corpus
-  if not os.path.exists(corpus):
+  if not tf.io.gfile.exists(corpus):
+    # The generator writes a local file (it runs without TensorFlow).
     os.makedirs(os.path.dirname(corpus) or ".", exist_ok=True)
     docs, lines, size = sample_corpus.write_corpus(corpus)
     _done(t, f"generated {corpus} from the standard library's docstrings: "
              f"{docs} documents, {lines} sentences, {size / 1e6:.2f} MB")
   else:
-    _done(t, f"using {corpus} ({os.path.getsize(corpus) / 1e6:.2f} MB)")
+    _done(t, f"using {corpus} ({tf.io.gfile.stat(corpus).length / 1e6:.2f} MB)")
   train_txt, held_txt = os.path.join(out, "train.txt"), os.path.join(out, "heldout.txt")
   n_train, n_held = split_corpus(corpus, train_txt, held_txt)
   print(f"    split by document: {n_train} for training, {n_held} held out")
