@@ -83,8 +83,6 @@ def main(argv):
   t = _stage(1, "sample corpus")
   corpus = FLAGS.corpus
   if not tf.io.gfile.exists(corpus):
-    # The generator writes a local file (it runs without TensorFlow).
-    os.makedirs(os.path.dirname(corpus) or ".", exist_ok=True)
     docs, lines, size = sample_corpus.write_corpus(corpus)
     _done(t, f"generated {corpus} from the standard library's docstrings: "
              f"{docs} documents, {lines} sentences, {size / 1e6:.2f} MB")

@@ -113,10 +113,14 @@ def write_corpus(path, min_bytes=1 << 20):
   if len(data) < min_bytes:
     raise RuntimeError(f"sample corpus has only {len(data)} bytes (< {min_bytes}); "
                        "this Python's standard library has too few docstrings")
+  import tensorflow as tf  # gfile, so the corpus can go to gs:// too
+  parent = path.rsplit("/", 1)[0] if "/" in path else ""
+  if parent:
+    tf.io.gfile.makedirs(parent)
   tmp = path + ".tmp"
-  with open(tmp, "wb") as f:
+  with tf.io.gfile.GFile(tmp, "wb") as f:
     f.write(data)
-  os.replace(tmp, path)
+  tf.io.gfile.rename(tmp, path, overwrite=True)
   return len(documents), sum(len(d) for d in documents), len(data)
 
 
