@@ -24,12 +24,17 @@ def manifest_path_for_file(output_file):
   return output_file + ".manifest.json"
 
 
-def write_manifest(manifest, path):
-  """Writes `manifest` (a dict) to `path` atomically (temp name, rename)."""
+def write_json(obj, path):
+  """Writes `obj` as JSON to `path` atomically (temp name, rename)."""
   tmp = path + ".tmp"
   with tf.io.gfile.GFile(tmp, "w") as f:
-    f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    f.write(json.dumps(obj, indent=1, sort_keys=True) + "\n")
   tf.io.gfile.rename(tmp, path, overwrite=True)
+
+
+def write_manifest(manifest, path):
+  """Writes `manifest` (a dict) to `path` atomically."""
+  write_json(manifest, path)
 
 
 def read_manifest(path):

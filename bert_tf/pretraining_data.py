@@ -698,11 +698,8 @@ def _create(input_patterns, outputs, vocab, options, num_workers, pool):
 
 
 def _write_json(path, obj):
-  import tensorflow as tf
-  tmp = path + ".tmp"
-  with tf.io.gfile.GFile(tmp, "w") as f:
-    f.write(json.dumps(obj, sort_keys=True))
-  tf.io.gfile.rename(tmp, path, overwrite=True)
+  from bert_tf import manifest as manifest_lib
+  manifest_lib.write_json(obj, path)
 
 
 def build_manifest(files, paths, outputs, vocab, options, total, elapsed, num_workers, reused):
