@@ -32,6 +32,8 @@ setuptools.setup(
             "bert_tf_export_saved_model=bert_tf.export_saved_model:run",
             "bert_tf_predict=bert_tf.predict:run",
             "bert_tf_quickstart=bert_tf.quickstart:run",
+            "bert_tf_inspect_records=bert_tf.inspect_records:run",
+            "bert_tf_sample_corpus=bert_tf.sample_corpus:run",
         ],
     },
 )

@@ -29,6 +29,7 @@ from absl import logging
 import tensorflow as tf
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner_lib
 
+from bert_tf import cli
 from bert_tf import tokenization
 
 _READ_CHUNK_BYTES = 16 << 20
@@ -293,29 +294,28 @@ def write_vocab(tokens, path):
 # Entry point
 # ----------------------------------------------------------------------------
 
-def _define_flags():
-  """Registers the flags; called by run() only, so that importing this module
-  (for its library functions) does not clash with other entry points' flags."""
+def define_flags(flag_values):
+  """The tool's flags (see bert_tf.cli: defined when it runs, not at import)."""
+  f = flag_values
   flags.DEFINE_string("input_file", None,
-                      "Comma-separated glob(s) of text files, one sentence a line.")
-  flags.DEFINE_string("vocab_file", None, "Output vocab file.")
+                      "Comma-separated glob(s) of text files, one sentence a line.", flag_values=f)
+  flags.DEFINE_string("vocab_file", None, "Output vocab file.", flag_values=f)
   flags.DEFINE_integer("vocab_size", 30522,
-                       "Most tokens in the vocab (special and unused included).")
-  flags.DEFINE_bool("do_lower_case", True, "Lower-case and strip accents.")
+                       "Most tokens in the vocab (special and unused included).", flag_values=f)
+  flags.DEFINE_bool("do_lower_case", True, "Lower-case and strip accents.", flag_values=f)
   flags.DEFINE_integer("min_frequency", 1,
-                       "Least count of a learned multi-character token.")
-  flags.DEFINE_integer("max_lines", 0, "Read at most this many lines (0: all).")
-  flags.DEFINE_integer("num_unused", 0, "Number of [unused{i}] tokens to reserve.")
+                       "Least count of a learned multi-character token.", flag_values=f)
+  flags.DEFINE_integer("max_lines", 0, "Read at most this many lines (0: all).", flag_values=f)
+  flags.DEFINE_integer("num_unused", 0, "Number of [unused{i}] tokens to reserve.", flag_values=f)
   flags.DEFINE_integer("max_token_length", 50,
-                       "Longest learned token, in characters.")
+                       "Longest learned token, in characters.", flag_values=f)
 
 
 FLAGS = flags.FLAGS
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+  del argv
   if not FLAGS.input_file:
     raise app.UsageError("--input_file is required")
   if not FLAGS.vocab_file:
@@ -324,21 +324,17 @@ def main(argv):
     raise app.UsageError(f"--vocab_size={FLAGS.vocab_size} must be positive")
   if FLAGS.max_lines < 0:
     raise app.UsageError(f"--max_lines={FLAGS.max_lines} must be >= 0")
-  try:
-    tokens = build_vocab(FLAGS.input_file, FLAGS.vocab_size, FLAGS.do_lower_case,
-                         min_frequency=FLAGS.min_frequency,
-                         max_lines=FLAGS.max_lines or None,
-                         num_unused=FLAGS.num_unused,
-                         max_token_length=FLAGS.max_token_length)
-  except (FileNotFoundError, ValueError) as e:
-    raise SystemExit(f"bert_tf: error: {e}") from None
+  tokens = build_vocab(FLAGS.input_file, FLAGS.vocab_size, FLAGS.do_lower_case,
+                       min_frequency=FLAGS.min_frequency,
+                       max_lines=FLAGS.max_lines or None,
+                       num_unused=FLAGS.num_unused,
+                       max_token_length=FLAGS.max_token_length)
   write_vocab(tokens, FLAGS.vocab_file)
   logging.info("wrote %d tokens to %s", len(tokens), FLAGS.vocab_file)
 
 
 def run():
-  _define_flags()
-  app.run(main)
+  cli.run(main, define_flags)
 
 
 if __name__ == "__main__":

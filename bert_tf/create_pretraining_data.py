@@ -12,41 +12,44 @@ New: --output_dir with --num_output_shards (resumable shards), --num_workers,
 from, and the unit of work).
 """
 
-import sys
-
 from absl import app
 from absl import flags
 from absl import logging
 
+from bert_tf import cli
 from bert_tf import pretraining_data
 
 FLAGS = flags.FLAGS
 
-# The original's flags.
-flags.DEFINE_string("input_file", None, "Input raw text file (or comma-separated list of files; globs allowed).")
-flags.DEFINE_string("output_file", None, "Output TF example file (or comma-separated list of files; instances dealt round-robin).")
-flags.DEFINE_string("vocab_file", None, "The vocabulary file that the BERT model was trained on.")
-flags.DEFINE_bool("do_lower_case", True, "Whether to lower case the input text. Should be True for uncased models.")
-flags.DEFINE_bool("do_whole_word_mask", False, "Whether to use whole word masking rather than per-WordPiece masking.")
-flags.DEFINE_integer("max_seq_length", 128, "Maximum sequence length.")
-flags.DEFINE_integer("max_predictions_per_seq", 20, "Maximum number of masked LM predictions per sequence.")
-flags.DEFINE_integer("random_seed", 12345, "Random seed for data generation.")
-flags.DEFINE_integer("dupe_factor", 10, "Number of times to duplicate the input data (with different masks).")
-flags.DEFINE_float("masked_lm_prob", 0.15, "Masked LM probability.")
-flags.DEFINE_float("short_seq_prob", 0.1, "Probability of creating sequences which are shorter than the maximum length.")
-# New.
-flags.DEFINE_string("output_dir", None, "Write --num_output_shards resumable shards and manifest.json here (instead of --output_file).")
-flags.DEFINE_integer("num_output_shards", 1, "Shards with --output_dir.")
-flags.DEFINE_integer("num_workers", None, "Worker processes (default: all cores).")
-flags.DEFINE_bool("gzip", False, "GZIP-compress the TFRecords.")
-flags.DEFINE_enum("driver", "local", ["local", "beam"],
-                  "local: processes on this machine; beam: an Apache Beam pipeline (needs "
-                  "--output_dir; Beam pipeline options such as --runner=DataflowRunner go "
-                  "after a '--').")
-flags.DEFINE_integer("block_bytes", pretraining_data.DataOptions.block_bytes,
-                     "Bytes of text per block: the window of documents random next-sentence "
-                     "segments are drawn from (the original: the whole input), and the unit of "
-                     "work and memory.")
+
+def define_flags(flag_values):
+  """The tool's flags (see bert_tf.cli: defined when it runs, not at import)."""
+  f = flag_values
+  # The original's flags.
+  flags.DEFINE_string("input_file", None, "Input raw text file (or comma-separated list of files; globs allowed).", flag_values=f)
+  flags.DEFINE_string("output_file", None, "Output TF example file (or comma-separated list of files; instances dealt round-robin).", flag_values=f)
+  flags.DEFINE_string("vocab_file", None, "The vocabulary file that the BERT model was trained on.", flag_values=f)
+  flags.DEFINE_bool("do_lower_case", True, "Whether to lower case the input text. Should be True for uncased models.", flag_values=f)
+  flags.DEFINE_bool("do_whole_word_mask", False, "Whether to use whole word masking rather than per-WordPiece masking.", flag_values=f)
+  flags.DEFINE_integer("max_seq_length", 128, "Maximum sequence length.", flag_values=f)
+  flags.DEFINE_integer("max_predictions_per_seq", 20, "Maximum number of masked LM predictions per sequence.", flag_values=f)
+  flags.DEFINE_integer("random_seed", 12345, "Random seed for data generation.", flag_values=f)
+  flags.DEFINE_integer("dupe_factor", 10, "Number of times to duplicate the input data (with different masks).", flag_values=f)
+  flags.DEFINE_float("masked_lm_prob", 0.15, "Masked LM probability.", flag_values=f)
+  flags.DEFINE_float("short_seq_prob", 0.1, "Probability of creating sequences which are shorter than the maximum length.", flag_values=f)
+  # New.
+  flags.DEFINE_string("output_dir", None, "Write --num_output_shards resumable shards and manifest.json here (instead of --output_file).", flag_values=f)
+  flags.DEFINE_integer("num_output_shards", 1, "Shards with --output_dir.", flag_values=f)
+  flags.DEFINE_integer("num_workers", None, "Worker processes (default: all cores).", flag_values=f)
+  flags.DEFINE_bool("gzip", False, "GZIP-compress the TFRecords.", flag_values=f)
+  flags.DEFINE_enum("driver", "local", ["local", "beam"],
+                    "local: processes on this machine; beam: an Apache Beam pipeline (needs "
+                    "--output_dir; Beam pipeline options such as --runner=DataflowRunner go "
+                    "after a '--').", flag_values=f)
+  flags.DEFINE_integer("block_bytes", pretraining_data.DataOptions.block_bytes,
+                       "Bytes of text per block: the window of documents random next-sentence "
+                       "segments are drawn from (the original: the whole input), and the unit of "
+                       "work and memory.", flag_values=f)
 
 
 def main(argv):
@@ -79,17 +82,16 @@ def main(argv):
   else:
     outputs = pretraining_data.Outputs(directory=FLAGS.output_dir,
                                        num_shards=FLAGS.num_output_shards, gzip=FLAGS.gzip)
-  try:
-    if FLAGS.driver == "beam":
-      from bert_tf import beam_pipeline  # pylint: disable=g-import-not-at-top
+  if FLAGS.driver == "beam":
+    from bert_tf import beam_pipeline  # pylint: disable=g-import-not-at-top
+    try:
       manifest = beam_pipeline.run_beam(FLAGS.input_file, outputs, FLAGS.vocab_file, options,
                                         beam_args)
-    else:
-      manifest = pretraining_data.create_pretraining_data(
-          FLAGS.input_file, outputs, FLAGS.vocab_file, options, num_workers=num_workers)
-  except (ValueError, FileNotFoundError, PermissionError, ImportError) as e:
-    sys.stderr.write(f"bert_tf.create_pretraining_data: error: {e}\n")
-    sys.exit(1)
+    except ImportError as e:  # apache-beam is not installed
+      raise cli.Error(str(e)) from None
+  else:
+    manifest = pretraining_data.create_pretraining_data(
+        FLAGS.input_file, outputs, FLAGS.vocab_file, options, num_workers=num_workers)
   counts, shares = manifest["counts"], manifest["shares"]
   logging.info("wrote %d instances from %d documents to %d file(s) in %.1f s (%.0f instances/s)",  # noqa
                counts["instances"], counts["documents"], len(manifest["files"]),
@@ -103,7 +105,7 @@ def main(argv):
 
 
 def run():
-  app.run(main)
+  cli.run(main, define_flags, extra_args=True)
 
 
 if __name__ == "__main__":

@@ -14,18 +14,14 @@ from absl import app
 from absl import flags
 from absl import logging
 
+from bert_tf import cli
 from bert_tf import export
 
 FLAGS = flags.FLAGS
 
 
-def define_flags(flag_values=FLAGS):
-  """Defines this entry point's flags.
-
-  Called by `run()`, not at import, so that importing this module (in a test
-  process beside other entry points) never clashes with another entry
-  point's flags of the same name.
-  """
+def define_flags(flag_values):
+  """The tool's flags (see bert_tf.cli: defined when it runs, not at import)."""
   f = flag_values
   flags.DEFINE_string("bert_config_file", None, "bert_config.json of the model.", flag_values=f)
   flags.DEFINE_string(
@@ -56,8 +52,7 @@ def define_flags(flag_values=FLAGS):
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+  del argv
   for name in ("bert_config_file", "checkpoint", "vocab_file"):
     if not getattr(FLAGS, name):
       raise app.UsageError(f"--{name} is required")
@@ -76,18 +71,14 @@ def main(argv):
       tf1_checkpoint_out=FLAGS.tf1_checkpoint_out,
       keras_hub_preset_out=FLAGS.keras_hub_preset_out,
       overwrite=FLAGS.overwrite)
-  try:
-    written = export.run_export(options)
-  except (ValueError, FileNotFoundError, FileExistsError) as e:
-    raise SystemExit(f"bert_tf: error: {e}") from None
+  written = export.run_export(options)
   for name, path in written.items():
     logging.info("%s: %s", name, path)
     print(f"{name}: {path}")
 
 
 def run():
-  define_flags()
-  app.run(main)
+  cli.run(main, define_flags)
 
 
 if __name__ == "__main__":

@@ -11,10 +11,11 @@ share of short instances. Works on records of the original script too.
 """
 
 import json
-import sys
 
 from absl import app
 from absl import flags
+
+from bert_tf import cli
 
 FLAGS = flags.FLAGS
 
@@ -80,30 +81,27 @@ def record_statistics(input_patterns, mask_id, batch_size=1024):
   }
 
 
-def _define_flags():
-  # Defined at run time, not import time: library users (benches, tests)
-  # import record_statistics beside other entry points' flags.
-  flags.DEFINE_string("input_file", None, "Records to inspect (comma-separated globs).")
-  flags.DEFINE_string("vocab_file", None, "Vocab the records were written with (for the [MASK] id).")
+def define_flags(flag_values):
+  """The tool's flags (see bert_tf.cli: defined when it runs, not at import)."""
+  flags.DEFINE_string("input_file", None, "Records to inspect (comma-separated globs).",
+                      flag_values=flag_values)
+  flags.DEFINE_string("vocab_file", None, "Vocab the records were written with (for the [MASK] id).",
+                      flag_values=flag_values)
 
 
 def main(argv):
   del argv
-  if not FLAGS.input_file or not FLAGS.vocab_file:
-    raise app.UsageError("--input_file and --vocab_file are required")
+  for name in ("input_file", "vocab_file"):
+    if not FLAGS[name].value:
+      raise app.UsageError(f"--{name} is required")
   from bert_tf import tokenization
-  try:
-    vocab = tokenization.load_vocab(FLAGS.vocab_file)
-    stats = record_statistics(FLAGS.input_file, vocab.mask_id)
-  except (ValueError, FileNotFoundError) as e:
-    sys.stderr.write(f"bert_tf.inspect_records: error: {e}\n")
-    sys.exit(1)
+  vocab = tokenization.load_vocab(FLAGS.vocab_file)
+  stats = record_statistics(FLAGS.input_file, vocab.mask_id)
   print(json.dumps(stats, indent=1))
 
 
 def run():
-  _define_flags()
-  app.run(main)
+  cli.run(main, define_flags)
 
 
 if __name__ == "__main__":

@@ -9,9 +9,10 @@ In --input_file each line is one example: `text_a<TAB>text_b` asks for the
 next-sentence probability, any other line is a fill-mask text; the output is
 one JSON object a line, in input order.
 
-This module needs only tensorflow and tensorflow_text (whose ops the text
-signatures use), not bert_tf's model code, so it runs wherever the SavedModel
-is copied.
+This file needs only tensorflow, tensorflow_text (whose ops the text signatures
+use) and absl, not the bert_tf package, so it runs wherever the SavedModel is
+copied. For that it keeps its own copy of bert_tf.cli's command-line shell:
+the same one-line errors and exit codes.
 """
 
 import json
@@ -25,13 +26,15 @@ import tensorflow_text  # pylint: disable=unused-import  (registers the text ops
 FLAGS = flags.FLAGS
 
 
-def define_flags(flag_values=FLAGS):
-  """Defines this entry point's flags.
+PROG = "bert_tf.predict"
 
-  Called by `run()`, not at import, so that importing this module for its
-  library (or in a test process beside other entry points) never clashes
-  with another entry point's flags of the same name.
-  """
+
+class Error(Exception):
+  """Bad input found while running: one line, exit 1 (as bert_tf.cli.Error)."""
+
+
+def define_flags(flag_values):
+  """The tool's flags (see bert_tf.cli: defined when it runs, not at import)."""
   def string(name, help_text):
     flags.DEFINE_string(name, None, help_text, flag_values=flag_values)
 
@@ -184,8 +187,7 @@ def predict_file(predictor, input_file, output_file=None, batch_size=32):
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+  del argv
   if not FLAGS.saved_model:
     raise app.UsageError("--saved_model is required")
   modes = [FLAGS.text is not None, FLAGS.text_a is not None or FLAGS.text_b is not None,
@@ -195,14 +197,11 @@ def main(argv):
   if modes[1] and (FLAGS.text_a is None or FLAGS.text_b is None):
     raise app.UsageError("--text_a and --text_b go together")
   if not tf.io.gfile.exists(FLAGS.saved_model):
-    raise SystemExit(f"bert_tf: error: --saved_model {FLAGS.saved_model} does not exist")
-  try:
-    predictor = Predictor(FLAGS.saved_model)
-  except ValueError as e:
-    raise SystemExit(f"bert_tf: error: {e}") from None
+    raise Error(f"--saved_model {FLAGS.saved_model} does not exist")
+  predictor = Predictor(FLAGS.saved_model)
   if FLAGS.input_file is not None:
     if not tf.io.gfile.exists(FLAGS.input_file):
-      raise SystemExit(f"bert_tf: error: --input_file {FLAGS.input_file} does not exist")
+      raise Error(f"--input_file {FLAGS.input_file} does not exist")
     predict_file(predictor, FLAGS.input_file, FLAGS.output_file, FLAGS.batch_size)
     return
   if FLAGS.text is not None:
@@ -212,12 +211,42 @@ def main(argv):
     result = predictor.next_sentence([(FLAGS.text_a, FLAGS.text_b)])[0]
     print(format_next_sentence(result))
   if result["error"]:
-    raise SystemExit(f"bert_tf: error: {result['error']}")
+    raise Error(result["error"])
+
+
+def _fail(message, code):
+  sys.stdout.flush()
+  sys.stderr.write(f"{PROG}: error: {message}\n")
+  sys.exit(code)
+
+
+def _main_with_errors(argv):
+  try:
+    return main(argv)
+  except app.UsageError as e:
+    _fail(f"{e} (--help lists the flags)", 2)
+  except (Error, ValueError, OSError, tf.errors.OpError) as e:
+    _fail(" ".join(str(getattr(e, "message", None) or e).split()), 1)
+
+
+def _parse_flags(argv):
+  if any(a in ("-h", "-?", "--help", "--helpshort", "--helpfull") for a in argv[1:]):
+    help_flags = flags.FlagValues()
+    define_flags(help_flags)
+    print(__doc__.strip() + "\n\nflags:\n" + help_flags.get_help(include_special_flags=False))
+    sys.exit(0)
+  try:
+    rest = FLAGS(argv)
+  except flags.Error as e:
+    _fail(f"{e} (--help lists the flags)", 2)
+  if len(rest) > 1:
+    _fail(f"unexpected arguments: {' '.join(rest[1:])}", 2)
+  return rest
 
 
 def run():
-  define_flags()
-  app.run(main)
+  define_flags(FLAGS)
+  app.run(_main_with_errors, flags_parser=_parse_flags)
 
 
 if __name__ == "__main__":

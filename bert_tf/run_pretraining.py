@@ -11,81 +11,80 @@ checkpoint in --output_dir. --flagfile works (absl).
     --do_train --do_eval --train_batch_size=64 --num_train_steps=2000
 """
 
-import sys
-
 from absl import app
 from absl import flags
 from absl import logging
 
-# Our own FlagValues, not absl's global FLAGS: several entry modules define
-# the original's flag names (input_file, max_seq_length, ...), and with one
-# global registry they could not be imported into the same process (tests,
-# notebooks). run() parses these first and hands the rest to absl.
-FLAGS = flags.FlagValues()
+from bert_tf import cli
 
-flags.DEFINE_string("bert_config_file", None, "bert_config.json of the model to train.",
-                    flag_values=FLAGS)
-flags.DEFINE_string("input_file", None,
-                    "Input TFRecord files: comma-separated globs (plain or gzip).",
-                    flag_values=FLAGS)
-flags.DEFINE_string("output_dir", None,
-                    "Checkpoints, TensorBoard summaries and eval_results.txt go here.",
-                    flag_values=FLAGS)
-flags.DEFINE_string("init_checkpoint", None,
-                    "Warm start (weights only): a bert_tf training dir or checkpoint prefix, "
-                    "or an original TF1 BERT checkpoint (bert_model.ckpt).", flag_values=FLAGS)
-flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the records.", flag_values=FLAGS)
-flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked-LM predictions per record.",
-                     flag_values=FLAGS)
-flags.DEFINE_bool("do_train", False, "Whether to train.", flag_values=FLAGS)
-flags.DEFINE_bool("do_eval", False, "Whether to evaluate (on --eval_input_file or --input_file).",
-                  flag_values=FLAGS)
-flags.DEFINE_integer("train_batch_size", 32, "Global training batch size.", flag_values=FLAGS)
-flags.DEFINE_integer("eval_batch_size", 8, "Global eval batch size.", flag_values=FLAGS)
-flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.", flag_values=FLAGS)
-flags.DEFINE_integer("num_train_steps", 100000, "Training steps.", flag_values=FLAGS)
-flags.DEFINE_integer("num_warmup_steps", 10000, "Linear warmup steps.", flag_values=FLAGS)
-flags.DEFINE_integer("save_checkpoints_steps", 1000, "Checkpoint every this many steps.",
-                     flag_values=FLAGS)
-flags.DEFINE_integer("iterations_per_loop", 1000,
-                     "Steps per host round trip (one tf.function call).", flag_values=FLAGS)
-flags.DEFINE_integer("max_eval_steps", 100, "Maximum eval batches.", flag_values=FLAGS)
-flags.DEFINE_bool("use_tpu", False, "Train on a TPU (same as --strategy=tpu).", flag_values=FLAGS)
-flags.DEFINE_string("tpu_name", None, "TPU name or grpc address; 'local' for a TPU VM.",
-                    flag_values=FLAGS)
-flags.DEFINE_string("tpu_zone", None, "GCE zone of the TPU.", flag_values=FLAGS)
-flags.DEFINE_string("gcp_project", None, "GCP project of the TPU.", flag_values=FLAGS)
-flags.DEFINE_string("master", None, "Accepted for compatibility (TPU master address); "
-                    "use --tpu_name.", flag_values=FLAGS)
-flags.DEFINE_integer("num_tpu_cores", 8, "Accepted for compatibility; the TPU strategy "
-                     "uses every core it finds.", flag_values=FLAGS)
-# New in bert_tf.
-flags.DEFINE_enum("strategy", None, ["one_device", "mirrored", "multi_worker_mirrored", "tpu"],
-                  "Distribution strategy. Default: tpu with --use_tpu/--tpu_name, "
-                  "mirrored with several GPUs, else one_device.", flag_values=FLAGS)
-flags.DEFINE_string("eval_input_file", None,
-                    "Held-out TFRecords for --do_eval (default: --input_file, as the original).",
-                    flag_values=FLAGS)
-flags.DEFINE_integer("eval_every_steps", 0,
-                     "With --do_train --do_eval, also evaluate every this many steps.",
-                     flag_values=FLAGS)
-flags.DEFINE_enum("optimizer", "adamw_original", ["adamw_original", "adamw", "lamb"],
-                  "adamw_original: the original AdamWeightDecay; adamw: Keras AdamW; "
-                  "lamb: Keras Lamb.", flag_values=FLAGS)
-flags.DEFINE_float("weight_decay", 0.01, "Weight decay (not on LayerNorm and biases).",
-                   flag_values=FLAGS)
-flags.DEFINE_enum("mixed_precision", "none", ["none", "bfloat16", "float16"],
-                  "Mixed precision policy; float16 uses dynamic loss scaling.", flag_values=FLAGS)
-flags.DEFINE_bool("jit_compile", False, "Compile each replica's forward/backward with XLA.",
-                  flag_values=FLAGS)
-flags.DEFINE_integer("grad_accum_steps", 1,
-                     "Micro-batches per optimizer step (train_batch_size stays the "
-                     "examples per step).", flag_values=FLAGS)
-flags.DEFINE_integer("log_steps", 100, "Log and write summaries every this many steps.",
-                     flag_values=FLAGS)
-flags.DEFINE_integer("keep_checkpoint_max", 5, "Checkpoints to keep.", flag_values=FLAGS)
-flags.DEFINE_integer("seed", 12345, "Seed of initialization and shuffling.", flag_values=FLAGS)
+FLAGS = flags.FLAGS
 
+
+def define_flags(flag_values):
+  """The tool's flags (see bert_tf.cli: defined when it runs, not at import)."""
+  f = flag_values
+  flags.DEFINE_string("bert_config_file", None, "bert_config.json of the model to train.",
+                      flag_values=f)
+  flags.DEFINE_string("input_file", None,
+                      "Input TFRecord files: comma-separated globs (plain or gzip).",
+                      flag_values=f)
+  flags.DEFINE_string("output_dir", None,
+                      "Checkpoints, TensorBoard summaries and eval_results.txt go here.",
+                      flag_values=f)
+  flags.DEFINE_string("init_checkpoint", None,
+                      "Warm start (weights only): a bert_tf training dir or checkpoint prefix, "
+                      "or an original TF1 BERT checkpoint (bert_model.ckpt).", flag_values=f)
+  flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the records.", flag_values=f)
+  flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked-LM predictions per record.",
+                       flag_values=f)
+  flags.DEFINE_bool("do_train", False, "Whether to train.", flag_values=f)
+  flags.DEFINE_bool("do_eval", False, "Whether to evaluate (on --eval_input_file or --input_file).",
+                    flag_values=f)
+  flags.DEFINE_integer("train_batch_size", 32, "Global training batch size.", flag_values=f)
+  flags.DEFINE_integer("eval_batch_size", 8, "Global eval batch size.", flag_values=f)
+  flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.", flag_values=f)
+  flags.DEFINE_integer("num_train_steps", 100000, "Training steps.", flag_values=f)
+  flags.DEFINE_integer("num_warmup_steps", 10000, "Linear warmup steps.", flag_values=f)
+  flags.DEFINE_integer("save_checkpoints_steps", 1000, "Checkpoint every this many steps.",
+                       flag_values=f)
+  flags.DEFINE_integer("iterations_per_loop", 1000,
+                       "Steps per host round trip (one tf.function call).", flag_values=f)
+  flags.DEFINE_integer("max_eval_steps", 100, "Maximum eval batches.", flag_values=f)
+  flags.DEFINE_bool("use_tpu", False, "Train on a TPU (same as --strategy=tpu).", flag_values=f)
+  flags.DEFINE_string("tpu_name", None, "TPU name or grpc address; 'local' for a TPU VM.",
+                      flag_values=f)
+  flags.DEFINE_string("tpu_zone", None, "GCE zone of the TPU.", flag_values=f)
+  flags.DEFINE_string("gcp_project", None, "GCP project of the TPU.", flag_values=f)
+  flags.DEFINE_string("master", None, "Accepted for compatibility (TPU master address); "
+                      "use --tpu_name.", flag_values=f)
+  flags.DEFINE_integer("num_tpu_cores", 8, "Accepted for compatibility; the TPU strategy "
+                       "uses every core it finds.", flag_values=f)
+  # New in bert_tf.
+  flags.DEFINE_enum("strategy", None, ["one_device", "mirrored", "multi_worker_mirrored", "tpu"],
+                    "Distribution strategy. Default: tpu with --use_tpu/--tpu_name, "
+                    "mirrored with several GPUs, else one_device.", flag_values=f)
+  flags.DEFINE_string("eval_input_file", None,
+                      "Held-out TFRecords for --do_eval (default: --input_file, as the original).",
+                      flag_values=f)
+  flags.DEFINE_integer("eval_every_steps", 0,
+                       "With --do_train --do_eval, also evaluate every this many steps.",
+                       flag_values=f)
+  flags.DEFINE_enum("optimizer", "adamw_original", ["adamw_original", "adamw", "lamb"],
+                    "adamw_original: the original AdamWeightDecay; adamw: Keras AdamW; "
+                    "lamb: Keras Lamb.", flag_values=f)
+  flags.DEFINE_float("weight_decay", 0.01, "Weight decay (not on LayerNorm and biases).",
+                     flag_values=f)
+  flags.DEFINE_enum("mixed_precision", "none", ["none", "bfloat16", "float16"],
+                    "Mixed precision policy; float16 uses dynamic loss scaling.", flag_values=f)
+  flags.DEFINE_bool("jit_compile", False, "Compile each replica's forward/backward with XLA.",
+                    flag_values=f)
+  flags.DEFINE_integer("grad_accum_steps", 1,
+                       "Micro-batches per optimizer step (train_batch_size stays the "
+                       "examples per step).", flag_values=f)
+  flags.DEFINE_integer("log_steps", 100, "Log and write summaries every this many steps.",
+                       flag_values=f)
+  flags.DEFINE_integer("keep_checkpoint_max", 5, "Checkpoints to keep.", flag_values=f)
+  flags.DEFINE_integer("seed", 12345, "Seed of initialization and shuffling.", flag_values=f)
 
 
 def config_from_flags():
@@ -145,36 +144,22 @@ def config_from_flags():
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+  del argv
   from bert_tf import training  # pylint: disable=g-import-not-at-top
   config, bert_config = config_from_flags()
   logging.set_verbosity(logging.INFO)
   try:
     result = training.run(config, bert_config)
-  except (ValueError, FileNotFoundError, training.TrainingDivergedError) as e:
-    raise SystemExit(f"bert_tf: error: {e}") from None
+  except training.TrainingDivergedError as e:
+    raise cli.Error(str(e)) from None
   if "eval" in result:
     for key in sorted(result["eval"]):
       logging.info("  %s = %s", key, result["eval"][key])
   return 0
 
 
-def _parse_flags(argv):
-  """Parses our flags (and --flagfile), then absl's own (--verbosity, ...)."""
-  if any(a in ("--help", "-h", "--helpfull", "-?") for a in argv[1:]):
-    print(__doc__)
-    print(FLAGS.get_help())
-    sys.exit(0)
-  try:
-    rest = FLAGS(argv, known_only=True)
-    return flags.FLAGS(rest)
-  except flags.Error as e:
-    sys.exit(f"bert_tf: error: {e}")
-
-
 def run():
-  app.run(main, flags_parser=_parse_flags)
+  cli.run(main, define_flags)
 
 
 if __name__ == "__main__":

@@ -9,16 +9,21 @@ documents). Code examples, doctest lines and tables are left out.
     python -m bert_tf.sample_corpus --output data/sample_corpus.txt
 """
 
-import argparse
 import contextlib
 import io
-import os
 import importlib
 import inspect
 import pkgutil
 import re
 import sys
 import warnings
+
+from absl import app
+from absl import flags
+
+from bert_tf import cli
+
+FLAGS = flags.FLAGS
 
 # Modules that start things, print, or are platform-specific on import.
 _SKIP = re.compile(r"^(__main__|antigravity|this|idlelib|tkinter|turtle|turtledemo|"
@@ -51,8 +56,10 @@ def _sentences(docstring):
 
 def _module_names():
   names = set(sys.builtin_module_names)
-  for info in pkgutil.walk_packages(onerror=lambda name: None):
-    names.add(info.name)
+  # walk_packages imports every package it descends into; some print.
+  with contextlib.redirect_stdout(io.StringIO()):
+    for info in pkgutil.walk_packages(onerror=lambda name: None):
+      names.add(info.name)
   stdlib = getattr(sys, "stdlib_module_names", None)
   keep = []
   for name in sorted(names):
@@ -124,13 +131,23 @@ def write_corpus(path, min_bytes=1 << 20):
   return len(documents), sum(len(d) for d in documents), len(data)
 
 
-def main():
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("--output", required=True)
-  args = parser.parse_args()
-  docs, lines, size = write_corpus(args.output)
-  print(f"sample corpus: {docs} documents, {lines} sentences, {size / 1e6:.2f} MB -> {args.output}")
+def define_flags(flag_values):
+  """The tool's flags (see bert_tf.cli: defined when it runs, not at import)."""
+  flags.DEFINE_string("output", None, "The corpus file to write.", flag_values=flag_values)
+
+
+def main(argv):
+  del argv
+  if not FLAGS.output:
+    raise app.UsageError("--output is required")
+  docs, lines, size = write_corpus(FLAGS.output)
+  print(f"sample corpus: {docs} documents, {lines} sentences, {size / 1e6:.2f} MB -> "
+        f"{FLAGS.output}")
+
+
+def run():
+  cli.run(main, define_flags)
 
 
 if __name__ == "__main__":
-  main()
+  run()

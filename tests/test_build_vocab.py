@@ -139,5 +139,5 @@ def test_cli(tmp_path):
   assert "MB/s" in ok_err  # progress with rate
   assert bad.returncode != 0
   last = bad_err.strip().splitlines()[-1]
-  assert last.startswith("bert_tf: error:") and "missing*.txt" in last
+  assert last.startswith("bert_tf.build_vocab: error:") and "missing*.txt" in last
   assert not os.path.exists(tmp_path / "bad.txt")

@@ -16,15 +16,13 @@ import subprocess
 import sys
 import time
 
+from unittest import mock
+
 import pytest
-from absl import app
-from absl import flags
-from absl.testing import flagsaver
 
+from bert_tf import cli
 from bert_tf import create_pretraining_data as cpd
-from bert_tf import pretraining_data
 
-FLAGS = flags.FLAGS
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -57,9 +55,9 @@ def files(tmp_path):
 
 def run_main(argv):
   """Runs main as `python -m bert_tf.create_pretraining_data argv` would."""
-  with flagsaver.flagsaver():
-    rest = FLAGS(["create_pretraining_data"] + argv)
-    return cpd.main(rest)
+  flag_values = cli.parse(cpd.define_flags, ["create_pretraining_data"] + argv)
+  with mock.patch.object(cpd, "FLAGS", flag_values):
+    return cli.call(cpd.main, ["create_pretraining_data"])
 
 
 def last_line(text):
@@ -83,8 +81,9 @@ def test_original_flags_with_original_defaults():
               "do_lower_case": True, "do_whole_word_mask": False, "max_seq_length": 128,
               "max_predictions_per_seq": 20, "random_seed": 12345, "dupe_factor": 10,
               "masked_lm_prob": 0.15, "short_seq_prob": 0.1}
+  flag_values = cli.parse(cpd.define_flags, ["create_pretraining_data"])
   for name, value in defaults.items():
-    assert FLAGS[name].default == value, name
+    assert flag_values[name].default == value, name
 
 
 def test_main_writes_round_robin_files_and_manifest(files, tmp_path):
@@ -202,9 +201,12 @@ def test_output_that_cannot_be_written(files, tmp_path, capsys):
     ({"output_dir": None}, "exactly one of --output_file and --output_dir"),
     ({"num_output_shards": "0"}, "--num_output_shards=0"),
 ])
-def test_usage_errors(files, overrides, message):
-  with pytest.raises(app.UsageError, match=message):
+def test_usage_errors(files, overrides, message, capsys):
+  with pytest.raises(SystemExit) as info:
     run_main(common_flags(files, **overrides))
+  assert info.value.code == cli.USAGE_EXIT
+  line = last_line(capsys.readouterr().err)
+  assert line.startswith("bert_tf.create_pretraining_data: error:") and message in line, line
   assert output_names(files["out"]) == []
 
 

@@ -433,7 +433,7 @@ def test_entry_point_refuses_to_overwrite(exported):
       cwd=REPO, capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
   assert child.returncode != 0
   last_line = child.stderr.strip().splitlines()[-1]
-  assert last_line.startswith("bert_tf: error: export_dir ")
+  assert last_line.startswith("bert_tf.export_saved_model: error: export_dir ")
   assert "saved_model exists already" in last_line and "--overwrite" in last_line
   assert sorted(os.listdir(options.export_dir)) == before
   # No temporary directory is left beside the outputs.

@@ -84,7 +84,7 @@ def test_cli_text_without_mask_prints_and_fails(saved_model):
       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
   assert child.returncode == 1
   assert child.stdout.splitlines() == ["text: nothing to fill", "error: no [MASK] in text"]
-  assert child.stderr.strip().splitlines()[-1] == "bert_tf: error: no [MASK] in text"
+  assert child.stderr.strip().splitlines()[-1] == "bert_tf.predict: error: no [MASK] in text"
 
 
 def test_predictor_refuses_an_export_without_text_signatures(tmp_path):

@@ -13,11 +13,11 @@ import time
 import pytest
 import tensorflow as tf
 
+from bert_tf import cli
 from bert_tf import run_pretraining
 from bert_tf import training
 from test_training import tiny_bert_config, write_records
 
-FLAGS = run_pretraining.FLAGS
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -29,15 +29,13 @@ def setup(tmp_path):
   return tmp_path
 
 
-@pytest.fixture(autouse=True)
-def _reset_flags():
-  yield
-  FLAGS.unparse_flags()
-
-
-def _parse(argv):
-  FLAGS.unparse_flags()
-  FLAGS(["run_pretraining"] + argv)
+@pytest.fixture
+def parse(monkeypatch):
+  """Parses a command line into run_pretraining's FLAGS, as its run() would."""
+  def parse(argv):
+    monkeypatch.setattr(run_pretraining, "FLAGS",
+                        cli.parse(run_pretraining.define_flags, ["run_pretraining"] + argv))
+  return parse
 
 
 def _common(tmp_path):
@@ -46,11 +44,11 @@ def _common(tmp_path):
           "--max_seq_length=32", "--max_predictions_per_seq=5"]
 
 
-def test_flags_keep_the_original_names_and_defaults_and_flagfile_works(setup):
+def test_flags_keep_the_original_names_and_defaults_and_flagfile_works(setup, parse):
   flagfile = setup / "run.flags"
   flagfile.write_text("\n".join(_common(setup) + ["--do_train", "--train_batch_size=16",
                                                   "--optimizer=lamb"]) + "\n")
-  _parse([f"--flagfile={flagfile}", "--num_train_steps=7"])
+  parse([f"--flagfile={flagfile}", "--num_train_steps=7"])
   config, bert_config = run_pretraining.config_from_flags()
   assert bert_config == tiny_bert_config()
   assert (config.train_batch_size, config.num_train_steps, config.optimizer) == (16, 7, "lamb")
@@ -59,23 +57,27 @@ def test_flags_keep_the_original_names_and_defaults_and_flagfile_works(setup):
           config.save_checkpoints_steps, config.iterations_per_loop, config.max_eval_steps) == (
               8, 5e-5, 10000, 1000, 1000, 100)
   assert config.strategy == "" and config.mixed_precision == "none" and not config.do_eval
-  _parse(_common(setup) + ["--do_train", "--use_tpu", "--tpu_name=my-tpu", "--num_tpu_cores=8"])
+  parse(_common(setup) + ["--do_train", "--use_tpu", "--tpu_name=my-tpu", "--num_tpu_cores=8"])
   config, _ = run_pretraining.config_from_flags()
   assert (config.strategy, config.tpu_name) == ("tpu", "my-tpu")
 
 
-def test_bad_input_is_one_line_error(setup):
-  _parse(_common(setup)[:1] + [f"--input_file={setup / 'nothing*.tfrecord'}",
-                               f"--output_dir={setup / 'out'}", "--do_train"])
-  with pytest.raises(SystemExit, match=r"^bert_tf: error: input pattern .*nothing\*"):
-    run_pretraining.main(["run_pretraining"])
-  _parse(_common(setup))
-  with pytest.raises(Exception, match="do_train or --do_eval"):
-    run_pretraining.main(["run_pretraining"])
-  _parse(_common(setup) + ["--do_train", "--strategy=tpu", "--tpu_name=local"])
+def test_bad_input_is_one_line_error(setup, parse, capsys):
+  def fails(code, pattern):
+    with pytest.raises(SystemExit) as info:
+      cli.call(run_pretraining.main, ["run_pretraining"])
+    assert info.value.code == code
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert re.match(r"^bert_tf.run_pretraining: error: " + pattern, lines[-1]), lines[-1]
+
+  parse(_common(setup)[:1] + [f"--input_file={setup / 'nothing*.tfrecord'}",
+                              f"--output_dir={setup / 'out'}", "--do_train"])
+  fails(cli.ERROR_EXIT, r"input pattern .*nothing\*")
+  parse(_common(setup))
+  fails(cli.USAGE_EXIT, r".*do_train or --do_eval")
+  parse(_common(setup) + ["--do_train", "--strategy=tpu", "--tpu_name=local"])
   start = time.time()
-  with pytest.raises(SystemExit, match="--strategy=tpu: no TPU found"):
-    run_pretraining.main(["run_pretraining"])
+  fails(cli.ERROR_EXIT, r".*--strategy=tpu: no TPU found")
   assert time.time() - start < 10
 
 
@@ -141,8 +143,8 @@ def _scalar_tags(directory):
 
 
 @pytest.mark.slow
-def test_main_end_to_end_writes_summaries_and_eval_results(setup):
-  _parse(_common(setup) + [
+def test_main_end_to_end_writes_summaries_and_eval_results(setup, parse):
+  parse(_common(setup) + [
       "--do_train", "--do_eval", f"--eval_input_file={setup / 'heldout.tfrecord'}",
       "--train_batch_size=8", "--eval_batch_size=8", "--num_train_steps=4",
       "--num_warmup_steps=1", "--save_checkpoints_steps=2", "--iterations_per_loop=2",
@@ -165,9 +167,9 @@ def test_main_end_to_end_writes_summaries_and_eval_results(setup):
 
 @pytest.mark.parametrize("flagfile", sorted(
     f for f in os.listdir(os.path.join(REPO, "configs")) if f.endswith(".flags")))
-def test_recipe_flagfiles_parse(flagfile, monkeypatch):
+def test_recipe_flagfiles_parse(flagfile, monkeypatch, parse):
   monkeypatch.chdir(REPO)
-  _parse([f"--flagfile=configs/{flagfile}"])
+  parse([f"--flagfile=configs/{flagfile}"])
   config, bert_config = run_pretraining.config_from_flags()
   assert config.strategy == "tpu" and config.do_train
   assert bert_config.hidden_size == 768

@@ -1,0 +1,124 @@
+"""What every command-line tool shares: absl flags and one-line errors.
+
+A tool module has `define_flags(flag_values)`, a module-level `FLAGS`
+(absl's global FlagValues) that its `main(argv)` reads, and
+`run = lambda: cli.run(main, define_flags)` as its console script.
+
+- Flags are defined when a tool runs, not when its module is imported, so
+  tool modules import side by side (tests, notebooks, the quickstart) without
+  clashing over the flag names they share (input_file, vocab_file, ...).
+  `parse(define_flags, argv)` gives a private FlagValues for in-process use.
+- Bad input ends with one line on stderr, `bert_tf.TOOL: error: MESSAGE`, and
+  a non-zero exit: 2 for a bad command line (a flag that does not parse, a
+  missing or contradictory flag: `app.UsageError`), 1 for a problem found
+  while running (`Error`, `ValueError`, `OSError` such as a missing or
+  unwritable file, a TensorFlow I/O error). Anything else is a bug and keeps
+  its traceback.
+"""
+
+import sys
+
+from absl import app
+from absl import flags
+
+USAGE_EXIT = 2
+ERROR_EXIT = 1
+
+
+class Error(Exception):
+  """A problem the user can fix; its message becomes the one-line error."""
+
+
+def _user_error(e):
+  if isinstance(e, (Error, ValueError, OSError)):
+    return True
+  tf = sys.modules.get("tensorflow")  # only if the tool imported it
+  return tf is not None and isinstance(e, tf.errors.OpError)
+
+
+def _one_line(e):
+  message = getattr(e, "message", None) if not isinstance(e, (ValueError, OSError)) else None
+  return " ".join(str(message or e).split()) or type(e).__name__
+
+
+def prog_name(main):
+  """`bert_tf.TOOL` for a tool's main, also when run as `python -m`."""
+  module = sys.modules.get(main.__module__)
+  spec = getattr(module, "__spec__", None)
+  return spec.name if spec is not None else main.__module__
+
+
+def fail(prog, message, code=ERROR_EXIT):
+  """Writes `prog: error: message` to stderr and exits with `code`."""
+  sys.stdout.flush()
+  sys.stderr.write(f"{prog}: error: {message}\n")
+  sys.stderr.flush()
+  sys.exit(code)
+
+
+def call(main, argv, prog=None):
+  """Runs `main(argv)`, turning bad input into `fail(...)` (SystemExit)."""
+  prog = prog or prog_name(main)
+  try:
+    return main(argv)
+  except app.UsageError as e:
+    fail(prog, f"{e} (--help lists the flags)", USAGE_EXIT)
+  except Exception as e:  # pylint: disable=broad-except
+    if not _user_error(e):
+      raise
+    fail(prog, _one_line(e), ERROR_EXIT)
+
+
+def parse(define_flags, argv):
+  """A private FlagValues with the tool's flags, parsed from argv (argv[0] is
+  the program name). For calling a tool's main in-process."""
+  flag_values = flags.FlagValues()
+  define_flags(flag_values)
+  flag_values(argv)
+  return flag_values
+
+
+def _print_help(main, define_flags, full):
+  """The tool's docstring and its own flags (absl's too with --helpfull)."""
+  module = sys.modules.get(main.__module__)
+  print((getattr(module, "__doc__", None) or prog_name(main)).strip() + "\n")
+  print("flags:\n" + _flags_help(define_flags))
+  if full:
+    print("\nall flags (absl's included):\n" + flags.FLAGS.get_help())
+
+
+def _flags_help(define_flags):
+  """Help text of the flags `define_flags` defines."""
+  flag_values = flags.FlagValues()
+  define_flags(flag_values)
+  return flag_values.get_help(include_special_flags=False)
+
+
+def run(main, define_flags, extra_args=False):
+  """The console script: defines the flags in absl's global FlagValues,
+  parses sys.argv (--flagfile included) and runs `main`. -h, --help,
+  --helpshort print the tool's docstring and flags and exit 0 (absl's own
+  help exits 1); --helpfull adds absl's flags.
+
+  extra_args: pass arguments that are not flags (after a `--`) on to main;
+    otherwise they are a usage error.
+  """
+  prog = prog_name(main)
+  define_flags(flags.FLAGS)
+
+  def parser(argv):
+    for arg in argv[1:]:
+      if arg == "--":
+        break
+      if arg in ("-h", "-?", "--help", "--helpshort", "--helpfull"):
+        _print_help(main, define_flags, full=arg == "--helpfull")
+        sys.exit(0)
+    try:
+      rest = flags.FLAGS(argv)
+    except flags.Error as e:
+      fail(prog, f"{e} (--help lists the flags)", USAGE_EXIT)
+    if len(rest) > 1 and not extra_args:
+      fail(prog, f"unexpected arguments: {' '.join(rest[1:])}", USAGE_EXIT)
+    return rest
+
+  app.run(lambda argv: call(main, argv, prog), flags_parser=parser)
