@@ -1,6 +1,7 @@
 """The README's main command runs end to end (with small settings)."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -23,6 +24,36 @@ def test_quickstart_runs_every_stage(tmp_path):
   assert "held-out masked-LM accuracy" in text
   assert os.path.exists(out / "saved_model" / "saved_model.pb")
   assert os.path.exists(out / "model" / "eval_results.txt")
-  # Stage 6 prints the top fills of each demo sentence.
-  assert text.count("      -> ") == 4
+  # Stage 6 prints the top fills of each demo sentence and of three held-out
+  # sentences, then the held-out fill-mask figure against its baseline.
+  assert text.count("      -> ") == 4 + 3
+  assert "(masked: " in text
+  assert re.search(r"the word is the top fill in \d+% and in the top 5 in \d+% of \d+ \(always "
+                   r"answering the 5 most frequent words: \d+%\)", text), text[-2000:]
   assert "all stages done" in text
+
+
+def test_masked_word_cases_mask_one_content_word_of_a_whole_token():
+  from bert_tf import quickstart
+  vocab = {"return", "the", "list", "items", "of", "iterable", "new"}
+  sentences = ["Return the list of items .", "too short", "of the of the of the",
+               "Return a new list of the items."]
+  cases = quickstart.masked_word_cases(sentences, vocab, num=10, seed=3)
+  # "too short" has under 6 words; "of the ..." has only stop words;
+  # "items." is not alphabetic, "a" a stop word.
+  assert len(cases) == 2
+  for text, word in cases:
+    assert text.count("[MASK]") == 1 and word in {"return", "list", "items", "new"}
+    assert text.replace("[MASK]", word).lower() in {s.lower() for s in sentences}
+  assert cases == quickstart.masked_word_cases(sentences, vocab, num=10, seed=3)  # seeded
+
+
+def test_score_fills_against_the_frequency_baseline():
+  from bert_tf import quickstart
+  vocab = {"list", "file", "name", "value", "string", "object", "socket"}
+  train = ["list list list file file name value string"] * 3
+  cases = [("a [MASK] x", "list"), ("b [MASK] y", "socket"), ("c [MASK] z", "object"),
+           ("d [MASK] w", "file")]
+  fills = [["list", "the"], ["a", "b", "c", "d", "socket"], ["the"], ["x", "file"]]
+  scores = quickstart.score_fills(cases, fills, train, vocab)
+  assert scores == {"cases": 4, "top1": 0.25, "top5": 0.75, "frequency_baseline_top5": 0.5}
