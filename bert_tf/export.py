@@ -536,7 +536,7 @@ class ExportOptions:
   vocab_file: str
   do_lower_case: bool = True
   export_dir: str | None = None
-  max_seq_length: int = 128
+  max_seq_length: int | None = None  # None: 128, or max_position_embeddings if smaller
   top_k: int = 5
   text_signatures: bool = True
   tf1_checkpoint_out: str | None = None
@@ -565,11 +565,12 @@ def run_export(options):
                      options.overwrite, name)
   bert_config = config_lib.BertConfig.from_json_file(options.bert_config_file)
   vocab = tokenization.load_vocab(options.vocab_file)
-  _check_export_args(bert_config, vocab, options.max_seq_length, options.top_k)
+  max_seq_length = options.max_seq_length or min(128, bert_config.max_position_embeddings)
+  _check_export_args(bert_config, vocab, max_seq_length, options.top_k)
   pretrainer, _ = load_pretrainer(bert_config, options.checkpoint)
   if options.export_dir:
     export_saved_model(pretrainer, options.vocab_file, options.do_lower_case,
-                       options.export_dir, max_seq_length=options.max_seq_length,
+                       options.export_dir, max_seq_length=max_seq_length,
                        top_k=options.top_k, text_signatures=options.text_signatures,
                        overwrite=options.overwrite)
   if options.tf1_checkpoint_out:

@@ -33,9 +33,10 @@ def define_flags(flag_values):
                     "Lower-case and strip accents in the text signatures (uncased models).",
                     flag_values=f)
   flags.DEFINE_integer(
-      "max_seq_length", 128,
+      "max_seq_length", None,
       "Longest [CLS] ... [SEP] that fill_mask / next_sentence build; longer text is "
-      "truncated and flagged.", flag_values=f)
+      "truncated and flagged. Default: 128, or max_position_embeddings if smaller.",
+      flag_values=f)
   flags.DEFINE_integer("top_k", 5, "Fills that fill_mask returns for each [MASK].", flag_values=f)
   flags.DEFINE_string("export_dir", None, "SavedModel directory to create.", flag_values=f)
   flags.DEFINE_bool(

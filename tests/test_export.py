@@ -445,3 +445,17 @@ def test_written_outputs_are_reported(exported):
   assert tf1_checkpoint.is_tf1_checkpoint(exported["options"].tf1_checkpoint_out)
   assert json.loads(open(os.path.join(exported["options"].keras_hub_preset_out, "config.json"))
                     .read())["config"]["vocabulary_size"] == CONFIG.vocab_size
+
+
+def test_text_signature_length_defaults_to_what_the_model_has(exported, tmp_path):
+  # CONFIG has 40 positions, fewer than the default 128: the export takes 40.
+  options = export.ExportOptions(
+      bert_config_file=exported["config_file"], checkpoint=exported["prefix"],
+      vocab_file=exported["options"].vocab_file, export_dir=str(tmp_path / "out"))
+  assert options.max_seq_length is None
+  export.run_export(options)
+  loaded = tf.saved_model.load(str(tmp_path / "out"))
+  assert int(loaded.max_seq_length.numpy()) == CONFIG.max_position_embeddings
+  result = loaded.signatures["fill_mask"](text=tf.constant([" ".join(["day"] * 60) + " [MASK]"]))
+  assert bool(result["truncated"].numpy()[0])
+  assert result["error"].numpy()[0].decode() == export.ERROR_MASKS_TRUNCATED
