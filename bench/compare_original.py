@@ -102,7 +102,7 @@ def run_original(args):
   tf.logging.set_verbosity(tf.logging.WARN)
 
   bert_config = modeling.BertConfig.from_json_file(args.config)
-  seq, preds = 128, 20
+  seq, preds = args.max_seq_length, args.max_predictions_per_seq
   name_to_features = {
       "input_ids": tf.FixedLenFeature([seq], tf.int64),
       "input_mask": tf.FixedLenFeature([seq], tf.int64),
@@ -248,7 +248,8 @@ def run_ours(args):
       num_train_steps=args.steps, num_warmup_steps=args.warmup_steps,
       max_eval_steps=args.eval_batches, iterations_per_loop=100,
       log_steps=args.log_every, save_checkpoints_steps=max(args.steps, 1),
-      eval_every_steps=args.eval_every, seed=args.seed, shuffle_buffer=args.shuffle_buffer)
+      eval_every_steps=args.eval_every, seed=args.seed, shuffle_buffer=args.shuffle_buffer,
+      max_seq_length=args.max_seq_length, max_predictions_per_seq=args.max_predictions_per_seq)
   result = training.run(config, BertConfig.from_json_file(args.config))
   # Time in the training loops (the first includes tracing, as the
   # original's first session.run includes graph optimization).
@@ -275,6 +276,8 @@ def _run_side(side, args, train_rec, heldout_rec):
          f"--eval_batch_size={args.eval_batch_size}", f"--eval_every={args.eval_every}",
          f"--log_every={args.log_every}", f"--seed={args.seed}",
          f"--shuffle_buffer={args.shuffle_buffer}",
+         f"--max_seq_length={args.max_seq_length}",
+         f"--max_predictions_per_seq={args.max_predictions_per_seq}",
          f"--train_file={train_rec}", f"--heldout_file={heldout_rec}"]
   _log(f"=== {side} ===")
   proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, cwd=REPO, check=False)
@@ -297,6 +300,9 @@ def main():
                       default=os.path.join(SHARED, "vocab", "bert-base-uncased-vocab.txt"))
   parser.add_argument("--config", default=os.path.join(REPO, "configs", "bert_tiny.json"))
   parser.add_argument("--steps", type=int, default=500)
+  parser.add_argument("--max_seq_length", type=int, default=128,
+                      help="of the records (other records than KJV's: give --records_dir)")
+  parser.add_argument("--max_predictions_per_seq", type=int, default=20)
   parser.add_argument("--batch_size", type=int, default=64)
   parser.add_argument("--learning_rate", type=float, default=1e-3)
   parser.add_argument("--warmup_fraction", type=float, default=0.1)
@@ -349,7 +355,8 @@ def main():
   eval_batches = results.get("original", {}).get("eval", {}).get("eval_batches")
   print(f"Held-out: {heldout_rec}, {eval_batches or args.eval_batches} batches of "
         f"{args.eval_batch_size}; warmup {args.warmup_steps} steps; "
-        f"most-frequent-token MLM baseline {MOST_FREQUENT_TOKEN_ACCURACY:.3f}"
+        + (f"most-frequent-token MLM baseline (KJV) {MOST_FREQUENT_TOKEN_ACCURACY:.3f}"
+           if args.corpus.endswith("kjv.txt") and args.max_seq_length == 128 else "")
         + (f"; NSP majority-label share {results['original']['eval']['nsp_majority_share']:.4f}"
            if "original" in results else ""))
   if "original" in results and "bert_tf" in results:
