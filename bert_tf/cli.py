@@ -1,8 +1,8 @@
 """What every command-line tool shares: absl flags and one-line errors.
 
 A tool module has `define_flags(flag_values)`, a module-level `FLAGS`
-(absl's global FlagValues) that its `main(argv)` reads, and
-`run = lambda: cli.run(main, define_flags)` as its console script.
+(absl's global FlagValues) that its `main(argv)` reads, and a `run()` that
+calls `cli.run(main, define_flags)`: its console script.
 
 - Flags are defined when a tool runs, not when its module is imported, so
   tool modules import side by side (tests, notebooks, the quickstart) without
