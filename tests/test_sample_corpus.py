@@ -3,9 +3,12 @@
 from bert_tf import sample_corpus
 
 
-def test_sample_corpus_is_large_enough_and_in_the_original_format(tmp_path):
+def test_sample_corpus_is_large_enough_and_in_the_original_format(tmp_path, capsys):
   path = str(tmp_path / "corpus.txt")
   docs, lines, size = sample_corpus.write_corpus(path)
+  # Importing the standard library's packages prints nothing into the
+  # quickstart's stage output (some test packages print a banner).
+  assert capsys.readouterr().out == ""
   text = open(path, encoding="utf-8").read()
   assert size == len(text.encode("utf-8")) >= 1 << 20  # enough for the demo model to learn
   documents = [d for d in text.rstrip("\n").split("\n\n") if d.strip()]
