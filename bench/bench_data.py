@@ -176,7 +176,7 @@ def main():
   args = parser.parse_args()
   if not os.path.exists(args.corpus) or not os.path.exists(args.vocab):
     sys.exit(f"bench_data: needs {args.corpus} and {args.vocab} (../shared)")
-  from bert_tf import tokenization
+  from bert_tf.data import tokenization
   mask_id = tokenization.load_vocab(args.vocab).mask_id
   parts = args.parts.split(",")
   with tempfile.TemporaryDirectory() as work:

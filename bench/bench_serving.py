@@ -34,10 +34,10 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tensorflow_text  # noqa: E402,F401  (the text signatures' ops)
 
-from bert_tf import export  # noqa: E402
-from bert_tf import modeling  # noqa: E402
-from bert_tf import tokenization  # noqa: E402
-from bert_tf.config import BertConfig  # noqa: E402
+from bert_tf.serving import export  # noqa: E402
+from bert_tf.models import modeling  # noqa: E402
+from bert_tf.data import tokenization  # noqa: E402
+from bert_tf.models.config import BertConfig  # noqa: E402
 
 SHARED = os.path.normpath(os.path.join(REPO, "..", "shared"))
 SHARED_VOCAB = os.path.join(SHARED, "vocab", "bert-base-uncased-vocab.txt")

@@ -19,8 +19,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bert_tf import build_vocab  # pylint: disable=g-import-not-at-top
-from bert_tf import tokenization
+from bert_tf.data import vocab as build_vocab  # pylint: disable=g-import-not-at-top
+from bert_tf.data import tokenization
 
 _SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared")
 

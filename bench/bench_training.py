@@ -28,9 +28,9 @@ import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
 from absl import logging  # noqa: E402
 
-from bert_tf import schema  # noqa: E402
-from bert_tf import training  # noqa: E402
-from bert_tf.config import BertConfig  # noqa: E402
+from bert_tf.data import schema  # noqa: E402
+from bert_tf.training import loop  # noqa: E402
+from bert_tf.models.config import BertConfig  # noqa: E402
 
 
 def write_random_records(path, n, seq, preds, vocab, seed=0):
@@ -78,7 +78,7 @@ def flops_per_token(bert_config, seq):
 
 def bench_ours(bert_config, path, args, workdir):
   steps = args.loops * args.steps_per_loop
-  config = training.TrainConfig(
+  config = loop.TrainConfig(
       input_file=path, output_dir=os.path.join(workdir, "ours"), do_train=True,
       max_seq_length=args.seq, max_predictions_per_seq=args.preds,
       train_batch_size=args.batch, learning_rate=1e-4, num_train_steps=steps,
@@ -86,7 +86,7 @@ def bench_ours(bert_config, path, args, workdir):
       log_steps=args.steps_per_loop, mixed_precision=args.mixed_precision,
       jit_compile=args.jit_compile, strategy=args.strategy, optimizer=args.optimizer,
       shuffle_buffer=100)
-  result = training.run(config, bert_config)
+  result = loop.run(config, bert_config)
   return max(m["examples_per_second"] for m in result["train_history"][1:])
 
 

@@ -12,7 +12,7 @@ evaluates both on the same held-out batches and prints one table:
     (`run_pretraining._decode_record`) and the original eval metrics
     (`tf.metrics.accuracy`, masked LM weighted by masked_lm_weights), driven
     by a plain `tf.compat.v1.Session` loop (TF 2.21 has no Estimator);
-  - "bert_tf": `bert_tf.training.run`.
+  - "bert_tf": `bert_tf.training.loop.run`.
 
 Each side runs in its own subprocess, one after the other: the shim replaces
 `tensorflow` with tf.compat.v1 and disables v2 behaviour, so the original
@@ -231,17 +231,17 @@ def run_original(args):
 
 
 def run_ours(args):
-  """Trains and evaluates with bert_tf.training.run; emits the result."""
+  """Trains and evaluates with bert_tf.training.loop.run; emits the result."""
   process_start = time.time()
   from absl import logging  # pylint: disable=g-import-not-at-top
-  from bert_tf import training  # pylint: disable=g-import-not-at-top
-  from bert_tf.config import BertConfig  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import loop  # pylint: disable=g-import-not-at-top
+  from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.INFO)
   out_dir = os.path.join(args.workdir, "bert_tf")
-  # training.run resumes from a checkpoint in its output_dir: a rerun must
+  # loop.run resumes from a checkpoint in its output_dir: a rerun must
   # start from scratch to be comparable.
   shutil.rmtree(out_dir, ignore_errors=True)
-  config = training.TrainConfig(
+  config = loop.TrainConfig(
       input_file=args.train_file, eval_input_file=args.heldout_file, output_dir=out_dir,
       do_train=True, do_eval=True, train_batch_size=args.batch_size,
       eval_batch_size=args.eval_batch_size, learning_rate=args.learning_rate,
@@ -250,7 +250,7 @@ def run_ours(args):
       log_steps=args.log_every, save_checkpoints_steps=max(args.steps, 1),
       eval_every_steps=args.eval_every, seed=args.seed, shuffle_buffer=args.shuffle_buffer,
       max_seq_length=args.max_seq_length, max_predictions_per_seq=args.max_predictions_per_seq)
-  result = training.run(config, BertConfig.from_json_file(args.config))
+  result = loop.run(config, BertConfig.from_json_file(args.config))
   # Time in the training loops (the first includes tracing, as the
   # original's first session.run includes graph optimization).
   train_seconds = sum(

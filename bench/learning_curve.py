@@ -3,7 +3,7 @@
 Splits ../shared/corpora/kjv.txt into training chapters and held-out
 chapters (every 10th chapter), writes pretraining records for each with
 `bert_tf.create_pretraining_data` (original vocab, the original recipe),
-trains BERT-tiny with `bert_tf.training.run` evaluating the held-out records
+trains BERT-tiny with `bert_tf.training.loop.run` evaluating the held-out records
 every --eval_every steps, and writes the curve to <workdir>/curve.csv
 (step, heldout_mlm_accuracy, heldout_nsp_accuracy, heldout_mlm_loss,
 heldout_nsp_loss) and a summary.
@@ -70,7 +70,7 @@ def nsp_majority_share(path, limit):
   accuracy of a model that ignores its input."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from bert_tf import schema  # pylint: disable=g-import-not-at-top
+  from bert_tf.data import schema  # pylint: disable=g-import-not-at-top
   labels = np.concatenate([
       b["next_sentence_labels"].numpy().ravel()
       for b in tf.data.TFRecordDataset(path).take(limit).batch(1024).map(
@@ -107,11 +107,11 @@ def main():
   write_records(heldout_txt, heldout_rec, args.vocab, 2, seed=54321)
 
   from absl import logging  # pylint: disable=g-import-not-at-top
-  from bert_tf import training  # pylint: disable=g-import-not-at-top
-  from bert_tf.config import BertConfig  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import loop  # pylint: disable=g-import-not-at-top
+  from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.INFO)
   out_dir = os.path.join(args.workdir, "train")
-  config = training.TrainConfig(
+  config = loop.TrainConfig(
       input_file=train_rec, eval_input_file=heldout_rec, output_dir=out_dir,
       do_train=True, do_eval=True, train_batch_size=args.batch_size, eval_batch_size=64,
       learning_rate=args.learning_rate, num_train_steps=args.steps,
@@ -119,7 +119,7 @@ def main():
       save_checkpoints_steps=args.eval_every, iterations_per_loop=args.eval_every,
       log_steps=50, eval_every_steps=args.eval_every, max_eval_steps=args.eval_batches)
   start = time.time()
-  training.run(config, BertConfig.from_json_file(args.config))
+  loop.run(config, BertConfig.from_json_file(args.config))
   minutes = (time.time() - start) / 60
 
   curve = read_eval_curve(os.path.join(out_dir, "eval"))

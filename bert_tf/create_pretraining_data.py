@@ -17,7 +17,7 @@ from absl import flags
 from absl import logging
 
 from bert_tf import cli
-from bert_tf import pretraining_data
+from bert_tf.data import writer
 
 FLAGS = flags.FLAGS
 
@@ -46,7 +46,7 @@ def define_flags(flag_values):
                     "local: processes on this machine; beam: an Apache Beam pipeline (needs "
                     "--output_dir; Beam pipeline options such as --runner=DataflowRunner go "
                     "after a '--').", flag_values=f)
-  flags.DEFINE_integer("block_bytes", pretraining_data.DataOptions.block_bytes,
+  flags.DEFINE_integer("block_bytes", writer.DataOptions.block_bytes,
                        "Bytes of text per block: the window of documents random next-sentence "
                        "segments are drawn from (the original: the whole input), and the unit of "
                        "work and memory.", flag_values=f)
@@ -63,10 +63,10 @@ def main(argv):
     raise app.UsageError("give exactly one of --output_file and --output_dir")
   if FLAGS.num_output_shards < 1:
     raise app.UsageError(f"--num_output_shards={FLAGS.num_output_shards}: must be at least 1")
-  num_workers = FLAGS.num_workers or pretraining_data.default_num_workers()
+  num_workers = FLAGS.num_workers or writer.default_num_workers()
   if num_workers < 1:
     raise app.UsageError(f"--num_workers={num_workers}: must be at least 1")
-  options = pretraining_data.DataOptions(
+  options = writer.DataOptions(
       max_seq_length=FLAGS.max_seq_length,
       max_predictions_per_seq=FLAGS.max_predictions_per_seq,
       masked_lm_prob=FLAGS.masked_lm_prob,
@@ -77,20 +77,20 @@ def main(argv):
       do_whole_word_mask=FLAGS.do_whole_word_mask,
       block_bytes=FLAGS.block_bytes)
   if FLAGS.output_file:
-    outputs = pretraining_data.Outputs(
+    outputs = writer.Outputs(
         files=tuple(p.strip() for p in FLAGS.output_file.split(",") if p.strip()), gzip=FLAGS.gzip)
   else:
-    outputs = pretraining_data.Outputs(directory=FLAGS.output_dir,
+    outputs = writer.Outputs(directory=FLAGS.output_dir,
                                        num_shards=FLAGS.num_output_shards, gzip=FLAGS.gzip)
   if FLAGS.driver == "beam":
-    from bert_tf import beam_pipeline  # pylint: disable=g-import-not-at-top
+    from bert_tf.data import beam  # pylint: disable=g-import-not-at-top
     try:
-      manifest = beam_pipeline.run_beam(FLAGS.input_file, outputs, FLAGS.vocab_file, options,
+      manifest = beam.run_beam(FLAGS.input_file, outputs, FLAGS.vocab_file, options,
                                         beam_args)
     except ImportError as e:  # apache-beam is not installed
       raise cli.Error(str(e)) from None
   else:
-    manifest = pretraining_data.create_pretraining_data(
+    manifest = writer.create_pretraining_data(
         FLAGS.input_file, outputs, FLAGS.vocab_file, options, num_workers=num_workers)
   counts, shares = manifest["counts"], manifest["shares"]
   logging.info("wrote %d instances from %d documents to %d file(s) in %.1f s (%.0f instances/s)",  # noqa

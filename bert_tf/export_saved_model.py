@@ -7,7 +7,7 @@
 --checkpoint takes a training output directory (its latest checkpoint), a
 checkpoint prefix, or an original TF1 BERT checkpoint (.../bert_model.ckpt).
 Any of --export_dir, --tf1_checkpoint_out and --keras_hub_preset_out may be
-given; the checkpoint is read once. See bert_tf/export.py for the signatures.
+given; the checkpoint is read once. See bert_tf/serving/export.py for the signatures.
 """
 
 from absl import app
@@ -15,7 +15,7 @@ from absl import flags
 from absl import logging
 
 from bert_tf import cli
-from bert_tf import export
+from bert_tf.serving import export
 
 FLAGS = flags.FLAGS
 

@@ -126,12 +126,12 @@ def split_corpus(corpus, train_path, heldout_path, every=10):
 def main(argv):
   del argv
   import tensorflow as tf
-  from bert_tf import build_vocab
-  from bert_tf import config as config_lib
-  from bert_tf import export
-  from bert_tf import pretraining_data
+  from bert_tf.data import vocab as vocab_lib
+  from bert_tf.models import config as config_lib
+  from bert_tf.serving import export
+  from bert_tf.data import writer
   from bert_tf import sample_corpus
-  from bert_tf import training
+  from bert_tf.training import loop
 
   out = FLAGS.output_dir
   if FLAGS.overwrite and tf.io.gfile.exists(out):
@@ -153,8 +153,8 @@ def main(argv):
 
   t = _stage(2, "WordPiece vocab")
   vocab_file = os.path.join(out, "vocab.txt")
-  tokens = build_vocab.build_vocab([train_txt], FLAGS.vocab_size, do_lower_case=True)
-  build_vocab.write_vocab(tokens, vocab_file)
+  tokens = vocab_lib.build_vocab([train_txt], FLAGS.vocab_size, do_lower_case=True)
+  vocab_lib.write_vocab(tokens, vocab_file)
   _done(t, f"{len(tokens)} entries -> {vocab_file}")
 
   t = _stage(3, "pretraining records (original schema, 80/10/10 masking + NSP)")
@@ -162,13 +162,13 @@ def main(argv):
   max_predictions = math.ceil(seq * 0.15)  # the original's 20 at 128, 80 at 512
   records = {}
   for name, path, dupe in (("train", train_txt, FLAGS.dupe_factor), ("heldout", held_txt, 1)):
-    options = pretraining_data.DataOptions(
+    options = writer.DataOptions(
         max_seq_length=seq, max_predictions_per_seq=max_predictions, dupe_factor=dupe,
         block_bytes=256 << 10)
-    outputs = pretraining_data.Outputs(directory=os.path.join(out, "records", name),
+    outputs = writer.Outputs(directory=os.path.join(out, "records", name),
                                        num_shards=2 if name == "train" else 1)
-    manifest = pretraining_data.create_pretraining_data(
-        path, outputs, vocab_file, options, num_workers=pretraining_data.default_num_workers())
+    manifest = writer.create_pretraining_data(
+        path, outputs, vocab_file, options, num_workers=writer.default_num_workers())
     records[name] = outputs.directory + "/*.tfrecord"
     c, s = manifest["counts"], manifest["shares"]
     print(f"    {name}: {c['instances']} instances from {c['documents']} documents in "
@@ -184,7 +184,7 @@ def main(argv):
   config_path = os.path.join(out, "bert_config.json")
   bert_config.to_json_file(config_path)
   model_dir = os.path.join(out, "model")
-  train_config = training.TrainConfig(
+  train_config = loop.TrainConfig(
       input_file=records["train"], eval_input_file=records["heldout"], output_dir=model_dir,
       do_train=True, do_eval=True, train_batch_size=FLAGS.batch_size, eval_batch_size=64,
       learning_rate=FLAGS.learning_rate, num_train_steps=FLAGS.train_steps,
@@ -192,7 +192,7 @@ def main(argv):
       iterations_per_loop=100, log_steps=100, max_eval_steps=20, max_seq_length=seq,
       max_predictions_per_seq=max_predictions)
   logging.set_verbosity(logging.INFO)  # the loop's progress lines: losses, rate, ETA
-  result = training.run(train_config, bert_config)
+  result = loop.run(train_config, bert_config)
   logging.set_verbosity(logging.WARNING)
   ev = result["eval"]
   _done(t, f"step {result['global_step']}: held-out masked-LM accuracy "

@@ -89,8 +89,8 @@ def define_flags(flag_values):
 
 def config_from_flags():
   """Returns (TrainConfig, BertConfig) from FLAGS; raises app.UsageError."""
-  from bert_tf import training  # pylint: disable=g-import-not-at-top
-  from bert_tf.config import BertConfig  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import loop  # pylint: disable=g-import-not-at-top
+  from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
   for name in ("bert_config_file", "output_dir"):
     if not FLAGS[name].value:
       raise app.UsageError(f"--{name} is required")
@@ -106,7 +106,7 @@ def config_from_flags():
     bert_config = BertConfig.from_json_file(FLAGS.bert_config_file)
   except (ValueError, OSError) as e:
     raise app.UsageError(f"--bert_config_file={FLAGS.bert_config_file}: {e}") from None
-  config = training.TrainConfig(
+  config = loop.TrainConfig(
       input_file=FLAGS.input_file or "",
       output_dir=FLAGS.output_dir,
       eval_input_file=FLAGS.eval_input_file or "",
@@ -145,12 +145,12 @@ def config_from_flags():
 
 def main(argv):
   del argv
-  from bert_tf import training  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import loop  # pylint: disable=g-import-not-at-top
   config, bert_config = config_from_flags()
   logging.set_verbosity(logging.INFO)
   try:
-    result = training.run(config, bert_config)
-  except training.TrainingDivergedError as e:
+    result = loop.run(config, bert_config)
+  except loop.TrainingDivergedError as e:
     raise cli.Error(str(e)) from None
   if "eval" in result:
     for key in sorted(result["eval"]):

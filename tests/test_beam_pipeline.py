@@ -7,8 +7,8 @@ import pytest
 
 beam = pytest.importorskip("apache_beam", reason="the Beam driver needs the 'beam' extra")
 
-from bert_tf import beam_pipeline  # noqa: E402
-from bert_tf import pretraining_data  # noqa: E402
+from bert_tf.data import beam  # noqa: E402
+from bert_tf.data import writer  # noqa: E402
 
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
          "india", "juliet", "kilo", "lima", "mike", "november", "oscar", "papa"]
@@ -34,13 +34,13 @@ def _shard_bytes(outputs):
 
 def test_beam_and_local_drivers_write_identical_shards(tmp_path):
   inputs, vocab = _write_inputs(tmp_path)
-  options = pretraining_data.DataOptions(max_seq_length=32, max_predictions_per_seq=5,
+  options = writer.DataOptions(max_seq_length=32, max_predictions_per_seq=5,
                                          dupe_factor=2, block_bytes=600)
-  local = pretraining_data.Outputs(directory=str(tmp_path / "local"), num_shards=3)
-  via_beam = pretraining_data.Outputs(directory=str(tmp_path / "beam"), num_shards=3)
-  local_manifest = pretraining_data.create_pretraining_data(inputs, local, vocab, options,
+  local = writer.Outputs(directory=str(tmp_path / "local"), num_shards=3)
+  via_beam = writer.Outputs(directory=str(tmp_path / "beam"), num_shards=3)
+  local_manifest = writer.create_pretraining_data(inputs, local, vocab, options,
                                                             num_workers=1)
-  beam_manifest = beam_pipeline.run_beam(inputs, via_beam, vocab, options)
+  beam_manifest = beam.run_beam(inputs, via_beam, vocab, options)
 
   assert local_manifest["counts"]["instances"] > 50
   local_shards, beam_shards = _shard_bytes(local), _shard_bytes(via_beam)
@@ -56,6 +56,6 @@ def test_beam_and_local_drivers_write_identical_shards(tmp_path):
 
 def test_beam_driver_refuses_output_file_mode(tmp_path):
   inputs, vocab = _write_inputs(tmp_path)
-  outputs = pretraining_data.Outputs(files=(str(tmp_path / "out.tfrecord"),))
+  outputs = writer.Outputs(files=(str(tmp_path / "out.tfrecord"),))
   with pytest.raises(ValueError, match="output_dir"):
-    beam_pipeline.run_beam(inputs, outputs, vocab, pretraining_data.DataOptions())
+    beam.run_beam(inputs, outputs, vocab, writer.DataOptions())

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from bert_tf import build_vocab as bv
-from bert_tf import tokenization as tk
+from bert_tf.data import vocab as bv
+from bert_tf.data import tokenization as tk
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -1,4 +1,4 @@
-"""Tests of bert_tf.config and the shipped configs/ files."""
+"""Tests of bert_tf.models.config and the shipped configs/ files."""
 
 import dataclasses
 import json
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from bert_tf.config import BertConfig
+from bert_tf.models.config import BertConfig
 
 _CONFIGS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs")
 

@@ -17,7 +17,7 @@ import time
 import numpy as np
 import pytest
 
-from bert_tf import training
+from bert_tf.training import loop
 from test_training import tiny_bert_config, tiny_train_config, write_records
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -33,7 +33,7 @@ _SCRIPT = textwrap.dedent("""
       cpu = tf.config.list_physical_devices("CPU")[0]
       tf.config.set_logical_device_configuration(
           cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-    from bert_tf import training
+    from bert_tf.training import loop
     from test_training import tiny_bert_config, tiny_train_config
     import pathlib
     data = pathlib.Path(data)
@@ -43,7 +43,7 @@ _SCRIPT = textwrap.dedent("""
                                  output_dir=str(out), strategy=strategy_name,
                                  num_train_steps=4, iterations_per_loop=4, log_steps=4,
                                  save_checkpoints_steps=2, shuffle_buffer=1)
-      return training.run(config, tiny_bert_config(dropout=0.0))
+      return loop.run(config, tiny_bert_config(dropout=0.0))
 
     if mode == "mirrored":
       result = train("mirrored", data / "two")
@@ -91,7 +91,7 @@ def baseline(tmp_path_factory):
   data = tmp_path_factory.mktemp("dist")
   write_records(data / "train-0.tfrecord", 48, seed=1)
   write_records(data / "train-1.tfrecord", 48, seed=2)
-  result = training.run(_train_config(data, output_dir=str(data / "one"),
+  result = loop.run(_train_config(data, output_dir=str(data / "one"),
                                       strategy="one_device"), tiny_bert_config(dropout=0.0))
   assert result["replicas"] == 1 and result["global_step"] == 4
   return data, result["train"]["loss"], [w.numpy() for w in result["model"].weights]
@@ -117,7 +117,7 @@ def test_mirrored_two_devices_equals_one_device(baseline):
 
 def test_jit_compile_on_one_device_matches_plain(baseline):
   data, loss, weights = baseline
-  result = training.run(_train_config(data, output_dir=str(data / "jit"), strategy="one_device",
+  result = loop.run(_train_config(data, output_dir=str(data / "jit"), strategy="one_device",
                                       jit_compile=True), tiny_bert_config(dropout=0.0))
   assert result["global_step"] == 4
   assert result["train"]["loss"] == pytest.approx(loss, rel=1e-4)
@@ -163,11 +163,11 @@ def test_tpu_strategy_without_tpu_fails_fast_and_clearly():
   start = time.time()
   for name in ("", "local"):
     with pytest.raises(ValueError, match="--strategy=tpu: no TPU found"):
-      training.make_strategy("tpu", tpu_name=name)
+      loop.make_strategy("tpu", tpu_name=name)
   assert time.time() - start < 10
 
 
 def test_one_device_is_the_default_on_a_cpu_machine():
-  strategy = training.make_strategy("")
+  strategy = loop.make_strategy("")
   assert strategy.num_replicas_in_sync == 1
   assert type(strategy).__name__ == "OneDeviceStrategy"

@@ -1,4 +1,4 @@
-"""Tests of bert_tf.export and the export_saved_model entry point.
+"""Tests of bert_tf.serving.export and the export_saved_model entry point.
 
 One export (from an original-format TF1 checkpoint, with every output) is
 shared by the module; the tests check it the way a user of each output would.
@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import export
-from bert_tf import tf1_checkpoint
-from bert_tf import tokenization
-from bert_tf.config import BertConfig
+from bert_tf.serving import export
+from bert_tf.models import tf1_checkpoint
+from bert_tf.data import tokenization
+from bert_tf.models.config import BertConfig
 
 import reference_bert
 from test_tf1_checkpoint import _write_tf1_checkpoint

@@ -1,4 +1,4 @@
-"""Tests of bert_tf.input_pipeline: file discovery, gzip detection, checks
+"""Tests of bert_tf.data.pipeline: file discovery, gzip detection, checks
 against the manifest and the records, sharding and static batches."""
 
 import random
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import input_pipeline
-from bert_tf import manifest as manifest_lib
-from bert_tf import schema
+from bert_tf.data import pipeline
+from bert_tf.data import manifest as manifest_lib
+from bert_tf.data import schema
 
 SEQ, PREDS, VOCAB = 32, 5, 100
 
@@ -34,19 +34,19 @@ def write_records(path, n, seq=SEQ, preds=PREDS, vocab=VOCAB, seed=0, gzip=False
 def test_expand_patterns_comma_globs_sorted_and_missing(tmp_path):
   for name in ("b.tfrecord", "a.tfrecord", "c.other"):
     write_records(tmp_path / name, 2)
-  files = input_pipeline.expand_patterns(f"{tmp_path}/*.tfrecord, {tmp_path}/c.other")
+  files = pipeline.expand_patterns(f"{tmp_path}/*.tfrecord, {tmp_path}/c.other")
   assert [f.rsplit("/", 1)[1] for f in files] == ["a.tfrecord", "b.tfrecord", "c.other"]
   with pytest.raises(FileNotFoundError, match="nothing-here"):
-    input_pipeline.expand_patterns(f"{tmp_path}/*.tfrecord,{tmp_path}/nothing-here*")
+    pipeline.expand_patterns(f"{tmp_path}/*.tfrecord,{tmp_path}/nothing-here*")
 
 
 @pytest.mark.parametrize("gzip", [False, True])
 def test_check_data_detects_compression_and_shapes(tmp_path, gzip):
   write_records(tmp_path / "r.tfrecord", 20, gzip=gzip)
-  info = input_pipeline.check_data(str(tmp_path / "r.tfrecord"), SEQ, PREDS, VOCAB)
+  info = pipeline.check_data(str(tmp_path / "r.tfrecord"), SEQ, PREDS, VOCAB)
   assert info.compression == ("GZIP" if gzip else "")
   assert (info.max_seq_length, info.max_predictions_per_seq) == (SEQ, PREDS)
-  ds = input_pipeline.make_dataset(info.files, 8, SEQ, PREDS, is_training=False,
+  ds = pipeline.make_dataset(info.files, 8, SEQ, PREDS, is_training=False,
                                    compression=info.compression)
   batches = list(ds)
   assert len(batches) == 2  # 20 records, drop_remainder
@@ -59,9 +59,9 @@ def test_check_data_detects_compression_and_shapes(tmp_path, gzip):
 def test_records_without_manifest_shape_mismatch_names_both_values(tmp_path):
   write_records(tmp_path / "r.tfrecord", 4)
   with pytest.raises(ValueError, match=r"--max_seq_length=128 .*max_seq_length=32"):
-    input_pipeline.check_data(str(tmp_path / "r.tfrecord"), 128, PREDS, VOCAB)
+    pipeline.check_data(str(tmp_path / "r.tfrecord"), 128, PREDS, VOCAB)
   with pytest.raises(ValueError, match=r"--max_predictions_per_seq=20 .*=5"):
-    input_pipeline.check_data(str(tmp_path / "r.tfrecord"), SEQ, 20, VOCAB)
+    pipeline.check_data(str(tmp_path / "r.tfrecord"), SEQ, 20, VOCAB)
 
 
 def _write_manifest(directory, **flag_overrides):
@@ -76,13 +76,13 @@ def _write_manifest(directory, **flag_overrides):
 def test_manifest_checked_against_flags_and_vocab(tmp_path):
   write_records(tmp_path / "r.tfrecord", 16)
   _write_manifest(tmp_path)
-  info = input_pipeline.check_data(str(tmp_path / "*.tfrecord"), SEQ, PREDS, VOCAB)
+  info = pipeline.check_data(str(tmp_path / "*.tfrecord"), SEQ, PREDS, VOCAB)
   assert info.num_instances == 16
   with pytest.raises(ValueError, match=r"100 tokens.*vocab_size=30522"):
-    input_pipeline.check_data(str(tmp_path / "*.tfrecord"), SEQ, PREDS, 30522)
+    pipeline.check_data(str(tmp_path / "*.tfrecord"), SEQ, PREDS, 30522)
   _write_manifest(tmp_path, max_predictions_per_seq=7)
   with pytest.raises(ValueError, match=r"--max_predictions_per_seq=5 .*max_predictions_per_seq=7"):
-    input_pipeline.check_data(str(tmp_path / "*.tfrecord"), SEQ, PREDS, VOCAB)
+    pipeline.check_data(str(tmp_path / "*.tfrecord"), SEQ, PREDS, VOCAB)
 
 
 def test_training_dataset_shards_files_by_pipeline(tmp_path):
@@ -90,13 +90,13 @@ def test_training_dataset_shards_files_by_pipeline(tmp_path):
   # files and together cover all of them.
   for i in range(4):
     write_records(tmp_path / f"r{i}.tfrecord", 10, seed=i, start_id=10 * i)
-  files = input_pipeline.expand_patterns(str(tmp_path / "*.tfrecord"))
+  files = pipeline.expand_patterns(str(tmp_path / "*.tfrecord"))
   for is_training in (False, True):
     seen = []
     for pipeline_id in range(2):
       ctx = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=pipeline_id,
                                        num_replicas_in_sync=2)
-      ds = input_pipeline.make_dataset(files, 5, SEQ, PREDS, is_training=is_training,
+      ds = pipeline.make_dataset(files, 5, SEQ, PREDS, is_training=is_training,
                                        input_context=ctx, seed=1, shuffle_buffer=100)
       ids = set()
       for batch in ds.take(12):  # training: 60 records, three passes over its 20
@@ -112,9 +112,9 @@ def test_training_dataset_shards_files_by_pipeline(tmp_path):
 
 def test_distributed_dataset_per_replica_batch(tmp_path):
   write_records(tmp_path / "r.tfrecord", 32)
-  info = input_pipeline.check_data(str(tmp_path / "r.tfrecord"), SEQ, PREDS, VOCAB)
+  info = pipeline.check_data(str(tmp_path / "r.tfrecord"), SEQ, PREDS, VOCAB)
   strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
-  ds = input_pipeline.distributed_dataset(strategy, info, 16, is_training=True, seed=3)
+  ds = pipeline.distributed_dataset(strategy, info, 16, is_training=True, seed=3)
   batch = next(iter(ds))
   assert batch["input_ids"].shape == (16, SEQ)
   np.testing.assert_array_equal(batch["input_mask"].numpy()[:, 0], 1)

@@ -1,4 +1,4 @@
-"""Tests of bert_tf.losses: the original reductions and the replica split."""
+"""Tests of bert_tf.training.losses: the original reductions and the replica split."""
 
 import os
 import subprocess
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import losses
+from bert_tf.training import losses
 
 
 def _np_log_softmax(x):
@@ -132,7 +132,7 @@ def test_under_a_two_replica_mirrored_strategy(tmp_path):
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(
         cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-    from bert_tf import losses
+    from bert_tf.training import losses
     rng = np.random.default_rng(5)
     logits = rng.standard_normal((4, 3, 11)).astype(np.float32)
     nsp = rng.standard_normal((4, 2)).astype(np.float32)

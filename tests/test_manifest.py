@@ -1,4 +1,4 @@
-"""Tests of bert_tf.manifest: atomic writing, clear errors on files that are
+"""Tests of bert_tf.data.manifest: atomic writing, clear errors on files that are
 not manifests, and finding the manifest of a set of records in both output
 layouts of the data writer."""
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bert_tf import manifest as manifest_lib
+from bert_tf.data import manifest as manifest_lib
 
 
 def sample_manifest(files):

@@ -1,4 +1,4 @@
-"""Tests of bert_tf.masking: the pairing, truncation and 80/10/10 masking
+"""Tests of bert_tf.data.masking: the pairing, truncation and 80/10/10 masking
 rules of original BERT, as pure functions with a seeded RNG.
 
 No TensorFlow here: the rules must be checkable (and usable) without it.
@@ -15,7 +15,8 @@ import sys
 import numpy as np
 import pytest
 
-from bert_tf import masking
+from bert_tf.data import instances
+from bert_tf.data import masking
 
 CLS, SEP, MASK = 101, 102, 103
 BIG_VOCAB = masking.MaskingVocab(size=30522, cls_id=CLS, sep_id=SEP, mask_id=MASK)
@@ -43,7 +44,7 @@ def outcome_counts(tokens, output, positions, mask_id):
 
 
 def test_module_imports_without_tensorflow():
-  code = "import bert_tf.masking, sys; assert 'tensorflow' not in sys.modules, 'tensorflow imported'"
+  code = "import bert_tf.data.masking, sys; assert 'tensorflow' not in sys.modules, 'tensorflow imported'"
   result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
   assert result.returncode == 0, result.stderr
 
@@ -327,7 +328,7 @@ def test_truncate_pair_fits_trims_the_longer_side_b_on_ties():
       for max_num in range(2, 28):
         a, b = list(range(len_a)), list(range(100, 100 + len_b))
         ref_a, ref_b = list(a), list(b)
-        assert masking.truncate_pair(a, b, max_num, rng) is None  # in place
+        assert instances.truncate_pair(a, b, max_num, rng) is None  # in place
         reference_truncate(ref_a, ref_b, max_num, rng)
         assert (len(a), len(b)) == (len(ref_a), len(ref_b))
         assert len(a) + len(b) == min(len_a + len_b, max_num)
@@ -336,17 +337,17 @@ def test_truncate_pair_fits_trims_the_longer_side_b_on_ties():
         assert a == list(range(a[0], a[0] + len(a)))
         assert b == list(range(b[0], b[0] + len(b)))
   a, b = [1] * 5, [2] * 5
-  masking.truncate_pair(a, b, 9, rng)
+  instances.truncate_pair(a, b, 9, rng)
   assert (len(a), len(b)) == (5, 4)
   a, b = [1] * 10, [2] * 3
-  masking.truncate_pair(a, b, 8, rng)
+  instances.truncate_pair(a, b, 8, rng)
   assert (len(a), len(b)) == (5, 3)
 
 
 def test_truncate_pair_trims_both_ends_like_the_token_by_token_rule():
   fronts = {"truncate_pair": [], "reference": []}
   for seed in range(4000):
-    for name, fn in (("truncate_pair", masking.truncate_pair), ("reference", reference_truncate)):
+    for name, fn in (("truncate_pair", instances.truncate_pair), ("reference", reference_truncate)):
       a, b = list(range(30)), [100, 101, 102, 103]
       fn(a, b, 20, random.Random(seed))
       assert len(a) == 16 and b == [100, 101, 102, 103]
@@ -413,7 +414,7 @@ def test_pairs_fit_and_come_from_where_they_should():
   for seed in range(40):
     rng = random.Random(seed)
     for d in range(len(docs)):
-      for tokens_a, tokens_b, is_random in masking.create_pairs_from_document(
+      for tokens_a, tokens_b, is_random in instances.create_pairs_from_document(
           docs, d, max_seq_length, 0.1, rng):
         assert tokens_a and tokens_b
         assert len(tokens_a) + len(tokens_b) <= max_num
@@ -448,7 +449,7 @@ def test_unused_sentences_are_put_back():
     rng = random.Random(seed)
     for d in range(len(docs)):
       seen = collections.Counter()
-      for tokens_a, tokens_b, is_random in masking.create_pairs_from_document(
+      for tokens_a, tokens_b, is_random in instances.create_pairs_from_document(
           docs, d, 43, 0.0, rng):
         assert len(tokens_a) % 5 == 0 and len(tokens_a) + len(tokens_b) <= 40
         seen.update(where(t)[:2] for t in tokens_a[::5])
@@ -468,7 +469,7 @@ def test_short_seq_prob_gives_shorter_pairs():
     for seed in range(20):
       rng = random.Random(seed)
       for d in range(len(docs)):
-        out.extend(len(a) + len(b) for a, b, _ in masking.create_pairs_from_document(
+        out.extend(len(a) + len(b) for a, b, _ in instances.create_pairs_from_document(
             docs, d, 128, short_seq_prob, rng))
     return np.array(out)
 
@@ -483,24 +484,24 @@ def test_one_sentence_document_always_gets_a_random_b():
   docs[4] = [docs[4][0]]
   index = flat_index(docs)
   for seed in range(300):
-    pairs = masking.create_pairs_from_document(docs, 4, 32, 0.1, random.Random(seed))
+    pairs = instances.create_pairs_from_document(docs, 4, 32, 0.1, random.Random(seed))
     assert len(pairs) == 1
     tokens_a, tokens_b, is_random = pairs[0]
     assert is_random
     assert where(tokens_a[0])[0] == 4 and assert_contiguous(tokens_b, index)[0] != 4
   # A window of one document: B can only come from it, and is still random.
   alone = [docs[4]]
-  pairs = masking.create_pairs_from_document(alone, 0, 32, 0.1, random.Random(0))
+  pairs = instances.create_pairs_from_document(alone, 0, 32, 0.1, random.Random(0))
   assert len(pairs) == 1 and pairs[0][2] is True
 
 
 def test_pairs_exact_for_a_seed():
   docs = make_documents(random.Random(17), 8, 1, 15, 1, 20)
-  a = [masking.create_pairs_from_document(docs, d, 40, 0.1, random.Random(3)) for d in range(8)]
-  b = [masking.create_pairs_from_document(docs, d, 40, 0.1, random.Random(3)) for d in range(8)]
+  a = [instances.create_pairs_from_document(docs, d, 40, 0.1, random.Random(3)) for d in range(8)]
+  b = [instances.create_pairs_from_document(docs, d, 40, 0.1, random.Random(3)) for d in range(8)]
   assert a == b
 
 
 def test_build_instance():
-  tokens, num_a = masking.build_instance([7, 8], [9], CLS, SEP)
+  tokens, num_a = instances.build_instance([7, 8], [9], CLS, SEP)
   assert tokens == [CLS, 7, 8, SEP, 9, SEP] and num_a == 4

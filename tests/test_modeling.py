@@ -1,14 +1,14 @@
-"""Tests of bert_tf.modeling: config mapping, initializers, heads, save/load."""
+"""Tests of bert_tf.models.modeling: config mapping, initializers, heads, save/load."""
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import losses
-from bert_tf import modeling
-from bert_tf import schema
-from bert_tf.config import BertConfig
+from bert_tf.training import losses
+from bert_tf.models import modeling
+from bert_tf.data import schema
+from bert_tf.models.config import BertConfig
 
 _TINY = BertConfig(vocab_size=80, hidden_size=32, num_hidden_layers=2,
                    num_attention_heads=4, intermediate_size=64,
@@ -174,7 +174,7 @@ def test_config_round_trip_and_weights_file(model, tmp_path):
 
 
 def test_tf_train_checkpoint_round_trip_with_optimizer(model, tmp_path):
-  from bert_tf import optimization  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import optimization  # pylint: disable=g-import-not-at-top
   batch = _batch(_TINY, np.random.default_rng(4))
   optimizer = optimization.create_optimizer(
       learning_rate=1e-3, num_train_steps=10, num_warmup_steps=0)

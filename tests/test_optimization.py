@@ -1,13 +1,13 @@
-"""Tests of bert_tf.optimization against numpy statements of the original."""
+"""Tests of bert_tf.training.optimization against numpy statements of the original."""
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import modeling
-from bert_tf import optimization
-from bert_tf.config import BertConfig
+from bert_tf.models import modeling
+from bert_tf.training import optimization
+from bert_tf.models.config import BertConfig
 
 
 def _np_learning_rate(step, lr, num_train_steps, num_warmup_steps):

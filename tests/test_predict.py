@@ -8,15 +8,15 @@ import sys
 import numpy as np
 import pytest
 
-from bert_tf import export
-from bert_tf import modeling
-from bert_tf import predict
+from bert_tf.serving import export
+from bert_tf.models import modeling
+from bert_tf.serving import predict
 
 from test_export import CONFIG, write_vocab
 
 TOP_K = 3
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PREDICT_PY = os.path.join(REPO, "bert_tf", "predict.py")
+PREDICT_PY = os.path.join(REPO, "bert_tf", "serving", "predict.py")
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Tests of bert_tf.pretraining_data: raw text -> records, end to end.
+"""Tests of bert_tf.data.writer: raw text -> records, end to end.
 
 The corpus is generated here: 40 documents whose words are `doc<d>` (with
 '##s' / '##ing' pieces), so the document of every token in a record can be
@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import manifest as manifest_lib
-from bert_tf import pretraining_data
-from bert_tf import schema
+from bert_tf.data import manifest as manifest_lib
+from bert_tf.data import writer
+from bert_tf.data import schema
 
 NUM_DOCS = 40
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -30,7 +30,7 @@ TOKEN_ID = {t: i for i, t in enumerate(VOCAB)}
 CLS, SEP, MASK = TOKEN_ID["[CLS]"], TOKEN_ID["[SEP]"], TOKEN_ID["[MASK]"]
 DOC_OF_ID = {TOKEN_ID[f"doc{d}"]: d for d in range(NUM_DOCS)}
 
-OPTIONS = pretraining_data.DataOptions(max_seq_length=32, max_predictions_per_seq=5,
+OPTIONS = writer.DataOptions(max_seq_length=32, max_predictions_per_seq=5,
                                        dupe_factor=2, random_seed=7, block_bytes=4000)
 
 
@@ -72,7 +72,7 @@ def file_bytes(paths):
 
 
 def run(inputs, outputs, vocab, options=OPTIONS, num_workers=1):
-  return pretraining_data.create_pretraining_data(inputs, outputs, vocab, options,
+  return writer.create_pretraining_data(inputs, outputs, vocab, options,
                                                   num_workers=num_workers)
 
 
@@ -83,7 +83,7 @@ def data(tmp_path_factory):
   vocab = write_vocab(root / "vocab.txt")
   corpus = root / "corpus.txt"
   docs = write_corpus(corpus)
-  outputs = pretraining_data.Outputs(directory=str(root / "ref"), num_shards=3)
+  outputs = writer.Outputs(directory=str(root / "ref"), num_shards=3)
   manifest = run(str(corpus), outputs, vocab)
   return {"root": root, "vocab": vocab, "corpus": str(corpus), "docs": docs,
           "paths": outputs.paths(), "manifest": manifest,
@@ -97,7 +97,7 @@ def data(tmp_path_factory):
 def test_blocks_are_contiguous_runs_of_whole_documents(data):
   path = data["corpus"]
   size = len(open(path, "rb").read())
-  blocks = pretraining_data.scan_blocks([path], OPTIONS.block_bytes)
+  blocks = writer.scan_blocks([path], OPTIONS.block_bytes)
   assert len(blocks) >= 4
   assert [b.index for b in blocks] == list(range(len(blocks)))
   assert blocks[0].start == 0 and blocks[-1].end == size
@@ -105,7 +105,7 @@ def test_blocks_are_contiguous_runs_of_whole_documents(data):
   assert all(b.end - b.start >= OPTIONS.block_bytes for b in blocks[:-1])
   documents = []
   for block in blocks:
-    docs, bad = pretraining_data.read_block_documents(block)
+    docs, bad = writer.read_block_documents(block)
     assert bad == 0 and docs
     documents.extend(docs)
   assert documents == data["docs"]
@@ -117,7 +117,7 @@ def test_blocks_are_contiguous_runs_of_whole_documents(data):
 
 def test_same_bytes_with_one_or_two_workers(data):
   assert len(data["records"]) > 300
-  outputs = pretraining_data.Outputs(directory=str(data["root"] / "two_workers"), num_shards=3)
+  outputs = writer.Outputs(directory=str(data["root"] / "two_workers"), num_shards=3)
   manifest = run(data["corpus"], outputs, data["vocab"], num_workers=2)
   assert file_bytes(outputs.paths()) == file_bytes(data["paths"])
   assert all(len(b) > 0 for b in file_bytes(data["paths"]))
@@ -127,15 +127,15 @@ def test_same_bytes_with_one_or_two_workers(data):
 
 
 def test_different_seed_gives_different_records(data):
-  outputs = pretraining_data.Outputs(directory=str(data["root"] / "seed8"), num_shards=3)
-  options = pretraining_data.DataOptions(**dict(vars(OPTIONS), random_seed=8))
+  outputs = writer.Outputs(directory=str(data["root"] / "seed8"), num_shards=3)
+  options = writer.DataOptions(**dict(vars(OPTIONS), random_seed=8))
   run(data["corpus"], outputs, data["vocab"], options)
   assert read_records(outputs.paths()) != data["records"]
 
 
 def test_output_files_are_dealt_round_robin(data):
   files = (str(data["root"] / "files" / "a.tfrecord"), str(data["root"] / "files" / "b.tfrecord"))
-  manifest = run(data["corpus"], pretraining_data.Outputs(files=files), data["vocab"])
+  manifest = run(data["corpus"], writer.Outputs(files=files), data["vocab"])
   # The same stream of instances as the shards, dealt to the two files.
   stream = data["records"]
   assert read_records([files[0]]) == stream[0::2]
@@ -148,7 +148,7 @@ def test_output_files_are_dealt_round_robin(data):
 
 
 def test_gzip_output(data):
-  outputs = pretraining_data.Outputs(directory=str(data["root"] / "gz"), num_shards=3, gzip=True)
+  outputs = writer.Outputs(directory=str(data["root"] / "gz"), num_shards=3, gzip=True)
   manifest = run(data["corpus"], outputs, data["vocab"])
   paths = outputs.paths()
   assert all(p.endswith(".tfrecord.gz") for p in paths)
@@ -217,10 +217,10 @@ def original_ids(r):
 
 def test_records_are_well_formed_and_nsp_labels_tell_the_truth(data):
   # Which documents share a block (the window random B segments come from).
-  blocks = pretraining_data.scan_blocks([data["corpus"]], OPTIONS.block_bytes)
+  blocks = writer.scan_blocks([data["corpus"]], OPTIONS.block_bytes)
   alone = set()
   for block in blocks:
-    docs, _ = pretraining_data.read_block_documents(block)
+    docs, _ = writer.read_block_documents(block)
     if len(docs) == 1:
       alone.add(int(re.search(r"doc(\d+)", docs[0][0].lower()).group(1)))
   labels = collections.Counter()
@@ -253,8 +253,8 @@ def test_records_are_well_formed_and_nsp_labels_tell_the_truth(data):
 
 
 def test_whole_word_masking_end_to_end(data):
-  options = pretraining_data.DataOptions(**dict(vars(OPTIONS), do_whole_word_mask=True))
-  outputs = pretraining_data.Outputs(directory=str(data["root"] / "wwm"), num_shards=1)
+  options = writer.DataOptions(**dict(vars(OPTIONS), do_whole_word_mask=True))
+  outputs = writer.Outputs(directory=str(data["root"] / "wwm"), num_shards=1)
   manifest = run(data["corpus"], outputs, data["vocab"], options)
   assert manifest["flags"]["do_whole_word_mask"] is True
   subword = {i for i, t in enumerate(VOCAB) if t.startswith("##")}
@@ -286,7 +286,7 @@ def test_whole_word_masking_end_to_end(data):
 def test_resume_reuses_complete_shards_and_gives_the_same_bytes(data, caplog):
   out = data["root"] / "resume"
   shutil.copytree(data["root"] / "ref", out)
-  outputs = pretraining_data.Outputs(directory=str(out), num_shards=3)
+  outputs = writer.Outputs(directory=str(out), num_shards=3)
   paths = outputs.paths()
   expected = file_bytes(data["paths"])
 
@@ -314,9 +314,9 @@ def test_resume_reuses_complete_shards_and_gives_the_same_bytes(data, caplog):
 
 def test_shards_of_a_run_with_other_options_are_not_reused(data):
   out = data["root"] / "stale"
-  outputs = pretraining_data.Outputs(directory=str(out), num_shards=3)
+  outputs = writer.Outputs(directory=str(out), num_shards=3)
   run(data["corpus"], outputs, data["vocab"],
-      pretraining_data.DataOptions(**dict(vars(OPTIONS), random_seed=99)))
+      writer.DataOptions(**dict(vars(OPTIONS), random_seed=99)))
   manifest = run(data["corpus"], outputs, data["vocab"])
   assert manifest["run"]["reused_shards"] == 0
   assert file_bytes(outputs.paths()) == file_bytes(data["paths"])
@@ -327,9 +327,9 @@ def test_kill_between_finishing_a_shard_and_renaming_it(data, monkeypatch):
   # as it renames its first shard into place. The next run must not take
   # the stale shard for its own.
   out = data["root"] / "kill_at_rename"
-  outputs = pretraining_data.Outputs(directory=str(out), num_shards=3)
+  outputs = writer.Outputs(directory=str(out), num_shards=3)
   run(data["corpus"], outputs, data["vocab"],
-      pretraining_data.DataOptions(**dict(vars(OPTIONS), random_seed=99)))
+      writer.DataOptions(**dict(vars(OPTIONS), random_seed=99)))
   real_rename = tf.io.gfile.rename
 
   def rename(src, dst, overwrite=False):
@@ -360,7 +360,7 @@ def test_undecodable_bytes_are_replaced_and_counted(data, tmp_path):
   lines[20] = lines[20].replace(b" ", b" \xe2\x82 ", 1)
   corpus = tmp_path / "bad.txt"
   corpus.write_bytes(b"\n".join(lines))
-  outputs = pretraining_data.Outputs(directory=str(tmp_path / "out"), num_shards=1)
+  outputs = writer.Outputs(directory=str(tmp_path / "out"), num_shards=1)
   manifest = run(str(corpus), outputs, data["vocab"])
   assert manifest["counts"]["undecodable_bytes"] == 6
   assert manifest["counts"]["documents"] == NUM_DOCS
@@ -374,7 +374,7 @@ def test_lines_split_only_at_newlines(data, tmp_path):
   corpus = tmp_path / "c.txt"
   corpus.write_text("doc1 doc1\x0cdoc1 doc1 .\ndoc1 doc1\x0bdoc1\u2028doc1 .\r\n"
                     "doc1 doc1 .\n\ndoc2 doc2 .\ndoc2\x1cdoc2 .\n", encoding="utf-8")
-  manifest = run(str(corpus), pretraining_data.Outputs(directory=str(tmp_path / "o")),
+  manifest = run(str(corpus), writer.Outputs(directory=str(tmp_path / "o")),
                  data["vocab"])
   assert manifest["counts"]["documents"] == 2
   assert manifest["counts"]["sentences"] == 5
@@ -383,7 +383,7 @@ def test_lines_split_only_at_newlines(data, tmp_path):
 def test_one_sentence_corpus_pairs_it_with_itself(data, tmp_path):
   corpus = tmp_path / "one.txt"
   corpus.write_text("doc3 doc3s doc3ing doc3 .\n")
-  outputs = pretraining_data.Outputs(directory=str(tmp_path / "out"))
+  outputs = writer.Outputs(directory=str(tmp_path / "out"))
   manifest = run(str(corpus), outputs, data["vocab"])
   records = [decode(r) for r in read_records(outputs.paths())]
   assert manifest["counts"]["documents"] == 1 and len(records) == OPTIONS.dupe_factor
@@ -397,7 +397,7 @@ def test_one_sentence_corpus_pairs_it_with_itself(data, tmp_path):
 def test_line_longer_than_max_seq_length(data, tmp_path):
   corpus = tmp_path / "long.txt"
   corpus.write_text("doc5 " * 300 + ".\ndoc5 doc5 .\n\n" + "doc6 doc6s .\n" * 5)
-  outputs = pretraining_data.Outputs(directory=str(tmp_path / "out"))
+  outputs = writer.Outputs(directory=str(tmp_path / "out"))
   manifest = run(str(corpus), outputs, data["vocab"])
   records = [decode(r) for r in read_records(outputs.paths())]
   assert len(records) == manifest["counts"]["instances"] > 0
@@ -407,9 +407,9 @@ def test_line_longer_than_max_seq_length(data, tmp_path):
 
 
 def test_smallest_max_seq_length(data, tmp_path):
-  options = pretraining_data.DataOptions(**dict(vars(OPTIONS), max_seq_length=5,
+  options = writer.DataOptions(**dict(vars(OPTIONS), max_seq_length=5,
                                                 max_predictions_per_seq=1))
-  outputs = pretraining_data.Outputs(directory=str(tmp_path / "out"))
+  outputs = writer.Outputs(directory=str(tmp_path / "out"))
   manifest = run(data["corpus"], outputs, data["vocab"], options)
   records = [decode(r) for r in read_records(outputs.paths())]
   assert len(records) == manifest["counts"]["instances"] > 100
@@ -422,9 +422,9 @@ def test_smallest_max_seq_length(data, tmp_path):
 def test_document_of_100k_lines(data, tmp_path):
   corpus = tmp_path / "huge.txt"
   corpus.write_text("".join(f"doc{i % NUM_DOCS} doc{i % 7}s .\n" for i in range(100_000)))
-  options = pretraining_data.DataOptions(max_seq_length=128, max_predictions_per_seq=20,
+  options = writer.DataOptions(max_seq_length=128, max_predictions_per_seq=20,
                                          dupe_factor=1, short_seq_prob=0.0)
-  outputs = pretraining_data.Outputs(directory=str(tmp_path / "out"))
+  outputs = writer.Outputs(directory=str(tmp_path / "out"))
   manifest = run(str(corpus), outputs, data["vocab"], options)
   counts = manifest["counts"]
   assert counts["documents"] == 1 and counts["sentences"] == 100_000
@@ -444,9 +444,9 @@ def test_document_of_100k_lines(data, tmp_path):
     ({"block_bytes": 0}, "--block_bytes=0"),
 ])
 def test_impossible_options_name_the_flag(data, tmp_path, change, flag):
-  options = pretraining_data.DataOptions(**dict(vars(OPTIONS), **change))
+  options = writer.DataOptions(**dict(vars(OPTIONS), **change))
   with pytest.raises(ValueError, match=flag.replace(".", r"\.")):
-    run(data["corpus"], pretraining_data.Outputs(directory=str(tmp_path / "out")),
+    run(data["corpus"], writer.Outputs(directory=str(tmp_path / "out")),
         data["vocab"], options)
   assert not (tmp_path / "out").exists()
 
@@ -456,7 +456,7 @@ def test_input_problems_name_the_file(data, tmp_path):
   empty.write_text("")
   blank = tmp_path / "blank.txt"
   blank.write_text("\n  \n\t\n\n")
-  outputs = pretraining_data.Outputs(directory=str(tmp_path / "out"))
+  outputs = writer.Outputs(directory=str(tmp_path / "out"))
   with pytest.raises(FileNotFoundError, match="nothing-here"):
     run(f"{data['corpus']},{tmp_path}/nothing-here*.txt", outputs, data["vocab"])
   with pytest.raises(ValueError, match=r"empty\.txt.*empty"):

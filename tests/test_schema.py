@@ -1,4 +1,4 @@
-"""Tests of bert_tf.schema: the hand-encoded writer gives exactly the bytes of
+"""Tests of bert_tf.data.schema: the hand-encoded writer gives exactly the bytes of
 tf.train.Example, and the reader gives the values back as the model wants
 them."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import schema
+from bert_tf.data import schema
 
 
 def reference_bytes(input_ids, segment_ids, positions, lm_ids, label, seq, preds):

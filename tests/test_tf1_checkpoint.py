@@ -1,12 +1,12 @@
-"""Tests of bert_tf.tf1_checkpoint against a numpy statement of the original."""
+"""Tests of bert_tf.models.tf1_checkpoint against a numpy statement of the original."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import modeling
-from bert_tf import tf1_checkpoint
-from bert_tf.config import BertConfig
+from bert_tf.models import modeling
+from bert_tf.models import tf1_checkpoint
+from bert_tf.models.config import BertConfig
 
 import reference_bert
 

@@ -1,4 +1,4 @@
-"""Tests of bert_tf.tokenization: the tf-text path gives the original's ids."""
+"""Tests of bert_tf.data.tokenization: the tf-text path gives the original's ids."""
 
 import hashlib
 import os
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import tokenization as tk
+from bert_tf.data import tokenization as tk
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 

@@ -1,4 +1,4 @@
-"""Tests of bert_tf.training.run on a tiny model and tiny random records:
+"""Tests of bert_tf.training.loop.run on a tiny model and tiny random records:
 training and eval outputs, resume with identical optimizer state, NaN stop,
 gradient accumulation equivalence, mixed precision."""
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import schema
-from bert_tf import training
-from bert_tf.config import BertConfig
+from bert_tf.data import schema
+from bert_tf.training import loop
+from bert_tf.models.config import BertConfig
 
 SEQ, PREDS, VOCAB = 32, 5, 100
 
@@ -52,7 +52,7 @@ def tiny_train_config(tmp_path, **kw):
                   num_warmup_steps=2, save_checkpoints_steps=3, iterations_per_loop=2,
                   log_steps=2, max_eval_steps=3, shuffle_buffer=50)
   defaults.update(kw)
-  return training.TrainConfig(**defaults)
+  return loop.TrainConfig(**defaults)
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ def data(tmp_path):
 def test_train_eval_then_resume_restores_identical_optimizer_state(data):
   config = tiny_train_config(data, do_eval=True,
                              eval_input_file=str(data / "heldout.tfrecord"))
-  first = training.run(config, tiny_bert_config())
+  first = loop.run(config, tiny_bert_config())
   assert first["global_step"] == 6
   assert sorted(tf.io.gfile.glob(str(data / "out/ckpt-*.index"))) == [
       str(data / "out/ckpt-3.index"), str(data / "out/ckpt-6.index")]
@@ -76,11 +76,11 @@ def test_train_eval_then_resume_restores_identical_optimizer_state(data):
   assert 0.0 <= first["eval"]["masked_lm_accuracy"] <= 1.0
   with tf.io.gfile.GFile(str(data / "out/eval_results.txt")) as f:
     keys = [line.split(" = ")[0] for line in f.read().splitlines()]
-  assert keys == list(training.EVAL_KEYS)
+  assert keys == list(loop.EVAL_KEYS)
 
   # The same command again: resumes at step 6 with the same optimizer slots
   # and schedule position, trains nothing more.
-  second = training.run(config, tiny_bert_config())
+  second = loop.run(config, tiny_bert_config())
   assert second["global_step"] == 6
   opt1, opt2 = first["optimizer"], second["optimizer"]
   assert int(opt2.iterations.numpy()) == 6
@@ -92,19 +92,19 @@ def test_train_eval_then_resume_restores_identical_optimizer_state(data):
     np.testing.assert_array_equal(v1.numpy(), v2.numpy(), err_msg=v1.path)
 
   # Training further continues from step 6, not from 0.
-  third = training.run(tiny_train_config(data, num_train_steps=8), tiny_bert_config())
+  third = loop.run(tiny_train_config(data, num_train_steps=8), tiny_bert_config())
   assert third["global_step"] == 8
   assert int(third["optimizer"].iterations.numpy()) == 8
 
 
 def test_nan_loss_stops_naming_the_step_and_keeps_last_good_checkpoint(data):
-  training.run(tiny_train_config(data, num_train_steps=4, save_checkpoints_steps=2),
+  loop.run(tiny_train_config(data, num_train_steps=4, save_checkpoints_steps=2),
                tiny_bert_config())
   write_records(data / "bad.tfrecord", 32, nan_weights=True)
   bad = tiny_train_config(data, input_file=str(data / "bad.tfrecord"), num_train_steps=8,
                           save_checkpoints_steps=2, iterations_per_loop=4, log_steps=4)
-  with pytest.raises(training.TrainingDivergedError, match=r"NaN or Inf at step 5\b"):
-    training.run(bad, tiny_bert_config())
+  with pytest.raises(loop.TrainingDivergedError, match=r"NaN or Inf at step 5\b"):
+    loop.run(bad, tiny_bert_config())
   assert tf.train.latest_checkpoint(str(data / "out")).endswith("ckpt-4")
 
 
@@ -114,7 +114,7 @@ def test_gradient_accumulation_gives_the_same_update(data):
   for accum in (1, 2):
     config = tiny_train_config(data, output_dir=str(data / f"out{accum}"), num_train_steps=2,
                                grad_accum_steps=accum, shuffle_buffer=1)
-    result = training.run(config, tiny_bert_config(dropout=0.0))
+    result = loop.run(config, tiny_bert_config(dropout=0.0))
     weights.append([w.numpy() for w in result["model"].weights])
   for a, b in zip(*weights):
     np.testing.assert_allclose(a, b, atol=1e-5)
@@ -125,7 +125,7 @@ def test_mixed_precision_trains(data, precision):
   # float16 exercises dynamic loss scaling (bfloat16 is the same path without).
   config = tiny_train_config(data, output_dir=str(data / precision), num_train_steps=2,
                              mixed_precision=precision)
-  result = training.run(config, tiny_bert_config())
+  result = loop.run(config, tiny_bert_config())
   assert result["global_step"] == 2
   assert np.isfinite(result["train"]["loss"])
   if precision == "float16":
@@ -135,20 +135,21 @@ def test_mixed_precision_trains(data, precision):
 
 def test_bad_settings_are_one_line_errors(data):
   with pytest.raises(ValueError, match="not divisible"):
-    training.run(tiny_train_config(data, train_batch_size=6, grad_accum_steps=4),
+    loop.run(tiny_train_config(data, train_batch_size=6, grad_accum_steps=4),
                  tiny_bert_config())
   with pytest.raises(FileNotFoundError, match="matches no files"):
-    training.run(tiny_train_config(data, input_file=str(data / "missing-*.tfrecord")),
+    loop.run(tiny_train_config(data, input_file=str(data / "missing-*.tfrecord")),
                  tiny_bert_config())
   with pytest.raises(ValueError, match="--max_seq_length=64 but"):
-    training.run(tiny_train_config(data, max_seq_length=64), tiny_bert_config())
+    loop.run(tiny_train_config(data, max_seq_length=64), tiny_bert_config())
   assert not os.path.exists(data / "out" / "checkpoint")
 
 
 def test_init_checkpoint_warm_starts_weights_only(data):
   # A source model saved as an original TF1 checkpoint, and as one of ours
   # (a training directory).
-  from bert_tf import modeling, tf1_checkpoint
+  from bert_tf.models import modeling
+  from bert_tf.models import tf1_checkpoint
   source = modeling.BertPretrainer(tiny_bert_config())
   for w in source.weights:
     w.assign(np.random.default_rng(0).normal(size=w.shape).astype("float32"))
@@ -159,12 +160,12 @@ def test_init_checkpoint_warm_starts_weights_only(data):
   ours.save(str(data / "ours" / "ckpt"))
   for init in (str(tf1_dir / "bert_model.ckpt"), str(tf1_dir), str(data / "ours")):
     out = data / ("warm" + str(abs(hash(init))))
-    result = training.run(tiny_train_config(data, output_dir=str(out), do_train=False,
+    result = loop.run(tiny_train_config(data, output_dir=str(out), do_train=False,
                                             do_eval=True, max_eval_steps=1,
                                             init_checkpoint=init), tiny_bert_config())
     assert int(result["optimizer"].iterations.numpy()) == 0
     for a, b in zip(source.weights, result["model"].weights):
       np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=f"{init}: {a.path}")
   with pytest.raises(FileNotFoundError, match="no checkpoint"):
-    training.run(tiny_train_config(data, output_dir=str(data / "x"),
+    loop.run(tiny_train_config(data, output_dir=str(data / "x"),
                                    init_checkpoint=str(data / "nothing")), tiny_bert_config())

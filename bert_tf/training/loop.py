@@ -29,11 +29,11 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import input_pipeline
-from bert_tf import losses
-from bert_tf import modeling
-from bert_tf import optimization
-from bert_tf.config import BertConfig
+from bert_tf.data import pipeline
+from bert_tf.training import losses
+from bert_tf.models import modeling
+from bert_tf.training import optimization
+from bert_tf.models.config import BertConfig
 
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 OPTIMIZERS = ("adamw_original", "adamw", "lamb")
@@ -226,7 +226,7 @@ def warm_start(model, init_checkpoint):
   """Loads weights only (no optimizer state, no step) from `init_checkpoint`:
   a bert_tf training directory or checkpoint prefix, or an original TF1 BERT
   checkpoint (`bert_model.ckpt`)."""
-  from bert_tf import tf1_checkpoint  # pylint: disable=g-import-not-at-top
+  from bert_tf.models import tf1_checkpoint  # pylint: disable=g-import-not-at-top
   prefix = _resolve_checkpoint(init_checkpoint)
   if tf1_checkpoint.is_tf1_checkpoint(prefix):
     logging.info("Warm start from original TF1 checkpoint %s", prefix)
@@ -317,7 +317,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
     if config.train_batch_size % (replicas * config.grad_accum_steps):
       raise ValueError(f"train_batch_size={config.train_batch_size} is not divisible by "
                        f"{replicas} replicas x grad_accum_steps={config.grad_accum_steps}")
-    train_info = input_pipeline.check_data(
+    train_info = pipeline.check_data(
         config.input_file, config.max_seq_length, config.max_predictions_per_seq,
         bert_config.vocab_size)
     logging.info("Training on %d files (%s instances)", len(train_info.files),
@@ -326,7 +326,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
     if config.eval_batch_size % replicas:
       raise ValueError(f"eval_batch_size={config.eval_batch_size} is not divisible by "
                        f"{replicas} replicas")
-    eval_info = input_pipeline.check_data(
+    eval_info = pipeline.check_data(
         config.eval_input_file or config.input_file, config.max_seq_length,
         config.max_predictions_per_seq, bert_config.vocab_size)
 
@@ -479,7 +479,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
     return first_replica(strategy.run(eval_replica_step, args=(batch,)))
 
   def evaluate():
-    dataset = input_pipeline.distributed_dataset(strategy, eval_info, config.eval_batch_size,
+    dataset = pipeline.distributed_dataset(strategy, eval_info, config.eval_batch_size,
                                                  is_training=False)
     totals, batches = {}, 0
     for batch in dataset:
@@ -518,7 +518,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
             "model": model, "optimizer": optimizer, "replicas": replicas}
   step = result["global_step"]
   if config.do_train and step < config.num_train_steps:
-    dataset = input_pipeline.distributed_dataset(
+    dataset = pipeline.distributed_dataset(
         strategy, train_info, config.train_batch_size, is_training=True,
         seed=config.seed + step, shuffle_buffer=config.shuffle_buffer)
     iterator = iter(dataset)

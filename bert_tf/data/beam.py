@@ -18,7 +18,7 @@ import time
 
 from absl import logging
 
-from bert_tf import pretraining_data as pd_lib
+from bert_tf.data import writer as pd_lib
 
 
 def _import_beam():
@@ -40,8 +40,8 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=()):
   beam = _import_beam()
   import tensorflow as tf
   from apache_beam.options.pipeline_options import PipelineOptions
-  from bert_tf import manifest as manifest_lib
-  from bert_tf import tokenization
+  from bert_tf.data import manifest as manifest_lib
+  from bert_tf.data import tokenization
 
   started = time.time()
   if outputs.files:

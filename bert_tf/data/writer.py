@@ -9,7 +9,7 @@ corpus, which its users shard into files anyway. Each block gets its own
 seeded `random.Random`, derived from `random_seed` and the block's index, so
 what a block produces does not depend on which process ran it: the output is
 byte-identical for any number of workers and for either driver (this local
-one with processes, or `bert_tf.beam_pipeline`).
+one with processes, or `bert_tf.data.beam`).
 
 Within a block the original algorithm runs unchanged: tokenize every line,
 drop empty documents, shuffle documents, make `dupe_factor` passes cutting
@@ -36,8 +36,9 @@ import time
 
 from absl import logging
 
-from bert_tf import masking
-from bert_tf import schema
+from bert_tf.data import instances
+from bert_tf.data import masking
+from bert_tf.data import schema
 
 _BLANK_LINE = re.compile(rb"\n[ \t\r\f\v]*\n")
 _NON_SPACE = re.compile(rb"\S")
@@ -310,9 +311,9 @@ def pass_records(documents, seed, options, masking_vocab, encoder):
   cls_id, sep_id, mask_id = masking_vocab.cls_id, masking_vocab.sep_id, masking_vocab.mask_id
   sequences, num_as, labels_nsp = [], [], []
   for doc_index in range(len(documents)):
-    for tokens_a, tokens_b, is_random in masking.create_pairs_from_document(
+    for tokens_a, tokens_b, is_random in instances.create_pairs_from_document(
         documents, doc_index, options.max_seq_length, options.short_seq_prob, rng):
-      tokens, num_a = masking.build_instance(tokens_a, tokens_b, cls_id, sep_id)
+      tokens, num_a = instances.build_instance(tokens_a, tokens_b, cls_id, sep_id)
       sequences.append(tokens)
       num_as.append(num_a)
       labels_nsp.append(schema.IS_RANDOM if is_random else schema.IS_NEXT)
@@ -448,7 +449,7 @@ class Outputs:
             for k in range(self.num_shards)]
 
   def manifest_path(self):
-    from bert_tf import manifest
+    from bert_tf.data import manifest
     if self.files:
       return manifest.manifest_path_for_file(self.files[0])
     return manifest.manifest_path_for_dir(self.directory)
@@ -575,7 +576,7 @@ def create_pretraining_data(input_patterns, outputs, vocab_file, options,
   Returns:
     The manifest dict (also written beside the records).
   """
-  from bert_tf import tokenization
+  from bert_tf.data import tokenization
   options.validate()
   vocab = tokenization.load_vocab(vocab_file)  # names missing special tokens
   pool = _start_pool(num_workers, options, masking_vocab_of(vocab))
@@ -590,8 +591,8 @@ def create_pretraining_data(input_patterns, outputs, vocab_file, options,
 def _create(input_patterns, outputs, vocab, options, num_workers, pool):
   """create_pretraining_data, with the vocab loaded and the workers started."""
   import tensorflow as tf
-  from bert_tf import manifest as manifest_lib
-  from bert_tf import tokenization
+  from bert_tf.data import manifest as manifest_lib
+  from bert_tf.data import tokenization
 
   started = time.time()
   tokenizer = tokenization.Tokenizer(vocab, options.do_lower_case)
@@ -698,7 +699,7 @@ def _create(input_patterns, outputs, vocab, options, num_workers, pool):
 
 
 def _write_json(path, obj):
-  from bert_tf import manifest as manifest_lib
+  from bert_tf.data import manifest as manifest_lib
   manifest_lib.write_json(obj, path)
 
 

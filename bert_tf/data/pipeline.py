@@ -12,7 +12,7 @@ import dataclasses
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import schema
+from bert_tf.data import schema
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -80,9 +80,9 @@ def _manifest_for(patterns):
   # Imported here: the manifest module belongs to the data writer side and
   # training works without it (records of the original script).
   try:
-    from bert_tf import manifest as manifest_lib
+    from bert_tf.data import manifest as manifest_lib
   except ImportError:  # pragma: no cover - only while the writer is missing
-    logging.warning("bert_tf.manifest is not available; not checking a manifest")
+    logging.warning("bert_tf.data.manifest is not available; not checking a manifest")
     return None
   return manifest_lib.find_manifest(patterns)
 

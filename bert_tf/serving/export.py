@@ -41,10 +41,10 @@ from absl import logging
 import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
-from bert_tf import config as config_lib
-from bert_tf import modeling
-from bert_tf import tf1_checkpoint
-from bert_tf import tokenization
+from bert_tf.models import config as config_lib
+from bert_tf.models import modeling
+from bert_tf.models import tf1_checkpoint
+from bert_tf.data import tokenization
 
 # Errors reported per example by the text signatures (the batch still runs).
 ERROR_EMPTY_TEXT = "empty text"

@@ -229,7 +229,7 @@ class Vocab:
     token_to_id: dict str -> int.
     size: number of tokens.
     sha256: hex digest of the file bytes (identifies the vocab in manifests;
-      for a vocab made from a list, of the file `build_vocab.write_vocab`
+      for a vocab made from a list, of the file `bert_tf.data.vocab.write_vocab`
       would write).
     path: the file it was read from (or None).
     pad_id, unk_id, cls_id, sep_id, mask_id: ids of the special tokens

@@ -20,7 +20,7 @@ import keras_hub
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.config import BertConfig
+from bert_tf.models.config import BertConfig
 
 # What BertBackbone hard-codes; `build_encoder` re-initializes when the config
 # asks for another stddev.

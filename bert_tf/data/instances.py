@@ -1,0 +1,119 @@
+"""The pairing rule of original BERT pretraining data: documents -> (A, B) pairs.
+
+Pure functions over token ids with an explicit `random.Random`: exact for a
+seed, testable without TensorFlow. They state the algorithm of
+google-research/bert's `create_pretraining_data.py`:
+
+* `create_pairs_from_document` cuts a document into (A, B, is_random_next)
+  pairs: sentences accumulate up to a target length (max_seq_length - 3, or a
+  random shorter one with probability short_seq_prob), A takes a random
+  prefix of them, and B is either the rest or (probability 0.5, or always for
+  a one-sentence chunk) a run of sentences from another document, in which
+  case the unused sentences of the chunk are put back.
+* `truncate_pair` trims the longer side, one token at a time, from a random end.
+* `build_instance` lays out [CLS] A [SEP] B [SEP].
+
+Documents are lists of sentences; sentences are lists of token ids. The
+masking rule applied to the instances is in bert_tf.data.masking.
+"""
+
+import itertools
+
+_chain = itertools.chain
+
+
+def truncate_pair(tokens_a, tokens_b, max_num_tokens, rng):
+  """Trims `tokens_a`/`tokens_b` in place until together they fit.
+
+  The rule: while too long, the longer list (B on a tie) loses one token,
+  from its front or its back with probability 0.5 each (trimming only one
+  end would bias the model towards text near sentence starts or ends).
+  Which side loses each token depends only on the lengths, so the number of
+  tokens each side loses is computed directly, and how many of them come off
+  the front is one binomial draw per side: the same distribution as trimming
+  token by token, without a loop over every trimmed token.
+  """
+  len_a, len_b = len(tokens_a), len(tokens_b)
+  excess = len_a + len_b - max_num_tokens
+  if excess <= 0:
+    return
+  gap = abs(len_a - len_b)
+  if excess <= gap:
+    trim_a, trim_b = (excess, 0) if len_a > len_b else (0, excess)
+  else:
+    # Down to equal lengths, then alternately B, A, B, ...
+    rest = excess - gap
+    trim_a = (gap if len_a > len_b else 0) + rest // 2
+    trim_b = (gap if len_b > len_a else 0) + rest - rest // 2
+  for tokens, trim in ((tokens_a, trim_a), (tokens_b, trim_b)):
+    if trim:
+      front = bin(rng.getrandbits(trim)).count("1")
+      del tokens[:front]
+      del tokens[len(tokens) - (trim - front):]
+
+
+def create_pairs_from_document(documents, document_index, max_seq_length,
+                               short_seq_prob, rng):
+  """Cuts one document into sentence pairs for next sentence prediction.
+
+  Args:
+    documents: list of documents (lists of non-empty lists of int ids); the
+      window that random B segments are drawn from.
+    document_index: which document to cut.
+    max_seq_length: int, length of [CLS] A [SEP] B [SEP] after truncation.
+    short_seq_prob: probability of a shorter random target length, so the
+      model also sees the short sequences of fine-tuning.
+    rng: random.Random.
+  Returns:
+    list of (tokens_a, tokens_b, is_random_next), with
+    len(tokens_a) + len(tokens_b) <= max_seq_length - 3, both non-empty.
+  """
+  document = documents[document_index]
+  max_num_tokens = max_seq_length - 3
+  target_length = max_num_tokens
+  if rng.random() < short_seq_prob:
+    target_length = rng.randint(2, max_num_tokens)
+
+  pairs = []
+  chunk = []
+  chunk_length = 0
+  i = 0
+  while i < len(document):
+    sentence = document[i]
+    chunk.append(sentence)
+    chunk_length += len(sentence)
+    if i == len(document) - 1 or chunk_length >= target_length:
+      a_end = rng.randint(1, len(chunk) - 1) if len(chunk) >= 2 else 1
+      tokens_a = list(_chain(*chunk[:a_end]))
+      tokens_b = []
+      if len(chunk) == 1 or rng.random() < 0.5:
+        is_random_next = True
+        target_b_length = target_length - len(tokens_a)
+        # Ten tries for a document other than this one; a window of one
+        # document has no other, and then this one serves.
+        for _ in range(10):
+          random_index = rng.randint(0, len(documents) - 1)
+          if random_index != document_index:
+            break
+        random_document = documents[random_index]
+        for sentence_b in random_document[rng.randint(0, len(random_document) - 1):]:
+          tokens_b.extend(sentence_b)
+          if len(tokens_b) >= target_b_length:
+            break
+        # The sentences of the chunk that B did not use are not wasted: the
+        # next chunk starts with them.
+        i -= len(chunk) - a_end
+      else:
+        is_random_next = False
+        tokens_b = list(_chain(*chunk[a_end:]))
+      truncate_pair(tokens_a, tokens_b, max_num_tokens, rng)
+      pairs.append((tokens_a, tokens_b, is_random_next))
+      chunk = []
+      chunk_length = 0
+    i += 1
+  return pairs
+
+
+def build_instance(tokens_a, tokens_b, cls_id, sep_id):
+  """[CLS] A [SEP] B [SEP] and the number of segment-0 tokens."""
+  return [cls_id] + tokens_a + [sep_id] + tokens_b + [sep_id], len(tokens_a) + 2
