@@ -1,8 +1,15 @@
 """Shared test fixtures."""
 
 import os
+import sys
 
 import pytest
+
+_TESTS = os.path.dirname(os.path.abspath(__file__))
+# Test modules mirror the package's folders and share small helpers across
+# them (tiny configs, record and checkpoint writers): import them by name.
+for _sub in ("data", "models", "training", "serving"):
+  sys.path.insert(0, os.path.join(_TESTS, _sub))
 
 _SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared")
 

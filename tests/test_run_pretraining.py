@@ -16,7 +16,7 @@ import tensorflow as tf
 from bert_tf import cli
 from bert_tf import run_pretraining
 from bert_tf.training import loop
-from test_training import tiny_bert_config, write_records
+from test_loop import tiny_bert_config, write_records
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

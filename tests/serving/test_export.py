@@ -24,7 +24,7 @@ from bert_tf.models.config import BertConfig
 import reference_bert
 from test_tf1_checkpoint import _write_tf1_checkpoint
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MAX_SEQ_LENGTH = 16
 TOP_K = 4
 WORDS = ("the a of and to in is it that was he for on are with as his they be at "

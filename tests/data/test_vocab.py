@@ -11,7 +11,7 @@ from bert_tf.data import vocab as bv
 from bert_tf.data import tokenization as tk
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _corpus(path, n_lines=400, seed=0):

@@ -15,7 +15,7 @@ from bert_tf.serving import predict
 from test_export import CONFIG, write_vocab
 
 TOP_K = 3
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PREDICT_PY = os.path.join(REPO, "bert_tf", "serving", "predict.py")
 
 

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from bert_tf.training import loop
-from test_training import tiny_bert_config, tiny_train_config, write_records
+from test_loop import tiny_bert_config, tiny_train_config, write_records
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(TESTS_DIR)
+REPO = os.path.dirname(os.path.dirname(TESTS_DIR))
 
 # Runs in a subprocess: argv = data_dir, mode.
 _SCRIPT = textwrap.dedent("""
@@ -34,7 +34,7 @@ _SCRIPT = textwrap.dedent("""
       tf.config.set_logical_device_configuration(
           cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     from bert_tf.training import loop
-    from test_training import tiny_bert_config, tiny_train_config
+    from test_loop import tiny_bert_config, tiny_train_config
     import pathlib
     data = pathlib.Path(data)
 

@@ -69,7 +69,7 @@ def tiny_vocab():
 
 @pytest.fixture(scope="module")
 def original_vocab():
-  path = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..",
+  path = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..",
                                        "shared", "vocab",
                                        "bert-base-uncased-vocab.txt"))
   if not os.path.exists(path):

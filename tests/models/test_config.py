@@ -8,7 +8,7 @@ import pytest
 
 from bert_tf.models.config import BertConfig
 
-_CONFIGS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs")
+_CONFIGS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "configs")
 
 # The keys of the original bert_config.json, exactly.
 _ORIGINAL_KEYS = {

@@ -155,7 +155,7 @@ def test_under_a_two_replica_mirrored_strategy(tmp_path):
     print("DIFF", abs(float(total) - float(single["total"])))
   """)
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
-             PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+             PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                                          os.environ.get("PYTHONPATH", "")]))
   result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env=env, timeout=120, check=False)
