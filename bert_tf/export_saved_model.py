@@ -34,8 +34,9 @@ def define_flags(flag_values):
                     flag_values=f)
   flags.DEFINE_integer(
       "max_seq_length", None,
-      "Longest [CLS] ... [SEP] that fill_mask / next_sentence build; longer text is "
-      "truncated and flagged. Default: 128, or max_position_embeddings if smaller.",
+      "Longest [CLS] ... [SEP] that fill_mask / next_sentence (and the keras-hub "
+      "preset's preprocessor) build; longer text is truncated (and flagged). "
+      "Default: 128, or max_position_embeddings if smaller.",
       flag_values=f)
   flags.DEFINE_integer("top_k", 5, "Fills that fill_mask returns for each [MASK].", flag_values=f)
   flags.DEFINE_string("export_dir", None, "SavedModel directory to create.", flag_values=f)
@@ -43,12 +44,15 @@ def define_flags(flag_values):
       "text_signatures", True,
       "Include fill_mask and next_sentence (need tensorflow-text's ops to load). "
       "--notext_signatures gives a SavedModel that stock TF Serving loads.", flag_values=f)
-  flags.DEFINE_string("tf1_checkpoint_out", None,
-                      "Also write the weights under the original TF1 names at this prefix.",
-                      flag_values=f)
-  flags.DEFINE_string("keras_hub_preset_out", None,
-                      "Also write the encoder + tokenizer as a keras-hub preset directory.",
-                      flag_values=f)
+  flags.DEFINE_string(
+      "tf1_checkpoint_out", None,
+      "Also write the weights under the original TF1 names at this prefix "
+      "(.../bert_model.ckpt), with bert_config.json and vocab.txt beside it, as a "
+      "released model is laid out.", flag_values=f)
+  flags.DEFINE_string(
+      "keras_hub_preset_out", None,
+      "Also write the encoder + preprocessor (tokenizer, sequence length "
+      "--max_seq_length) as a keras-hub preset directory.", flag_values=f)
   flags.DEFINE_bool("overwrite", False, "Replace outputs that exist already.", flag_values=f)
 
 

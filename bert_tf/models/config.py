@@ -1,13 +1,26 @@
-"""The model configuration: exactly the keys of the original `bert_config.json`.
+"""The model configuration: the keys of the original `bert_config.json`.
 
-A `BertConfig` is frozen and validated when it is made, so a typo in a config
-file fails at load time with the key and the file named, not as a silently
-ignored setting hours into a run.
+A `BertConfig` is frozen and validated when it is made, so a bad value in a
+config file fails at load time with the key and the file named, not hours
+into a run.
+
+Like the original (whose `BertConfig.from_dict` copies every key of the
+file), any key loads. Keys the model does not use are kept in `extra` and
+written back unchanged by `to_dict`/`to_json_file`, so a released
+`bert_config.json` round-trips as it is. The released multilingual and
+Chinese models carry such keys (`directionality` and the `pooler_*` keys,
+which the released code never reads); they are logged at INFO. An unknown key
+that looks like a misspelling of one of ours (`hidden_sise`) is logged as a
+WARNING naming the key it resembles, since the setting it meant to change is
+then silently at its default.
 """
 
 import dataclasses
+import difflib
 import json
+from typing import Any, Mapping
 
+from absl import logging
 import tensorflow as tf
 
 # Activations the original `bert_config.json` may name. The model supports
@@ -15,6 +28,16 @@ import tensorflow as tf
 # accepted here so that any original config file loads, and rejected with a
 # clear message by `modeling.build_encoder`.
 KNOWN_ACTIVATIONS = ("gelu", "relu", "tanh", "linear")
+
+# Keys of released bert_config.json files that no BERT code reads (the
+# multilingual and Chinese releases have them). They are kept in `extra` and
+# logged at INFO, never flagged as typos (`pooler_num_attention_heads` is
+# otherwise close to `num_attention_heads`).
+RELEASED_EXTRA_KEYS = frozenset({
+    "directionality", "pooler_fc_size", "pooler_num_attention_heads",
+    "pooler_num_fc_layers", "pooler_size_per_head", "pooler_type"})
+# difflib similarity above which an unknown key is reported as a likely typo.
+_TYPO_CUTOFF = 0.8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,9 +56,14 @@ class BertConfig:
     attention_probs_dropout_prob: dropout on the attention probabilities.
     max_position_embeddings: rows of the position-embedding matrix, the
       longest sequence the model takes.
-    type_vocab_size: number of segment ids (2: sentence A and B).
+    type_vocab_size: rows of the segment-embedding table; the pretraining
+      data uses ids 0 and 1 (the releases say 2). 16 when absent, as the
+      original's BertConfig.
     initializer_range: stddev of the truncated normal used for every kernel
       and embedding.
+    extra: (keyword only) keys of the config file that the model does not
+      use, kept so that `to_dict` writes the file back unchanged; values are
+      JSON values. Empty for configs made in code.
   """
   vocab_size: int
   hidden_size: int
@@ -46,10 +74,25 @@ class BertConfig:
   hidden_dropout_prob: float = 0.1
   attention_probs_dropout_prob: float = 0.1
   max_position_embeddings: int = 512
-  type_vocab_size: int = 2
+  type_vocab_size: int = 16
   initializer_range: float = 0.02
+  # Not hashed: a dict is unhashable, and the known fields identify a model.
+  extra: Mapping[str, Any] = dataclasses.field(
+      default_factory=dict, kw_only=True, hash=False)
 
   def __post_init__(self):
+    if not isinstance(self.extra, Mapping):
+      raise ValueError(f"BertConfig.extra must be a mapping, got {self.extra!r}")
+    clash = sorted(set(self.extra) & set(_known_keys()))
+    if clash:
+      raise ValueError(f"BertConfig.extra repeats known key(s) {clash}")
+    try:
+      json.dumps(dict(self.extra))
+    except (TypeError, ValueError) as e:
+      raise ValueError(f"BertConfig.extra must hold JSON values: {e}") from None
+    # A private copy, so a caller's later change to its dict cannot reach
+    # this frozen config.
+    object.__setattr__(self, "extra", json.loads(json.dumps(dict(self.extra))))
     for name in ("vocab_size", "hidden_size", "num_hidden_layers",
                  "num_attention_heads", "intermediate_size",
                  "max_position_embeddings", "type_vocab_size"):
@@ -85,26 +128,38 @@ class BertConfig:
     """Makes a config from a dict with the original keys.
 
     Args:
-      d: mapping of key -> value; every key of the original config is allowed,
-        the five without defaults are required, any other key is an error.
-      source: where `d` came from (a file name), named in error messages.
+      d: mapping of key -> value. The five keys without defaults are
+        required; any key that is not ours goes to `extra` (logged once at
+        INFO; at WARNING when it looks like a misspelling of one of ours).
+      source: where `d` came from (a file name), named in messages.
 
     Raises:
-      ValueError: an unknown or missing key, or an invalid value.
+      ValueError: a missing key (naming a likely misspelling of it, if
+        any), or an invalid value.
     """
     if not isinstance(d, dict):
       raise ValueError(f"{source}: a BERT config must be a JSON object, got "
                        f"{type(d).__name__}")
-    fields = {f.name: f for f in dataclasses.fields(cls)}
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.name != "extra"}
     unknown = sorted(set(d) - set(fields))
-    if unknown:
-      raise ValueError(f"{source}: unknown BERT config key(s) {unknown}; "
-                       f"allowed keys are {sorted(fields)}")
+    typos = {key: match[0] for key in unknown
+             if key not in RELEASED_EXTRA_KEYS and
+             (match := difflib.get_close_matches(key, fields, n=1, cutoff=_TYPO_CUTOFF))}
     missing = [name for name, f in fields.items()
                if f.default is dataclasses.MISSING and name not in d]
     if missing:
-      raise ValueError(f"{source}: missing BERT config key(s) {missing}")
-    values = dict(d)
+      meant = {k: v for k, v in typos.items() if v in missing}
+      hint = f" (misspelled as {sorted(meant)}?)" if meant else ""
+      raise ValueError(f"{source}: missing BERT config key(s) {missing}{hint}")
+    for key, match in sorted(typos.items()):
+      logging.warning("%s: unknown BERT config key %r (did you mean %r?) has no "
+                      "effect; %s=%r is used", source, key, match, match,
+                      d.get(match, fields[match].default))
+    others = [key for key in unknown if key not in typos]
+    if others:
+      logging.info("%s: BERT config key(s) %s are not used by the model; kept "
+                   "as they are", source, others)
+    values = {k: v for k, v in d.items() if k in fields}
     # JSON writes 0.1 as a float but may write an integral dropout as 0;
     # accept ints for float fields, and floats with integral values for int
     # fields (some hand-written configs say 768.0).
@@ -114,7 +169,7 @@ class BertConfig:
       if fields[name].type is float and isinstance(value, int) and not isinstance(value, bool):
         values[name] = float(value)
     try:
-      return cls(**values)
+      return cls(**values, extra={k: d[k] for k in unknown})
     except ValueError as e:
       raise ValueError(f"{source}: {e}") from None
 
@@ -124,7 +179,7 @@ class BertConfig:
 
     Raises:
       FileNotFoundError: no file at `path`.
-      ValueError: the file is not JSON, or has an unknown/missing/invalid key.
+      ValueError: the file is not JSON, or has a missing or invalid key.
     """
     if not tf.io.gfile.exists(path):
       raise FileNotFoundError(f"BERT config file not found: {path}")
@@ -137,8 +192,11 @@ class BertConfig:
     return cls.from_dict(d, source=path)
 
   def to_dict(self):
-    """Returns the config as a dict with exactly the original keys."""
-    return dataclasses.asdict(self)
+    """Returns the config as a dict: the original keys plus `extra`'s, as
+    they were read (so from_dict(to_dict()) == self)."""
+    d = {name: getattr(self, name) for name in _known_keys()}
+    d.update(json.loads(json.dumps(self.extra)))  # a copy, deep
+    return d
 
   def to_json_string(self):
     """Returns the config as indented, key-sorted JSON text (as the original)."""
@@ -152,8 +210,17 @@ class BertConfig:
     tf.io.gfile.rename(tmp, path, overwrite=True)
 
   def replace(self, **kw):
-    """Returns a copy with some fields changed (validated like a new config)."""
+    """Returns a copy with some fields changed (validated like a new config).
+
+    `extra` is kept unless given. Unlike a config file, a keyword that is
+    not a field is an error here (code has no released files to accept).
+    """
     unknown = sorted(set(kw) - {f.name for f in dataclasses.fields(self)})
     if unknown:
       raise ValueError(f"unknown BERT config key(s) {unknown}")
     return dataclasses.replace(self, **kw)
+
+
+def _known_keys():
+  """The original config keys, in declaration order (not `extra`)."""
+  return [f.name for f in dataclasses.fields(BertConfig) if f.name != "extra"]

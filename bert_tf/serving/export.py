@@ -34,6 +34,7 @@ writes the ids-in signatures only, which stock TF Serving loads.
 """
 
 import dataclasses
+import json
 import os
 import uuid
 
@@ -496,36 +497,155 @@ def export_saved_model(pretrainer, vocab_file, do_lower_case, export_dir,
   return module
 
 
-def write_tf1_checkpoint(pretrainer, prefix, overwrite=False):
-  """Writes the weights under the original TF1 BERT names at `prefix`.
+# Names of the released layout (e.g. uncased_L-12_H-768_A-12/): the config and
+# vocab lie beside bert_model.ckpt.*.
+TF1_CONFIG_NAME = "bert_config.json"
+TF1_VOCAB_NAME = "vocab.txt"
+
+
+def default_max_seq_length(bert_config):
+  """The export's default max_seq_length: 128, or max_position_embeddings if smaller."""
+  return min(128, bert_config.max_position_embeddings)
+
+
+def tf1_checkpoint_files(prefix):
+  """The files `write_tf1_checkpoint(prefix)` writes, index last.
+
+  Returns:
+    list of paths: bert_config.json and vocab.txt in the prefix's directory,
+    then prefix.data-00000-of-00001 and prefix.index.
+  """
+  parent = os.path.dirname(prefix)
+  return [os.path.join(parent, TF1_CONFIG_NAME), os.path.join(parent, TF1_VOCAB_NAME),
+          prefix + ".data-00000-of-00001", prefix + ".index"]
+
+
+def write_tf1_checkpoint(pretrainer, prefix, vocab_file, overwrite=False):
+  """Writes the model as an original release is laid out.
+
+  `prefix.index` and `prefix.data-00000-of-00001` hold the weights under the
+  original TF1 names; `bert_config.json` (the model's config, keys it does
+  not use included) and `vocab.txt` (a copy of `vocab_file`) are written
+  beside them, so the directory is what the original's tools (and
+  HuggingFace's converter) take. Everything is written under temporary names
+  first and renamed at the end, the index last: an existing `prefix.index`
+  means a complete directory.
+
+  Args:
+    pretrainer: a modeling.BertPretrainer.
+    prefix: checkpoint prefix, e.g. `.../bert_model.ckpt`; local or gs://.
+    vocab_file: the vocab the model was trained with.
+    overwrite: replace the checkpoint, config and vocab if they exist.
 
   Raises:
-    FileExistsError: a checkpoint exists at prefix and overwrite is false.
+    FileExistsError: one of the four files exists and overwrite is false.
+    ValueError: the vocab's size is not the config's vocab_size.
   """
-  _check_can_write(prefix + ".index", overwrite, "checkpoint")
+  files = tf1_checkpoint_files(prefix)
+  for path in files:
+    _check_can_write(path, overwrite, "tf1_checkpoint_out file")
+  vocab = tokenization.load_vocab(vocab_file)
+  if vocab.size != pretrainer.config.vocab_size:
+    raise ValueError(
+        f"vocab file {vocab_file} has {vocab.size} tokens but the bert_config's "
+        f"vocab_size is {pretrainer.config.vocab_size}")
   parent = os.path.dirname(prefix)
   if parent:
     tf.io.gfile.makedirs(parent)
-  tf1_checkpoint.save_tf1_checkpoint(pretrainer, prefix)
-  logging.info("Wrote TF1 checkpoint %s", prefix)
+  tmp_prefix = _temp_path_beside(prefix)
+  tmp_config, tmp_vocab = _temp_path_beside(files[0]), _temp_path_beside(files[1])
+  temps = [tmp_config, tmp_vocab] + [tmp_prefix + p[len(prefix):] for p in files[2:]]
+  try:
+    with tf.io.gfile.GFile(tmp_config, "w") as f:
+      f.write(pretrainer.config.to_json_string())
+    tf.io.gfile.copy(vocab_file, tmp_vocab, overwrite=True)
+    tf1_checkpoint.save_tf1_checkpoint(pretrainer, tmp_prefix)
+    for tmp, path in zip(temps, files):
+      tf.io.gfile.rename(tmp, path, overwrite=True)
+  finally:
+    for tmp in temps:
+      if tf.io.gfile.exists(tmp):
+        tf.io.gfile.remove(tmp)
+  logging.info("Wrote TF1 checkpoint %s with %s and %s beside it", prefix,
+               TF1_CONFIG_NAME, TF1_VOCAB_NAME)
 
 
-def save_keras_hub_preset(pretrainer, vocab_file, do_lower_case, preset_dir, overwrite=False):
-  """Saves the encoder and its tokenizer as a keras-hub preset directory.
+# What the preset's metadata.json holds under this key: the whole BertConfig
+# (BertBackbone's config has one dropout rate, so attention_probs_dropout_prob
+# and initializer_range would otherwise be lost) and the export's settings.
+PRESET_METADATA_KEY = "bert_tf"
+
+
+def save_keras_hub_preset(pretrainer, vocab_file, do_lower_case, preset_dir,
+                          max_seq_length=None, overwrite=False):
+  """Saves the encoder and its preprocessor as a keras-hub preset directory.
 
   keras_hub.models.BertBackbone.from_preset(preset_dir) then gives our
   encoder, and BertTextClassifier.from_preset(preset_dir, num_classes=...)
-  a classifier on top of it with a matching preprocessor.
+  a classifier on top of it whose preprocessor packs [CLS] A [SEP] (B [SEP])
+  to `max_seq_length` tokens (keras-hub's default, 512, would not fit a
+  model with fewer positions).
+
+  BertBackbone takes one dropout rate, `hidden_dropout_prob`; a backbone
+  loaded with keras-hub applies it to the attention probabilities too. The
+  whole BertConfig (attention_probs_dropout_prob included) is kept in the
+  preset's metadata.json under "bert_tf" (see `read_preset_bert_config`).
+
+  Args:
+    pretrainer: a modeling.BertPretrainer.
+    vocab_file: the vocab the model was trained with.
+    do_lower_case: whether the tokenizer lower-cases (uncased models).
+    preset_dir: the directory to create.
+    max_seq_length: sequence length of the saved preprocessor; None means
+      `default_max_seq_length(config)`.
+    overwrite: replace an existing preset_dir.
+
+  Raises:
+    FileExistsError: preset_dir exists and overwrite is false.
+    ValueError: max_seq_length out of [5, max_position_embeddings].
   """
   import keras_hub  # pylint: disable=g-import-not-at-top
+  config = pretrainer.config
+  if max_seq_length is None:
+    max_seq_length = default_max_seq_length(config)
+  if not 5 <= max_seq_length <= config.max_position_embeddings:
+    raise ValueError(
+        f"max_seq_length={max_seq_length} must lie in [5, max_position_embeddings="
+        f"{config.max_position_embeddings}]")
 
   def write(tmp):
     tf.io.gfile.makedirs(tmp)
     pretrainer.encoder.save_to_preset(tmp)
-    keras_hub.models.BertTokenizer(
-        vocabulary=vocab_file, lowercase=bool(do_lower_case)).save_to_preset(tmp)
+    tokenizer = keras_hub.models.BertTokenizer(
+        vocabulary=vocab_file, lowercase=bool(do_lower_case))
+    # Saves preprocessor.json and the tokenizer (tokenizer.json + vocab asset).
+    keras_hub.models.BertTextClassifierPreprocessor(
+        tokenizer=tokenizer, sequence_length=max_seq_length).save_to_preset(tmp)
+    metadata_path = os.path.join(tmp, "metadata.json")
+    with tf.io.gfile.GFile(metadata_path, "r") as f:
+      metadata = json.load(f)
+    metadata[PRESET_METADATA_KEY] = {
+        "bert_config": config.to_dict(), "max_seq_length": max_seq_length,
+        "do_lower_case": bool(do_lower_case)}
+    with tf.io.gfile.GFile(metadata_path, "w") as f:
+      f.write(json.dumps(metadata, indent=4))
   _write_dir_atomically(preset_dir, overwrite, "keras_hub_preset_out", write)
-  logging.info("Wrote keras-hub preset %s", preset_dir)
+  logging.info("Wrote keras-hub preset %s (sequence length %d)", preset_dir, max_seq_length)
+
+
+def read_preset_bert_config(preset_dir):
+  """The BertConfig that `save_keras_hub_preset` kept in the preset's metadata.
+
+  Raises:
+    ValueError: the preset has no bert_tf metadata (not written by bert_tf).
+  """
+  path = os.path.join(preset_dir, "metadata.json")
+  with tf.io.gfile.GFile(path, "r") as f:
+    metadata = json.load(f)
+  if PRESET_METADATA_KEY not in metadata:
+    raise ValueError(f"{path} has no {PRESET_METADATA_KEY!r} entry: not a bert_tf preset")
+  return config_lib.BertConfig.from_dict(metadata[PRESET_METADATA_KEY]["bert_config"],
+                                         source=path)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -536,7 +656,7 @@ class ExportOptions:
   vocab_file: str
   do_lower_case: bool = True
   export_dir: str | None = None
-  max_seq_length: int | None = None  # None: 128, or max_position_embeddings if smaller
+  max_seq_length: int | None = None  # None: default_max_seq_length(config)
   top_k: int = 5
   text_signatures: bool = True
   tf1_checkpoint_out: str | None = None
@@ -561,11 +681,12 @@ def run_export(options):
     raise ValueError("nothing to write: give export_dir, tf1_checkpoint_out or "
                      "keras_hub_preset_out")
   for name, path in outputs.items():
-    _check_can_write(path + (".index" if name == "tf1_checkpoint_out" else ""),
-                     options.overwrite, name)
+    paths = tf1_checkpoint_files(path) if name == "tf1_checkpoint_out" else [path]
+    for p in paths:
+      _check_can_write(p, options.overwrite, name)
   bert_config = config_lib.BertConfig.from_json_file(options.bert_config_file)
   vocab = tokenization.load_vocab(options.vocab_file)
-  max_seq_length = options.max_seq_length or min(128, bert_config.max_position_embeddings)
+  max_seq_length = options.max_seq_length or default_max_seq_length(bert_config)
   _check_export_args(bert_config, vocab, max_seq_length, options.top_k)
   pretrainer, _ = load_pretrainer(bert_config, options.checkpoint)
   if options.export_dir:
@@ -574,8 +695,10 @@ def run_export(options):
                        top_k=options.top_k, text_signatures=options.text_signatures,
                        overwrite=options.overwrite)
   if options.tf1_checkpoint_out:
-    write_tf1_checkpoint(pretrainer, options.tf1_checkpoint_out, overwrite=options.overwrite)
+    write_tf1_checkpoint(pretrainer, options.tf1_checkpoint_out, options.vocab_file,
+                         overwrite=options.overwrite)
   if options.keras_hub_preset_out:
     save_keras_hub_preset(pretrainer, options.vocab_file, options.do_lower_case,
-                          options.keras_hub_preset_out, overwrite=options.overwrite)
+                          options.keras_hub_preset_out, max_seq_length=max_seq_length,
+                          overwrite=options.overwrite)
   return outputs

@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import logging
 import os
 
 import pytest
@@ -65,12 +66,91 @@ def test_base_config_is_the_released_bert_base():
   assert BertConfig.from_json_file(os.path.join(_CONFIGS, "bert_base.json")).to_dict() == released
 
 
-def test_unknown_key_names_key_and_file(tmp_path):
+# bert-base-multilingual-cased/bert_config.json as released: six keys that
+# no BERT code reads (directionality, pooler_*) beside the original eleven.
+_RELEASED_MULTILINGUAL = {
+    "attention_probs_dropout_prob": 0.1, "directionality": "bidi",
+    "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "hidden_size": 768,
+    "initializer_range": 0.02, "intermediate_size": 3072,
+    "max_position_embeddings": 512, "num_attention_heads": 12,
+    "num_hidden_layers": 12, "pooler_fc_size": 768,
+    "pooler_num_attention_heads": 12, "pooler_num_fc_layers": 3,
+    "pooler_size_per_head": 128, "pooler_type": "first_token_transform",
+    "type_vocab_size": 2, "vocab_size": 119547}
+_RELEASED_EXTRA = ["directionality", "pooler_fc_size", "pooler_num_attention_heads",
+                   "pooler_num_fc_layers", "pooler_size_per_head", "pooler_type"]
+
+
+def _messages(caplog, level):
+  return [r.getMessage() for r in caplog.records if r.levelno == level]
+
+
+def test_released_multilingual_config_loads_and_round_trips(tmp_path, caplog):
+  caplog.set_level(logging.INFO)
   path = tmp_path / "bert_config.json"
-  path.write_text(json.dumps(_tiny_dict(hidden_sise=3)))
-  with pytest.raises(ValueError, match="hidden_sise") as e:
-    BertConfig.from_json_file(str(path))
-  assert str(path) in str(e.value)
+  # Written as the release writes it (Python 2 json: ", " before newlines).
+  path.write_text(json.dumps(_RELEASED_MULTILINGUAL, indent=2, sort_keys=True).replace(",\n", ", \n"))
+  config = BertConfig.from_json_file(str(path))
+  assert (config.vocab_size, config.hidden_size, config.type_vocab_size) == (119547, 768, 2)
+  assert sorted(config.extra) == _RELEASED_EXTRA
+  assert config.extra["pooler_type"] == "first_token_transform"
+  assert config.to_dict() == _RELEASED_MULTILINGUAL
+  out = tmp_path / "out" / "bert_config.json"
+  out.parent.mkdir()
+  config.to_json_file(str(out))
+  assert json.loads(out.read_text()) == _RELEASED_MULTILINGUAL
+  assert BertConfig.from_json_file(str(out)) == config
+  # One INFO line names the six keys; nothing is a warning.
+  info = [m for m in _messages(caplog, logging.INFO) if "not used by the model" in m]
+  assert len(info) == 2  # one per file read
+  assert all(str(k) in info[0] for k in _RELEASED_EXTRA) and str(path) in info[0]
+  assert _messages(caplog, logging.WARNING) == []
+
+
+def test_misspelled_key_is_a_warning_naming_it(tmp_path, caplog):
+  caplog.set_level(logging.INFO)
+  path = tmp_path / "bert_config.json"
+  path.write_text(json.dumps(_tiny_dict(hidden_sise=3, type_vocab_sise=3, my_note="x")))
+  config = BertConfig.from_json_file(str(path))
+  assert config.hidden_size == 32 and config.type_vocab_size == 16
+  assert config.extra == {"hidden_sise": 3, "type_vocab_sise": 3, "my_note": "x"}
+  warnings = _messages(caplog, logging.WARNING)
+  assert len(warnings) == 2
+  assert "'hidden_sise'" in warnings[0] and "did you mean 'hidden_size'" in warnings[0]
+  assert "'type_vocab_sise'" in warnings[1] and "type_vocab_size=16 is used" in warnings[1]
+  assert all(str(path) in w for w in warnings)
+  info = [m for m in _messages(caplog, logging.INFO) if "not used by the model" in m]
+  assert len(info) == 1 and "my_note" in info[0] and "sise" not in info[0]
+  # A misspelled required key is missing: the error names both spellings.
+  d = _tiny_dict(hiden_size=32)
+  del d["hidden_size"]
+  with pytest.raises(ValueError, match=r"missing BERT config key\(s\) \['hidden_size'\] "
+                                       r"\(misspelled as \['hiden_size'\]\?\)"):
+    BertConfig.from_dict(d, source="c.json")
+
+
+def test_type_vocab_size_defaults_to_16_as_the_original():
+  assert BertConfig.from_dict(_tiny_dict()).type_vocab_size == 16
+  assert BertConfig(**_tiny_dict()).type_vocab_size == 16
+  assert BertConfig.from_dict(_tiny_dict(type_vocab_size=2)).type_vocab_size == 2
+
+
+def test_extra_is_keyword_only_copied_and_checked():
+  with pytest.raises(TypeError):
+    BertConfig(100, 32, 2, 2, 64, "gelu", 0.1, 0.1, 512, 2, 0.02, {"a": 1})  # type: ignore[misc]
+  note = {"pooler_type": "first_token_transform"}
+  config = BertConfig(**_tiny_dict(), extra=note)
+  note["pooler_type"] = "changed"
+  assert config.extra == {"pooler_type": "first_token_transform"}
+  config.to_dict()["pooler_type"] = "changed too"
+  assert config.extra["pooler_type"] == "first_token_transform"
+  assert config.replace(hidden_size=64, num_attention_heads=4).extra == config.extra
+  assert config != config.replace(extra={})
+  assert hash(config) == hash(config.replace(extra={}))
+  with pytest.raises(ValueError, match="repeats known key"):
+    BertConfig(**_tiny_dict(), extra={"hidden_size": 3})
+  with pytest.raises(ValueError, match="JSON values"):
+    BertConfig(**_tiny_dict(), extra={"f": object()})
 
 
 def test_missing_key_and_bad_values():

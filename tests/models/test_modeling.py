@@ -57,6 +57,19 @@ def test_encoder_maps_config():
   assert out["pooled_output"].shape == (2, 32)
 
 
+def test_gelu_is_the_tanh_form_in_encoder_and_mlm_head(model):
+  """bert_config's "gelu" is the original's tanh approximation (HuggingFace's
+  "gelu_new"), not the exact erf GELU, in every place it is used."""
+  x = np.linspace(-4, 4, 33).astype(np.float32)
+  tanh_gelu = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+  erf_gelu = np.asarray(keras.activations.gelu(x, approximate=False))
+  assert np.abs(tanh_gelu - erf_gelu).max() > 1e-4  # the check below can tell them apart
+  dense_layers = [layer._feedforward_intermediate_dense for layer in model.encoder.transformer_layers]
+  dense_layers.append(model.mlm_head._intermediate_dense)
+  for dense in dense_layers:
+    np.testing.assert_allclose(dense.activation(x), tanh_gelu, atol=1e-6, err_msg=dense.path)
+
+
 def test_unsupported_activation_is_a_clear_error():
   with pytest.raises(ValueError, match="hidden_act='relu'"):
     modeling.build_encoder(_TINY.replace(hidden_act="relu"))

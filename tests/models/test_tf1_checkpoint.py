@@ -1,5 +1,7 @@
 """Tests of bert_tf.models.tf1_checkpoint against a numpy statement of the original."""
 
+import os
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -194,3 +196,42 @@ def test_load_tf1_weights_from_a_dict(original):
   bad = dict(weights, **{"cls/predictions/output_bias": np.zeros(61, np.float32)})
   with pytest.raises(ValueError, match=r"cls/predictions/output_bias.*\[61\].*\[60\]"):
     tf1_checkpoint.load_tf1_weights(from_dict, bad)
+
+
+# Golden outputs: the ORIGINAL google-research/bert modeling.py and
+# run_pretraining.py heads, run on their own tiny checkpoint (see
+# ../shared/reference/golden/README.md). Tolerance, elementwise:
+# |ours - original| <= 1e-5 + 1e-5 * |original| (values are O(1); float32
+# runs of the two codes agree to ~1e-6, while e.g. erf-GELU instead of the
+# original's tanh form moves sequence_output by 5.7e-4).
+_GOLDEN_RTOL = _GOLDEN_ATOL = 1e-5
+
+
+def test_forward_and_losses_match_the_original_code(shared_dir):
+  from bert_tf.training import losses  # pylint: disable=g-import-not-at-top
+  golden = os.path.join(shared_dir, "reference", "golden", "model")
+  config = BertConfig.from_json_file(os.path.join(golden, "bert_config.json"))
+  assert (config.num_hidden_layers, config.type_vocab_size, config.vocab_size) == (3, 3, 53)
+  case = dict(np.load(os.path.join(golden, "case.npz")))
+  # The batch exercises padding, segment id 2 and zero-weight predictions.
+  assert case["input_mask"].min() == 0 and case["segment_ids"].max() == 2
+  assert case["masked_lm_weights"].min() == 0
+
+  model = modeling.BertPretrainer(config)
+  report = tf1_checkpoint.load_tf1_checkpoint(model, os.path.join(golden, "bert_model.ckpt"))
+  assert report["unused"] == [] and report["missing_heads"] == []
+  out = model({k: case[k] for k in ("input_ids", "input_mask", "segment_ids",
+                                    "masked_lm_positions")}, training=False)
+
+  def check(name, ours):
+    np.testing.assert_allclose(np.asarray(ours), case[name], rtol=_GOLDEN_RTOL,
+                               atol=_GOLDEN_ATOL, err_msg=name)
+  check("sequence_output", out["sequence_output"])
+  check("pooled_output", out["pooled_output"])
+  check("mlm_log_probs", tf.reshape(tf.nn.log_softmax(out["mlm_logits"]), [-1, config.vocab_size]))
+  check("nsp_log_probs", tf.nn.log_softmax(out["nsp_logits"]))
+  ours = losses.pretraining_losses(out, case)
+  check("mlm_loss", ours["mlm_loss"])
+  check("nsp_loss", ours["nsp_loss"])
+  np.testing.assert_allclose(float(ours["total"]), float(case["mlm_loss"] + case["nsp_loss"]),
+                             rtol=_GOLDEN_RTOL)

@@ -17,6 +17,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.serving import export
+from bert_tf.models import modeling
 from bert_tf.models import tf1_checkpoint
 from bert_tf.data import tokenization
 from bert_tf.models.config import BertConfig
@@ -36,7 +37,11 @@ WORDS = ("the a of and to in is it that was he for on are with as his they be at
 VOCAB = (["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS +
          ["##s", "##ed", "##ing", ".", ",", "!", "?"])
 CONFIG = BertConfig(vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=2,
-                    num_attention_heads=2, intermediate_size=32, max_position_embeddings=40)
+                    num_attention_heads=2, intermediate_size=32, max_position_embeddings=40,
+                    type_vocab_size=2)
+# The export's input config carries keys the model does not use, as the
+# released multilingual config does; the TF1 output must keep them.
+RELEASED_EXTRA = {"directionality": "bidi", "pooler_type": "first_token_transform"}
 
 
 def write_vocab(path, tokens=VOCAB):
@@ -59,7 +64,7 @@ def exported(tmp_path_factory):
   root = tmp_path_factory.mktemp("export")
   vocab_file = write_vocab(root / "vocab.txt")
   config_file = root / "bert_config.json"
-  config_file.write_text(CONFIG.to_json_string())
+  config_file.write_text(json.dumps(dict(CONFIG.to_dict(), **RELEASED_EXTRA), indent=2))
   weights = reference_bert.random_tf1_weights(CONFIG, np.random.default_rng(1))
   prefix = _write_tf1_checkpoint(str(root / "orig" / "bert_model.ckpt"), weights)
   options = export.ExportOptions(
@@ -354,6 +359,47 @@ def test_original_to_bert_tf_to_original_is_bit_identical(exported):
     assert got.tobytes() == value.tobytes(), name
 
 
+def test_tf1_checkpoint_out_is_laid_out_as_a_release(exported):
+  prefix = exported["options"].tf1_checkpoint_out
+  folder = os.path.dirname(prefix)
+  assert sorted(os.listdir(folder)) == [
+      "bert_config.json", "bert_model.ckpt.data-00000-of-00001", "bert_model.ckpt.index",
+      "vocab.txt"]
+  with open(os.path.join(folder, "bert_config.json"), encoding="utf-8") as f:
+    written = json.load(f)
+  with open(exported["config_file"], encoding="utf-8") as f:
+    assert written == json.load(f)  # the input's unused keys included
+  model_config = BertConfig.from_json_file(exported["config_file"])
+  assert model_config.extra == RELEASED_EXTRA
+  assert BertConfig.from_json_file(os.path.join(folder, "bert_config.json")) == model_config
+  with open(os.path.join(folder, "vocab.txt"), "rb") as a, open(exported["vocab_file"], "rb") as b:
+    assert a.read() == b.read()
+  # The folder is an export's input as it is: the same model comes back.
+  again, read = export.load_pretrainer(
+      BertConfig.from_json_file(os.path.join(folder, "bert_config.json")), folder)
+  assert read == prefix
+  for a, b in zip(again.weights, exported["pretrainer"].weights):
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_tf1_checkpoint_out_refuses_to_overwrite_its_files(exported, tmp_path):
+  prefix = str(tmp_path / "out" / "bert_model.ckpt")
+  os.makedirs(tmp_path / "out")
+  (tmp_path / "out" / "vocab.txt").write_text("someone else's\n")
+  with pytest.raises(FileExistsError, match=r"out/vocab.txt exists already.*--overwrite"):
+    export.write_tf1_checkpoint(exported["pretrainer"], prefix, exported["vocab_file"])
+  assert os.listdir(tmp_path / "out") == ["vocab.txt"]
+  export.write_tf1_checkpoint(exported["pretrainer"], prefix, exported["vocab_file"],
+                              overwrite=True)
+  assert (tmp_path / "out" / "vocab.txt").read_text().split("\n")[:-1] == VOCAB
+  assert len(os.listdir(tmp_path / "out")) == 4  # no temporary file left
+  short_vocab = write_vocab(tmp_path / "short.txt", VOCAB[:-1])
+  with pytest.raises(ValueError, match=r"short.txt has .* vocab_size"):
+    export.write_tf1_checkpoint(exported["pretrainer"], str(tmp_path / "b" / "m.ckpt"),
+                                short_vocab)
+  assert not os.path.exists(tmp_path / "b" / "m.ckpt.index")
+
+
 def test_keras_hub_preset_loads_with_equal_outputs(exported):
   preset = exported["options"].keras_hub_preset_out
   backbone = keras_hub.models.BertBackbone.from_preset(preset)
@@ -371,8 +417,42 @@ def test_keras_hub_preset_loads_with_equal_outputs(exported):
   tokenizer = classifier.preprocessor.tokenizer
   assert tokenizer.lowercase and tokenizer.vocabulary_size() == CONFIG.vocab_size
   assert np.asarray(tokenizer("The day")).tolist() == [VOCAB.index("the"), VOCAB.index("day")]
-  classifier.preprocessor.sequence_length = MAX_SEQ_LENGTH
-  assert classifier.predict(["the day was long"], verbose=0).shape == (1, 2)
+  # The preprocessor packs to the export's max_seq_length (keras-hub's
+  # default, 512, does not fit a model with 40 positions).
+  assert classifier.preprocessor.sequence_length == MAX_SEQ_LENGTH
+  texts = ["the day was long", " ".join(["water"] * 60), "he said so ."]
+  logits = classifier.predict(texts, verbose=0)
+  assert logits.shape == (3, 2) and np.all(np.isfinite(logits))
+  packed = classifier.preprocessor(tf.constant(texts))
+  assert packed["token_ids"].shape == (3, MAX_SEQ_LENGTH)
+  # Every BertConfig value is kept: BertBackbone has one dropout rate, the
+  # preset's metadata.json the whole config.
+  assert backbone.dropout == CONFIG.hidden_dropout_prob
+  assert export.read_preset_bert_config(preset) == BertConfig.from_json_file(
+      exported["config_file"])
+  with open(os.path.join(preset, "metadata.json"), encoding="utf-8") as f:
+    kept = json.load(f)["bert_tf"]
+  assert kept["bert_config"]["attention_probs_dropout_prob"] == CONFIG.attention_probs_dropout_prob
+  assert (kept["max_seq_length"], kept["do_lower_case"]) == (MAX_SEQ_LENGTH, True)
+
+
+def test_keras_hub_preset_keeps_attention_dropout_and_default_length(exported, tmp_path):
+  pretrainer = modeling.BertPretrainer(
+      CONFIG.replace(attention_probs_dropout_prob=0.25))
+  preset = str(tmp_path / "preset")
+  export.save_keras_hub_preset(pretrainer, exported["vocab_file"], True, preset)
+  assert export.read_preset_bert_config(preset).attention_probs_dropout_prob == 0.25
+  classifier = keras_hub.models.BertTextClassifier.from_preset(preset, num_classes=2)
+  # The default length is the export's: 128, or the model's 40 positions.
+  assert classifier.preprocessor.sequence_length == CONFIG.max_position_embeddings
+  assert classifier.predict(["the day", "he was"], verbose=0).shape == (2, 2)
+  with pytest.raises(ValueError, match="max_seq_length=41"):
+    export.save_keras_hub_preset(pretrainer, exported["vocab_file"], True,
+                                 str(tmp_path / "p2"), max_seq_length=41)
+  with pytest.raises(ValueError, match="not a bert_tf preset"):
+    os.makedirs(tmp_path / "other")
+    (tmp_path / "other" / "metadata.json").write_text("{}")
+    export.read_preset_bert_config(str(tmp_path / "other"))
 
 
 # ------------------------------------------------------------------------------

@@ -1,4 +1,8 @@
-"""Tests of bert_tf.training.optimization against numpy statements of the original."""
+"""Tests of bert_tf.training.optimization: numpy statements of the original, and the
+original optimization.py's real outputs (../shared/reference/golden/optimizer.npz)."""
+
+import contextlib
+import os
 
 import keras
 import numpy as np
@@ -6,6 +10,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.models import modeling
+from bert_tf.training import loop
 from bert_tf.training import optimization
 from bert_tf.models.config import BertConfig
 
@@ -158,3 +163,103 @@ def test_sparse_embedding_gradients_update_like_dense_ones():
   np.testing.assert_array_equal(table_a.numpy(), table_b.numpy())
   # Rows without gradient are still decayed, as in the original's dense update.
   np.testing.assert_allclose(table_a.numpy()[0], 1 - 0.1 * 0.01, rtol=1e-6)
+
+
+# ------------------------------------------------------------------------------
+# Against the original optimization.py's real trajectory
+# ------------------------------------------------------------------------------
+#
+# ../shared/reference/golden/optimizer.npz: the original
+# create_optimizer(loss, 0.1, num_train_steps=12, num_warmup_steps=4) applied
+# 12 times (global-norm clipping at 1.0, AdamWeightDecay, decay 0.01 except
+# LayerNorm and bias) to six variables with BERT names.
+#
+# Which schedule step: the original computes the learning rate from
+# global_step and increments global_step in the same session.run, with no
+# order between the two; under TF 2.21 the read came after the increment, so
+# its update t (0-based) used the rate of step t + 1 (its first warmup update
+# is not 0). bert_tf keeps the documented intent instead: update t uses the
+# rate of step t, the number of updates already applied (the first warmup
+# update has rate 0). So our DEFAULT trajectory differs from the observed one
+# (checked below), and our update rule + schedule equal the observed one
+# exactly when the schedule is read one step later (optimizer.iterations
+# started at 1). Tolerance: |ours - original| <= 1e-6 + 1e-5 |original|.
+
+_GOLDEN_STEPS = 12
+
+
+def _golden_optimizer_case(shared_dir):
+  path = os.path.join(shared_dir, "reference", "golden", "optimizer.npz")
+  golden = dict(np.load(path))
+  names = sorted(k[len("init/"):] for k in golden if k.startswith("init/"))
+  assert len(names) == 6
+  return golden, names
+
+
+def _variables_named_as_in_bert(golden, names):
+  """Keras variables whose paths are the original's variable names."""
+  variables = []
+  for name in names:
+    scopes, leaf = name.split("/")[:-1], name.split("/")[-1]
+    with contextlib.ExitStack() as stack:
+      for scope in scopes:  # a Keras name scope holds no "/": nest them
+        stack.enter_context(keras.name_scope(scope))
+      variable = keras.Variable(golden["init/" + name], name=leaf)
+    assert variable.path == name
+    variables.append(variable)
+  return variables
+
+
+def _run_golden_steps(golden, names, first_schedule_step):
+  """Applies the golden gradients with our clipping and optimizer.
+
+  Returns:
+    (after, clipped): after[t][i] is variable i after update t; clipped is
+    the number of updates whose gradient global norm exceeded the clip norm.
+  """
+  variables = _variables_named_as_in_bert(golden, names)
+  optimizer = optimization.create_optimizer(
+      "adamw_original", learning_rate=0.1, num_train_steps=12, num_warmup_steps=4,
+      weight_decay=0.01)
+  optimizer.iterations.assign(first_schedule_step)
+  after, clipped = [], 0
+  for t in range(_GOLDEN_STEPS):
+    grads = [tf.constant(golden[f"grad/{t}/{name}"]) for name in names]
+    # As the training loop does before apply_gradients.
+    grads, norm = tf.clip_by_global_norm(grads, loop.CLIP_NORM)
+    clipped += int(float(norm) > loop.CLIP_NORM)
+    optimizer.apply_gradients(zip(grads, variables))
+    after.append([v.numpy() for v in variables])
+  return after, clipped
+
+
+def test_matches_the_original_trajectory_with_the_step_read_one_later(shared_dir):
+  golden, names = _golden_optimizer_case(shared_dir)
+  decayed = {name: optimization.uses_weight_decay(v)
+             for name, v in zip(names, _variables_named_as_in_bert(golden, names))}
+  # The original's exclusion by name: LayerNorm and bias are not decayed.
+  assert decayed == {
+      "cls/predictions/output_bias": False, "embeddings/word_embeddings": True,
+      "layer_0/attention/self/query/bias": False, "layer_0/attention/self/query/kernel": True,
+      "layer_0/output/LayerNorm/beta": False, "layer_0/output/LayerNorm/gamma": False}
+  after, clipped = _run_golden_steps(golden, names, first_schedule_step=1)
+  assert clipped >= 3  # every third gradient is large: clipping acts
+  for t in range(_GOLDEN_STEPS):
+    for name, value in zip(names, after[t]):
+      np.testing.assert_allclose(value, golden[f"after/{t}/{name}"], rtol=1e-5, atol=1e-6,
+                                 err_msg=f"update {t}, {name}")
+
+
+def test_default_schedule_is_the_documented_intent_not_the_observed_one(shared_dir):
+  golden, names = _golden_optimizer_case(shared_dir)
+  after, _ = _run_golden_steps(golden, names, first_schedule_step=0)
+  # Our first warmup update has rate 0 (nothing moves); the original's
+  # observed first update moved every variable.
+  for name, value in zip(names, after[0]):
+    np.testing.assert_array_equal(value, golden[f"init/{name}"], err_msg=name)
+    assert np.abs(golden[f"after/0/{name}"] - golden[f"init/{name}"]).max() > 1e-3, name
+  # Our update t + 1 uses the rate the original's update t used; the states
+  # differ by that first update's move, which the later ones do not undo.
+  final = {name: value for name, value in zip(names, after[-1])}
+  gap = max(np.abs(final[n] - golden[f"after/{_GOLDEN_STEPS - 1}/{n}"]).max() for n in names)
+  assert gap > 1e-2
