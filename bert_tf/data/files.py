@@ -4,19 +4,23 @@ write-then-rename, compression detection.
 Every path goes through tf.io.gfile, so local paths and gs:// alike work.
 `bert_tf.data` is the most upstream package; models, training and serving
 may import this module (the standalone `bert_tf.serving.predict` keeps its
-own few lines on purpose).
+own few lines on purpose). TensorFlow is imported on first use, not with
+the module: the data writer's worker processes never import it.
 """
 
 import contextlib
 import uuid
-
-import tensorflow as tf
 
 # gzip member header: ID1 ID2 (the magic) and CM=8 (deflate, the only method
 # gzip defines). A plain TFRecord file starts with its first record's length
 # as uint64 little-endian, so it would only look like gzip if that record were
 # 559,903 bytes long (plus a multiple of 16 MiB): no pretraining record is.
 _GZIP_HEADER = b"\x1f\x8b\x08"
+
+
+def _gfile():
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  return tf.io.gfile
 
 
 def split_patterns(patterns):
@@ -53,7 +57,7 @@ def expand_patterns(patterns, flag="--input_file"):
     raise ValueError(f"{flag}: no file pattern given")
   files, seen = [], set()
   for pattern in split:
-    matched = sorted(tf.io.gfile.glob(pattern))
+    matched = sorted(_gfile().glob(pattern))
     if not matched:
       raise FileNotFoundError(f"{flag}: pattern {pattern!r} matches no files")
     for path in matched:
@@ -77,10 +81,10 @@ def temp_path(path):
 
 
 def _remove(path):
-  if tf.io.gfile.isdir(path):
-    tf.io.gfile.rmtree(path)
-  elif tf.io.gfile.exists(path):
-    tf.io.gfile.remove(path)
+  if _gfile().isdir(path):
+    _gfile().rmtree(path)
+  elif _gfile().exists(path):
+    _gfile().remove(path)
 
 
 @contextlib.contextmanager
@@ -96,13 +100,13 @@ def atomic_path(path):
   """
   parent = parent_of(path)
   if parent:
-    tf.io.gfile.makedirs(parent)
+    _gfile().makedirs(parent)
   tmp = temp_path(path)
   try:
     yield tmp
-    if tf.io.gfile.isdir(tmp) and tf.io.gfile.isdir(path):
-      tf.io.gfile.rmtree(path)
-    tf.io.gfile.rename(tmp, path, overwrite=True)
+    if _gfile().isdir(tmp) and _gfile().isdir(path):
+      _gfile().rmtree(path)
+    _gfile().rename(tmp, path, overwrite=True)
   except BaseException:
     _remove(tmp)
     raise
@@ -112,14 +116,14 @@ def atomic_path(path):
 def atomic_open(path, mode="w"):
   """`with atomic_open(path) as f: f.write(...)`: a streaming write of `path`.
 
-  Yields a tf.io.gfile.GFile opened with `mode` ("w" text, "wb" bytes) on a
+  Yields a _gfile().GFile opened with `mode` ("w" text, "wb" bytes) on a
   temporary name beside `path`; it is closed and renamed to `path` when the
   block ends normally, and removed when it raises.
   """
   if mode not in ("w", "wb"):
     raise ValueError(f"atomic_open: mode {mode!r} must be 'w' or 'wb'")
   with atomic_path(path) as tmp:
-    with tf.io.gfile.GFile(tmp, mode) as f:
+    with _gfile().GFile(tmp, mode) as f:
       yield f
 
 
@@ -143,8 +147,8 @@ def compression_of(path):
   Raises:
     FileNotFoundError: naming the path.
   """
-  if not tf.io.gfile.exists(path):
+  if not _gfile().exists(path):
     raise FileNotFoundError(f"{path}: no such file")
-  with tf.io.gfile.GFile(path, "rb") as f:
+  with _gfile().GFile(path, "rb") as f:
     head = f.read(len(_GZIP_HEADER))
   return "GZIP" if head == _GZIP_HEADER else ""
