@@ -71,4 +71,4 @@ def test_bad_input_is_one_line(tmp_path, capsys):
              capsys)
   assert exit_info.value.code == cli.ERROR_EXIT
   err = capsys.readouterr().err.strip()
-  assert "\n" not in err and "--input_file: pattern" in err and "matches no files" in err
+  assert "\n" not in err and "none*.tfrecord' (--input_file) matches no files" in err

@@ -59,7 +59,7 @@ def expand_patterns(patterns, flag="--input_file"):
   for pattern in split:
     matched = sorted(_gfile().glob(pattern))
     if not matched:
-      raise FileNotFoundError(f"{flag}: pattern {pattern!r} matches no files")
+      raise FileNotFoundError(f"input pattern {pattern!r} ({flag}) matches no files")
     for path in matched:
       if path not in seen:
         seen.add(path)

@@ -367,8 +367,8 @@ def record_files(patterns, flag="--input_file"):
   paths = [p for p in files_lib.expand_patterns(patterns, flag)
            if not p.endswith(SIDECAR_SUFFIX)]
   if not paths:
-    raise FileNotFoundError(f"{flag}: {','.join(files_lib.split_patterns(patterns))!r} "
-                            f"matches only {SIDECAR_SUFFIX} files, no records")
+    raise FileNotFoundError(f"input pattern {','.join(files_lib.split_patterns(patterns))!r} "
+                            f"({flag}) matches only {SIDECAR_SUFFIX} files, no records")
   return paths
 
 

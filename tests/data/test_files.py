@@ -30,7 +30,7 @@ def test_expand_patterns_sorted_per_pattern_in_pattern_order_without_duplicates(
 
 def test_expand_patterns_names_the_flag_and_the_pattern(tmp_path):
   (tmp_path / "a.txt").write_text("x")
-  with pytest.raises(FileNotFoundError, match=r"--eval_input_file: pattern '.*nothing-\*' matches no files"):
+  with pytest.raises(FileNotFoundError, match=r"input pattern '.*nothing-\*' \(--eval_input_file\) matches no files"):
     files.expand_patterns(f"{tmp_path}/a.txt,{tmp_path}/nothing-*", flag="--eval_input_file")
   with pytest.raises(ValueError, match="--input_file: no file pattern given"):
     files.expand_patterns(" , ")

@@ -39,7 +39,7 @@ def test_check_data_finds_records_in_pattern_order_without_sidecars(tmp_path):
   assert [f.rsplit("/", 1)[1] for f in info.files] == ["a.tfrecord", "b.tfrecord", "c.other"]
   assert len(pipeline.check_data(f"{tmp_path}/*", SEQ, PREDS).files) == 3
   assert info.manifest is None and info.num_instances is None
-  with pytest.raises(FileNotFoundError, match=r"--eval_input_file: pattern .*nothing-here"):
+  with pytest.raises(FileNotFoundError, match=r"input pattern .*nothing-here.* \(--eval_input_file\)"):
     pipeline.check_data(f"{tmp_path}/*.tfrecord,{tmp_path}/nothing-here*", SEQ, PREDS,
                         flag="--eval_input_file")
 

@@ -74,7 +74,7 @@ def test_compression_by_the_bytes(run, tmp_path):
 
 
 def test_bad_input_names_the_flag_or_file(tmp_path):
-  with pytest.raises(FileNotFoundError, match=r"--input_file: pattern .*nothing"):
+  with pytest.raises(FileNotFoundError, match=r"input pattern .*nothing.* \(--input_file\) matches no files"):
     stats.record_statistics(str(tmp_path / "nothing*"), MASK_ID)
   tf.io.TFRecordWriter(str(tmp_path / "empty.tfrecord")).close()
   with pytest.raises(ValueError, match=r"empty\.tfrecord: no record"):
