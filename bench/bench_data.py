@@ -77,7 +77,7 @@ def original(original_dir, corpus, vocab, out_file, dupe, seed=12345):
 def faithfulness(args, work, vocab_mask_id):
   """Ours (and, with --original_dir, the original) per seed against the
   original's reference figures at seed 12345."""
-  from bert_tf import inspect_records
+  from bert_tf.data import stats
   with open(os.path.join(SHARED, "reference", "original_create_pretraining_data_kjv.json")) as f:
     ref = json.load(f)["dupe5"]
   columns = []
@@ -86,10 +86,10 @@ def faithfulness(args, work, vocab_mask_id):
       # The original's own spread from seed to seed, for scale.
       out = os.path.join(work, f"orig{seed}.tfrecord")
       original(args.original_dir, args.corpus, args.vocab, out, 5, seed=seed)
-      columns.append((f"original seed {seed}", inspect_records.record_statistics(out, vocab_mask_id)))
+      columns.append((f"original seed {seed}", stats.reference_figures(stats.record_statistics(out, vocab_mask_id))))
     out = os.path.join(work, f"faith{seed}")
     ours(args.corpus, args.vocab, out, 5, 2, seed=seed)
-    columns.append((f"ours seed {seed}", inspect_records.record_statistics(out + "/*.tfrecord", vocab_mask_id)))
+    columns.append((f"ours seed {seed}", stats.reference_figures(stats.record_statistics(out + "/*.tfrecord", vocab_mask_id))))
   print("\n## 1. Faithfulness (kjv.txt, original vocab, dupe_factor 5, seq 128, 20 predictions)")
   print("Reference: the original at seed 12345 (../shared/reference). Tolerance: instances 3%, "
         "means 2%, shares 1 point.")

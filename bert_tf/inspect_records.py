@@ -1,10 +1,16 @@
 r"""Reads pretraining TFRecords back and reports what is in them.
 
-Checks every record against the schema and computes, from the records alone
-(not the manifest), the figures that say whether the data is what BERT
-pretraining expects: instances, mean real tokens, predictions per instance,
-the [MASK] / kept / random split, the share of random next sentences, the
-share of short instances. Works on records of the original script too.
+Checks every record against the schema and computes, from the records alone,
+the figures that say whether the data is what BERT pretraining expects:
+instances, mean real tokens, predictions per instance, the [MASK] / kept /
+random split, the share of random next sentences, the share of short
+instances. Works on records of the original script too.
+
+Prints JSON: `records` (the figures computed from the records) and, when the
+data writer left a manifest beside them, `manifest` (the same figures, same
+names, as the manifest states them), so the two read side by side. When the
+records inspected are all the files of the manifest, a count that differs
+from the manifest's is an error (records lost or changed since written).
 
   python -m bert_tf.inspect_records --input_file='out/*.tfrecord' \
     --vocab_file=vocab.txt
@@ -16,7 +22,6 @@ from absl import app
 from absl import flags
 
 from bert_tf import cli
-from bert_tf.data.stats import record_statistics
 
 FLAGS = flags.FLAGS
 
@@ -29,6 +34,31 @@ def define_flags(flag_values):
                       flag_values=flag_values)
 
 
+def inspect(input_patterns, mask_id):
+  """The report: {"records": record_statistics, "manifest": its figures or None}.
+
+  Raises:
+    cli.Error: the records inspected are exactly the manifest's files but
+      their counts differ from the manifest's.
+  """
+  from bert_tf.data import manifest as manifest_lib
+  from bert_tf.data import stats as stats_lib
+  records = stats_lib.record_statistics(input_patterns, mask_id)
+  manifest = manifest_lib.Manifest.find(input_patterns)
+  report = {"records": records,
+            "manifest": stats_lib.manifest_figures(manifest) if manifest else None}
+  if manifest is not None and manifest.files is not None:
+    inspected = {p.rsplit("/", 1)[-1] for p in manifest_lib.record_files(input_patterns)}
+    listed = {p.rsplit("/", 1)[-1] for p in manifest.files}
+    if inspected == listed:
+      for name, have in records["counts"].items():
+        stated = report["manifest"]["counts"][name]
+        if stated is not None and stated != have:
+          raise cli.Error(f"the records hold counts.{name}={have} but {manifest.source} "
+                          f"states counts.{name}={stated}")
+  return report
+
+
 def main(argv):
   del argv
   for name in ("input_file", "vocab_file"):
@@ -36,8 +66,7 @@ def main(argv):
       raise app.UsageError(f"--{name} is required")
   from bert_tf.data import tokenization
   vocab = tokenization.load_vocab(FLAGS.vocab_file)
-  stats = record_statistics(FLAGS.input_file, vocab.mask_id)
-  print(json.dumps(stats, indent=1))
+  print(json.dumps(inspect(FLAGS.input_file, vocab.mask_id), indent=1))
 
 
 def run():

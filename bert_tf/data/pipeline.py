@@ -12,18 +12,20 @@ import dataclasses
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.data import files as files_lib
+from bert_tf.data import manifest as manifest_lib
 from bert_tf.data import schema
-
-_GZIP_MAGIC = b"\x1f\x8b"
 
 
 @dataclasses.dataclass(frozen=True)
 class DataInfo:
   """What `check_data` learned about a set of record files.
 
-  files: sorted list of file paths; compression: "" or "GZIP";
+  files: tuple of record file paths (the writer's .json sidecars left out);
+  compression: "" or "GZIP", from the first file's bytes;
   max_seq_length / max_predictions_per_seq: the record shapes;
-  num_instances: from the manifest, None without one.
+  num_instances: from the manifest, None without one;
+  manifest: the records' manifest.Manifest, None without one.
   """
   files: tuple
   compression: str
@@ -33,62 +35,14 @@ class DataInfo:
   manifest: object = None
 
 
-def split_patterns(input_patterns):
-  """Comma-separated string (or list of them) -> list of non-empty globs."""
-  if isinstance(input_patterns, str):
-    input_patterns = [input_patterns]
-  out = []
-  for item in input_patterns:
-    out.extend(p.strip() for p in item.split(",") if p.strip())
-  return out
-
-
-def expand_patterns(input_patterns):
-  """Expands comma-separated globs to a sorted list of files.
-
-  Raises:
-    FileNotFoundError: no pattern given, or a pattern matches no file.
-  """
-  patterns = split_patterns(input_patterns)
-  if not patterns:
-    raise FileNotFoundError("no input file pattern given")
-  files = []
-  for pattern in patterns:
-    matched = tf.io.gfile.glob(pattern)
-    if not matched:
-      raise FileNotFoundError(f"input pattern {pattern!r} matches no files")
-    files.extend(matched)
-  # Sorted and de-duplicated, so every worker sees the same list and the
-  # file sharding is consistent.
-  return sorted(set(files))
-
-
-def compression_of(path):
-  """"GZIP" when the file starts with the gzip magic bytes, else ""."""
-  with tf.io.gfile.GFile(path, "rb") as f:
-    head = f.read(2)
-  return "GZIP" if head == _GZIP_MAGIC else ""
-
-
 def _first_record(path, compression):
   for record in tf.data.TFRecordDataset(path, compression_type=compression).take(1):
     return record.numpy()
   raise ValueError(f"record file {path} holds no records")
 
 
-def _manifest_for(patterns):
-  # Imported here: the manifest module belongs to the data writer side and
-  # training works without it (records of the original script).
-  try:
-    from bert_tf.data import manifest as manifest_lib
-  except ImportError:  # pragma: no cover - only while the writer is missing
-    logging.warning("bert_tf.data.manifest is not available; not checking a manifest")
-    return None
-  return manifest_lib.find_manifest(patterns)
-
-
 def check_data(input_patterns, max_seq_length, max_predictions_per_seq,
-               vocab_size=None, use_manifest=True):
+               vocab_size=None, use_manifest=True, flag="--input_file"):
   """Finds the record files and checks them against the training settings.
 
   The manifest (when the data writer left one) is checked for
@@ -100,43 +54,31 @@ def check_data(input_patterns, max_seq_length, max_predictions_per_seq,
     input_patterns: comma-separated globs (str) or a list of them.
     max_seq_length, max_predictions_per_seq: int, from the flags.
     vocab_size: int, the model's vocab_size (config), or None to skip.
+    use_manifest: False to check the records alone.
+    flag: the flag the patterns came from, named in errors.
   Returns:
     DataInfo.
   Raises:
     FileNotFoundError: a pattern matching nothing.
     ValueError: one line naming the mismatching setting and both values.
   """
-  files = expand_patterns(input_patterns)
-  manifest = _manifest_for(split_patterns(input_patterns)) if use_manifest else None
-  num_instances = None
-  compression = None
-  if manifest:
-    flags = manifest.get("flags", {})
-    source = manifest.get("path", f"the manifest of {files[0]}")
-    for name, want in (("max_seq_length", max_seq_length),
-                       ("max_predictions_per_seq", max_predictions_per_seq)):
-      have = flags.get(name)
-      if have is not None and int(have) != int(want):
-        raise ValueError(
-            f"--{name}={want} but the records were written with {name}={have} ({source})")
-    vocab = manifest.get("vocab", {})
-    have_vocab = vocab.get("size")
-    if vocab_size is not None and have_vocab is not None and int(have_vocab) != vocab_size:
-      raise ValueError(
-          f"the records' vocab has {vocab['size']} tokens ({vocab.get('path', source)}) "
-          f"but the model config has vocab_size={vocab_size}")
-    num_instances = manifest.get("counts", {}).get("instances")
-    if "compression" in manifest:
-      compression = "GZIP" if str(manifest["compression"]).upper() == "GZIP" else ""
-  if compression is None:
-    compression = compression_of(files[0])
+  files = manifest_lib.record_files(input_patterns, flag)
+  manifest = manifest_lib.Manifest.find(input_patterns) if use_manifest else None
+  if manifest is not None:
+    manifest.check(max_seq_length, max_predictions_per_seq, vocab_size)
+  # The bytes, not the manifest or the name: they cannot be stale.
+  compression = files_lib.compression_of(files[0])
+  if manifest is not None and manifest.gzip is not None and manifest.gzip != (compression == "GZIP"):
+    logging.warning("%s says compression=%r but %s is %s; reading it as the bytes say",
+                    manifest.source, manifest.compression, files[0], compression or "plain")
   seq, preds = schema.shapes_of_record(_first_record(files[0], compression))
   for name, want, have in (("max_seq_length", max_seq_length, seq),
                            ("max_predictions_per_seq", max_predictions_per_seq, preds)):
     if have != want:
       raise ValueError(f"--{name}={want} but the records in {files[0]} have {name}={have}")
   return DataInfo(files=tuple(files), compression=compression, max_seq_length=seq,
-                  max_predictions_per_seq=preds, num_instances=num_instances,
+                  max_predictions_per_seq=preds,
+                  num_instances=manifest.instances if manifest is not None else None,
                   manifest=manifest)
 
 

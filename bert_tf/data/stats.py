@@ -4,30 +4,63 @@ The figures that say whether the data is what BERT pretraining expects:
 instances, mean real tokens, predictions per instance, the [MASK] / kept /
 random split, the share of random next sentences, the share of short
 instances. Works on records of the original script too.
+
+They carry the names of the same figures in the manifest
+(bert_tf.data.manifest: `counts` and `shares`), so the two can be compared
+side by side; `reference_figures` gives them the names of the original's
+figures in ../shared/reference/original_create_pretraining_data_kjv.json.
 """
 
-def record_statistics(input_patterns, mask_id, batch_size=1024):
+# Figures computed from the records, by section, named as in the manifest.
+COUNTS = ("instances", "tokens", "predictions")
+SHARES = ("mean_tokens", "predictions_per_instance", "prediction_fraction", "masked",
+          "kept", "random", "nsp_random", "shorter_than_64")
+# The original's reference figures: their name -> (section, manifest name).
+REFERENCE_NAMES = {
+    "instances": ("counts", "instances"),
+    "mean_tokens": ("shares", "mean_tokens"),
+    "preds_per_instance": ("shares", "predictions_per_instance"),
+    "pred_fraction": ("shares", "prediction_fraction"),
+    "mask_frac": ("shares", "masked"),
+    "kept_frac": ("shares", "kept"),
+    "random_frac": ("shares", "random"),
+    "nsp_random_frac": ("shares", "nsp_random"),
+    "frac_len_lt_64": ("shares", "shorter_than_64"),
+}
+
+
+def _compression(files):
+  """The one compression of all `files`; ValueError naming two that differ."""
+  from bert_tf.data import files as files_lib
+  by_kind = {}
+  for path in files:
+    by_kind.setdefault(files_lib.compression_of(path), path)
+  if len(by_kind) > 1:
+    raise ValueError(f"{by_kind['GZIP']} is GZIP-compressed but {by_kind['']} is not: "
+                     "inspect them separately")
+  return next(iter(by_kind))
+
+
+def record_statistics(input_patterns, mask_id, batch_size=1024, flag="--input_file"):
   """Statistics of the records matched by `input_patterns`.
 
   Args:
-    input_patterns: list of globs or a comma-separated string.
+    input_patterns: list of globs or a comma-separated string (the writer's
+      .json sidecars they match are left out).
     mask_id: id of [MASK] in the vocab the records were written with.
   Returns:
-    dict: files, instances, max_seq_length, max_predictions_per_seq,
-    mean_tokens, preds_per_instance, pred_fraction, mask_frac, kept_frac,
-    random_frac, nsp_random_frac, frac_len_lt_64 (the names of
-    ../shared/reference/original_create_pretraining_data_kjv.json).
+    dict in the manifest's layout: files (number of files), max_seq_length,
+    max_predictions_per_seq, counts {COUNTS}, shares {SHARES} (shorter_than_64
+    None when no instance can be 64 tokens long, as in the manifest).
+  Raises:
+    FileNotFoundError / ValueError naming the flag, pattern or file.
   """
   import numpy as np
   import tensorflow as tf
+  from bert_tf.data import manifest as manifest_lib
   from bert_tf.data import schema
-  if isinstance(input_patterns, str):
-    input_patterns = [p for p in input_patterns.split(",") if p]
-  files = sorted({f for p in input_patterns for f in tf.io.gfile.glob(p)})
-  files = [f for f in files if not f.endswith(".json")]
-  if not files:
-    raise FileNotFoundError(f"--input_file: {','.join(input_patterns)!r} matches no file")
-  compression = "GZIP" if files[0].endswith(".gz") else ""
+  files = manifest_lib.record_files(input_patterns, flag)
+  compression = _compression(files)
   first = next(iter(tf.data.TFRecordDataset(files[:1], compression_type=compression)), None)
   if first is None:
     raise ValueError(f"{files[0]}: no record")
@@ -53,15 +86,36 @@ def record_statistics(input_patterns, mask_id, batch_size=1024):
   p = max(predictions, 1)
   return {
       "files": len(files),
-      "instances": n,
       "max_seq_length": seq,
       "max_predictions_per_seq": preds,
-      "mean_tokens": tokens / n,
-      "preds_per_instance": predictions / n,
-      "pred_fraction": predictions / tokens,
-      "mask_frac": masked / p,
-      "kept_frac": kept / p,
-      "random_frac": (predictions - masked - kept) / p,
-      "nsp_random_frac": nsp / n,
-      "frac_len_lt_64": short / n,
+      "counts": {"instances": n, "tokens": tokens, "predictions": predictions},
+      "shares": {
+          "mean_tokens": tokens / n,
+          "predictions_per_instance": predictions / n,
+          "prediction_fraction": predictions / max(tokens, 1),
+          "masked": masked / p,
+          "kept": kept / p,
+          "random": (predictions - masked - kept) / p,
+          "nsp_random": nsp / n,
+          "shorter_than_64": short / n if seq >= 64 else None,
+      },
   }
+
+
+def manifest_figures(manifest):
+  """The figures of `record_statistics` as the manifest (a Manifest) states
+  them: same layout and names; None for one it does not record."""
+  return {
+      "path": manifest.path,
+      "files": len(manifest.files) if manifest.files is not None else None,
+      "max_seq_length": manifest.max_seq_length,
+      "max_predictions_per_seq": manifest.max_predictions_per_seq,
+      "counts": {name: manifest.count(name) for name in COUNTS},
+      "shares": {name: manifest.share(name) for name in SHARES},
+  }
+
+
+def reference_figures(stats):
+  """`record_statistics` under the names of the original's reference
+  figures (../shared/reference/original_create_pretraining_data_kjv.json)."""
+  return {ref: stats[section][name] for ref, (section, name) in REFERENCE_NAMES.items()}

@@ -692,10 +692,9 @@ def _create(input_patterns, outputs, vocab, options, num_workers, pool):
     raise ValueError(f"--input_file: no instance could be made from {len(files)} file(s) "
                      "(no line has a token in this vocab)")
   elapsed = time.time() - started
-  result = build_manifest(files, paths, outputs, vocab, options, total, elapsed,
-                          num_workers, reused)
-  manifest_lib.write_manifest(result, outputs.manifest_path())
-  return result
+  manifest = manifest_of_run(files, paths, outputs, vocab, options, total, elapsed,
+                             num_workers, reused).write(outputs.manifest_path())
+  return manifest.to_dict()
 
 
 def _write_json(path, obj):
@@ -703,43 +702,21 @@ def _write_json(path, obj):
   manifest_lib.write_json(obj, path)
 
 
+def manifest_of_run(files, paths, outputs, vocab, options, total, elapsed, num_workers,
+                    reused, driver=None):
+  """The run's manifest.Manifest: options, vocab, counts, shares, histogram."""
+  from bert_tf.data import manifest as manifest_lib
+  return manifest_lib.Manifest.from_totals(
+      input_files=files, output_files=paths, vocab=vocab, options=options,
+      gzip=outputs.gzip, totals=total.to_dict(), bucket_tokens=HISTOGRAM_BUCKET,
+      seconds=elapsed, num_workers=num_workers, reused_shards=reused,
+      schema_version=schema.SCHEMA_VERSION, driver=driver)
+
+
 def build_manifest(files, paths, outputs, vocab, options, total, elapsed, num_workers, reused):
-  """The manifest dict: flags, vocab, counts, shares, histogram."""
-  preds = max(total.predictions, 1)
-  instances = max(total.instances, 1)
-  return {
-      "schema_version": schema.SCHEMA_VERSION,
-      "writer": "bert_tf.create_pretraining_data",
-      "flags": dict(dataclasses.asdict(options), gzip=outputs.gzip,
-                    input_file=",".join(files)),
-      "vocab": {"path": vocab.path, "sha256": vocab.sha256, "size": vocab.size},
-      "files": paths,
-      "compression": "GZIP" if outputs.gzip else "",
-      "counts": {
-          "input_files": len(files),
-          "documents": total.documents,
-          "sentences": total.sentences,
-          "instances": total.instances,
-          "tokens": total.tokens,
-          "predictions": total.predictions,
-          "undecodable_bytes": total.undecodable_bytes,
-      },
-      "shares": {
-          "mean_tokens": total.tokens / instances,
-          "predictions_per_instance": total.predictions / instances,
-          "prediction_fraction": total.predictions / max(total.tokens, 1),
-          "masked": total.masked / preds,
-          "kept": total.kept / preds,
-          "random": total.random / preds,
-          "nsp_random": total.nsp_random / instances,
-          "shorter_than_64": (sum(total.length_histogram[:64 // HISTOGRAM_BUCKET]) / instances
-                              if options.max_seq_length >= 64 else None),
-      },
-      "length_histogram": {"bucket_tokens": HISTOGRAM_BUCKET,
-                           "counts": total.length_histogram},
-      "run": {"seconds": round(elapsed, 3), "num_workers": num_workers,
-              "reused_shards": reused},
-  }
+  """manifest_of_run as its JSON dict (for the Beam driver, until it uses the Manifest)."""
+  return manifest_of_run(files, paths, outputs, vocab, options, total, elapsed, num_workers,
+                         reused).to_dict()
 
 
 def default_num_workers():

@@ -31,19 +31,25 @@ def write_records(path, n, seq=SEQ, preds=PREDS, vocab=VOCAB, seed=0, gzip=False
                                   rng.randint(0, 1)))
 
 
-def test_expand_patterns_comma_globs_sorted_and_missing(tmp_path):
+def test_check_data_finds_records_in_pattern_order_without_sidecars(tmp_path):
   for name in ("b.tfrecord", "a.tfrecord", "c.other"):
     write_records(tmp_path / name, 2)
-  files = pipeline.expand_patterns(f"{tmp_path}/*.tfrecord, {tmp_path}/c.other")
-  assert [f.rsplit("/", 1)[1] for f in files] == ["a.tfrecord", "b.tfrecord", "c.other"]
-  with pytest.raises(FileNotFoundError, match="nothing-here"):
-    pipeline.expand_patterns(f"{tmp_path}/*.tfrecord,{tmp_path}/nothing-here*")
+  (tmp_path / "b.tfrecord.stats.json").write_text("{}")
+  info = pipeline.check_data(f"{tmp_path}/*.tfrecord, {tmp_path}/c.other", SEQ, PREDS, VOCAB)
+  assert [f.rsplit("/", 1)[1] for f in info.files] == ["a.tfrecord", "b.tfrecord", "c.other"]
+  assert len(pipeline.check_data(f"{tmp_path}/*", SEQ, PREDS).files) == 3
+  assert info.manifest is None and info.num_instances is None
+  with pytest.raises(FileNotFoundError, match=r"input pattern .*nothing-here.* \(--eval_input_file\)"):
+    pipeline.check_data(f"{tmp_path}/*.tfrecord,{tmp_path}/nothing-here*", SEQ, PREDS,
+                        flag="--eval_input_file")
 
 
 @pytest.mark.parametrize("gzip", [False, True])
-def test_check_data_detects_compression_and_shapes(tmp_path, gzip):
-  write_records(tmp_path / "r.tfrecord", 20, gzip=gzip)
-  info = pipeline.check_data(str(tmp_path / "r.tfrecord"), SEQ, PREDS, VOCAB)
+def test_check_data_detects_compression_by_the_bytes_and_shapes(tmp_path, gzip):
+  # Named against their contents: the bytes decide.
+  path = tmp_path / ("r.tfrecord" if gzip else "r.tfrecord.gz")
+  write_records(path, 20, gzip=gzip)
+  info = pipeline.check_data(str(path), SEQ, PREDS, VOCAB)
   assert info.compression == ("GZIP" if gzip else "")
   assert (info.max_seq_length, info.max_predictions_per_seq) == (SEQ, PREDS)
   ds = pipeline.make_dataset(info.files, 8, SEQ, PREDS, is_training=False,
@@ -67,22 +73,37 @@ def test_records_without_manifest_shape_mismatch_names_both_values(tmp_path):
 def _write_manifest(directory, **flag_overrides):
   flags = {"max_seq_length": SEQ, "max_predictions_per_seq": PREDS}
   flags.update(flag_overrides)
-  manifest_lib.write_manifest({
-      "schema_version": schema.SCHEMA_VERSION, "flags": flags,
-      "vocab": {"size": VOCAB, "sha256": "0" * 64, "path": "vocab.txt"},
-      "counts": {"instances": 16}}, manifest_lib.manifest_path_for_dir(str(directory)))
+  return manifest_lib.Manifest(
+      schema_version=schema.SCHEMA_VERSION, flags=flags,
+      vocab={"size": VOCAB, "sha256": "0" * 64, "path": "vocab.txt"},
+      counts={"instances": 16, "a_count_of_a_newer_writer": 1}, compression="",
+      extra={"a_section_of_a_newer_writer": {}}).write(
+          manifest_lib.manifest_path_for_dir(str(directory)))
 
 
 def test_manifest_checked_against_flags_and_vocab(tmp_path):
   write_records(tmp_path / "r.tfrecord", 16)
-  _write_manifest(tmp_path)
+  written = _write_manifest(tmp_path)
   info = pipeline.check_data(str(tmp_path / "*.tfrecord"), SEQ, PREDS, VOCAB)
   assert info.num_instances == 16
-  with pytest.raises(ValueError, match=r"100 tokens.*vocab_size=30522"):
+  assert info.manifest == written and info.manifest.path == str(tmp_path / "manifest.json")
+  with pytest.raises(ValueError, match=r"vocab_size=30522 .*manifest\.json has vocab\.size=100"):
     pipeline.check_data(str(tmp_path / "*.tfrecord"), SEQ, PREDS, 30522)
   _write_manifest(tmp_path, max_predictions_per_seq=7)
-  with pytest.raises(ValueError, match=r"--max_predictions_per_seq=5 .*max_predictions_per_seq=7"):
+  with pytest.raises(ValueError, match=r"^--max_predictions_per_seq=5 but the records' manifest "
+                                       r".*manifest\.json has flags\.max_predictions_per_seq=7$"):
     pipeline.check_data(str(tmp_path / "*.tfrecord"), SEQ, PREDS, VOCAB)
+  # use_manifest=False checks the records alone.
+  assert pipeline.check_data(str(tmp_path / "*.tfrecord"), SEQ, PREDS, VOCAB,
+                             use_manifest=False).manifest is None
+
+
+def test_compression_from_the_bytes_when_the_manifest_disagrees(tmp_path):
+  write_records(tmp_path / "r.tfrecord", 8, gzip=True)
+  _write_manifest(tmp_path)  # says compression ""
+  info = pipeline.check_data(str(tmp_path / "r.tfrecord"), SEQ, PREDS, VOCAB)
+  assert info.compression == "GZIP"
+  assert len(list(pipeline.make_dataset(info.files, 8, SEQ, PREDS, False, info.compression))) == 1
 
 
 def test_training_dataset_shards_files_by_pipeline(tmp_path):
@@ -90,7 +111,7 @@ def test_training_dataset_shards_files_by_pipeline(tmp_path):
   # files and together cover all of them.
   for i in range(4):
     write_records(tmp_path / f"r{i}.tfrecord", 10, seed=i, start_id=10 * i)
-  files = pipeline.expand_patterns(str(tmp_path / "*.tfrecord"))
+  files = pipeline.check_data(str(tmp_path / "*.tfrecord"), SEQ, PREDS).files
   for is_training in (False, True):
     seen = []
     for pipeline_id in range(2):

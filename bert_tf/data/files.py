@@ -1,0 +1,154 @@
+"""Small file helpers, one copy for the whole package: glob expansion,
+write-then-rename, compression detection.
+
+Every path goes through tf.io.gfile, so local paths and gs:// alike work.
+`bert_tf.data` is the most upstream package; models, training and serving
+may import this module (the standalone `bert_tf.serving.predict` keeps its
+own few lines on purpose). TensorFlow is imported on first use, not with
+the module: the data writer's worker processes never import it.
+"""
+
+import contextlib
+import uuid
+
+# gzip member header: ID1 ID2 (the magic) and CM=8 (deflate, the only method
+# gzip defines). A plain TFRecord file starts with its first record's length
+# as uint64 little-endian, so it would only look like gzip if that record were
+# 559,903 bytes long (plus a multiple of 16 MiB): no pretraining record is.
+_GZIP_HEADER = b"\x1f\x8b\x08"
+
+
+def _gfile():
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  return tf.io.gfile
+
+
+def split_patterns(patterns):
+  """Comma-separated globs (a str, or a list of such strs) -> list of globs.
+
+  Whitespace around each pattern is dropped, and so are empty patterns
+  ("a,,b," is ["a", "b"]).
+  """
+  if isinstance(patterns, str):
+    patterns = [patterns]
+  out = []
+  for item in patterns:
+    out.extend(p.strip() for p in item.split(",") if p.strip())
+  return out
+
+
+def expand_patterns(patterns, flag="--input_file"):
+  """Expands globs to the files they match.
+
+  Args:
+    patterns: comma-separated globs (str) or a list of them.
+    flag: the flag the patterns came from, named in errors.
+  Returns:
+    list of paths: each pattern's matches sorted, patterns in the order given,
+    a file matched twice kept at its first place. The same list on every
+    worker and for every run, so what depends on file order (the writer's
+    blocks, the input pipeline's sharding) is reproducible.
+  Raises:
+    ValueError: no pattern given.
+    FileNotFoundError: naming the flag and the pattern that matches nothing.
+  """
+  split = split_patterns(patterns)
+  if not split:
+    raise ValueError(f"{flag}: no file pattern given")
+  files, seen = [], set()
+  for pattern in split:
+    matched = sorted(_gfile().glob(pattern))
+    if not matched:
+      raise FileNotFoundError(f"input pattern {pattern!r} ({flag}) matches no files")
+    for path in matched:
+      if path not in seen:
+        seen.add(path)
+        files.append(path)
+  return files
+
+
+def parent_of(path):
+  """The directory part of `path` ("" for a bare file name)."""
+  path = path.rstrip("/")
+  return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def temp_path(path):
+  """A fresh name beside `path`: same directory, so the final rename stays
+  on one filesystem; unique, so two runs writing the same file do not write
+  into each other's temporary."""
+  return f"{path.rstrip('/')}.tmp-{uuid.uuid4().hex[:12]}"
+
+
+def _remove(path):
+  if _gfile().isdir(path):
+    _gfile().rmtree(path)
+  elif _gfile().exists(path):
+    _gfile().remove(path)
+
+
+@contextlib.contextmanager
+def atomic_path(path):
+  """Yields a temporary path to write `path` under; renames it on success.
+
+  For writers that open the file themselves (tf.io.TFRecordWriter) or write a
+  whole directory. The parent directory is created. On success the temporary
+  replaces `path` (an existing directory at `path` is removed first: then
+  there is a short moment with neither, as rename cannot replace a
+  directory); on any exception the temporary is removed and `path` is left as
+  it was. Never half a file under the final name.
+  """
+  parent = parent_of(path)
+  if parent:
+    _gfile().makedirs(parent)
+  tmp = temp_path(path)
+  try:
+    yield tmp
+    if _gfile().isdir(tmp) and _gfile().isdir(path):
+      _gfile().rmtree(path)
+    _gfile().rename(tmp, path, overwrite=True)
+  except BaseException:
+    _remove(tmp)
+    raise
+
+
+@contextlib.contextmanager
+def atomic_open(path, mode="w"):
+  """`with atomic_open(path) as f: f.write(...)`: a streaming write of `path`.
+
+  Yields a _gfile().GFile opened with `mode` ("w" text, "wb" bytes) on a
+  temporary name beside `path`; it is closed and renamed to `path` when the
+  block ends normally, and removed when it raises.
+  """
+  if mode not in ("w", "wb"):
+    raise ValueError(f"atomic_open: mode {mode!r} must be 'w' or 'wb'")
+  with atomic_path(path) as tmp:
+    with _gfile().GFile(tmp, mode) as f:
+      yield f
+
+
+def atomic_write(path, data):
+  """Writes `data` (bytes, or str written as UTF-8) to `path` atomically."""
+  if isinstance(data, str):
+    data = data.encode("utf-8")
+  elif not isinstance(data, (bytes, bytearray)):
+    raise TypeError(f"atomic_write({path}): data must be bytes or str, "
+                    f"not {type(data).__name__}")
+  with atomic_open(path, "wb") as f:
+    f.write(bytes(data))
+
+
+def compression_of(path):
+  """"GZIP" when the file starts with a gzip header, else "".
+
+  By the bytes, not the name: a gzip file named `x.tfrecord` is GZIP, a plain
+  file named `x.gz` is not. An empty file is "" (an empty shard is valid).
+
+  Raises:
+    FileNotFoundError: naming the path.
+  """
+  if not _gfile().exists(path):
+    raise FileNotFoundError(f"{path}: no such file")
+  with _gfile().GFile(path, "rb") as f:
+    head = f.read(len(_GZIP_HEADER))
+  return "GZIP" if head == _GZIP_HEADER else ""

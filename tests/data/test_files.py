@@ -1,0 +1,114 @@
+"""Tests of bert_tf.data.files: glob expansion, write-then-rename, and
+compression detected by the bytes rather than the name."""
+
+import gzip
+
+import pytest
+import tensorflow as tf
+
+from bert_tf.data import files
+
+
+def names(paths):
+  return [p.rsplit("/", 1)[-1] for p in paths]
+
+
+def test_split_patterns_drops_blanks_and_spaces():
+  assert files.split_patterns(" a, ,b,,") == ["a", "b"]
+  assert files.split_patterns(["a,b", " c "]) == ["a", "b", "c"]
+  assert files.split_patterns("") == []
+
+
+def test_expand_patterns_sorted_per_pattern_in_pattern_order_without_duplicates(tmp_path):
+  for name in ("b.txt", "a.txt", "z.other", "c.txt"):
+    (tmp_path / name).write_text("x")
+  got = files.expand_patterns(f"{tmp_path}/z.other, {tmp_path}/*.txt,{tmp_path}/a.txt")
+  assert names(got) == ["z.other", "a.txt", "b.txt", "c.txt"]
+  assert files.expand_patterns([f"{tmp_path}/c.txt", f"{tmp_path}/a.txt"]) == [
+      str(tmp_path / "c.txt"), str(tmp_path / "a.txt")]
+
+
+def test_expand_patterns_names_the_flag_and_the_pattern(tmp_path):
+  (tmp_path / "a.txt").write_text("x")
+  with pytest.raises(FileNotFoundError, match=r"input pattern '.*nothing-\*' \(--eval_input_file\) matches no files"):
+    files.expand_patterns(f"{tmp_path}/a.txt,{tmp_path}/nothing-*", flag="--eval_input_file")
+  with pytest.raises(ValueError, match="--input_file: no file pattern given"):
+    files.expand_patterns(" , ")
+
+
+@pytest.mark.parametrize("data", [b"\x00bytes\xff", "text \u00e9\n"])
+def test_atomic_write_bytes_or_text_creates_parent_and_leaves_no_temp(tmp_path, data):
+  path = tmp_path / "new" / "dir" / "out.bin"
+  files.atomic_write(str(path), data)
+  assert path.read_bytes() == (data if isinstance(data, bytes) else data.encode("utf-8"))
+  files.atomic_write(str(path), b"second")  # replaces an existing file
+  assert path.read_bytes() == b"second"
+  assert [p.name for p in path.parent.iterdir()] == ["out.bin"]
+  with pytest.raises(TypeError, match="out.bin"):
+    files.atomic_write(str(path), 3)
+
+
+def test_atomic_open_failure_keeps_the_old_file_and_removes_the_temp(tmp_path):
+  path = tmp_path / "results.txt"
+  path.write_text("old\n")
+  with pytest.raises(RuntimeError, match="midway"):
+    with files.atomic_open(str(path)) as f:
+      f.write("half of the new\n")
+      raise RuntimeError("midway")
+  assert path.read_text() == "old\n"
+  assert [p.name for p in tmp_path.iterdir()] == ["results.txt"]
+  with files.atomic_open(str(path)) as f:
+    f.write("new\n")
+    # Nothing under the final name changes until the block ends.
+    assert path.read_text() == "old\n"
+  assert path.read_text() == "new\n"
+  assert [p.name for p in tmp_path.iterdir()] == ["results.txt"]
+
+
+def test_atomic_path_for_a_record_writer_and_for_a_directory(tmp_path):
+  path = str(tmp_path / "r.tfrecord")
+  with files.atomic_path(path) as tmp:
+    assert tmp != path and tmp.startswith(path + ".tmp")
+    with tf.io.TFRecordWriter(tmp) as writer:
+      writer.write(b"record")
+  assert [r.numpy() for r in tf.data.TFRecordDataset(path)] == [b"record"]
+  # A directory: written whole under the temporary name, then in place of
+  # the old one.
+  out = tmp_path / "export"
+  out.mkdir()
+  (out / "stale").write_text("x")
+  with files.atomic_path(str(out)) as tmp:
+    tf.io.gfile.makedirs(tmp)
+    with tf.io.gfile.GFile(tmp + "/model", "w") as f:
+      f.write("m")
+  assert sorted(p.name for p in out.iterdir()) == ["model"]
+  with pytest.raises(KeyError):
+    with files.atomic_path(str(out)) as tmp:
+      tf.io.gfile.makedirs(tmp + "/sub")
+      raise KeyError("killed")
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["export", "r.tfrecord"]
+  assert sorted(p.name for p in out.iterdir()) == ["model"]
+
+
+def test_compression_by_the_bytes_not_the_name(tmp_path):
+  gz_named_plain = tmp_path / "plain.tfrecord.gz"
+  with tf.io.TFRecordWriter(str(gz_named_plain)) as writer:
+    writer.write(b"a record")
+  plain_named_gzip = tmp_path / "gzip.tfrecord"
+  with tf.io.TFRecordWriter(str(plain_named_gzip), options="GZIP") as writer:
+    writer.write(b"a record")
+  assert files.compression_of(str(gz_named_plain)) == ""
+  assert files.compression_of(str(plain_named_gzip)) == "GZIP"
+  # What each says is how it reads.
+  for path in (gz_named_plain, plain_named_gzip):
+    ds = tf.data.TFRecordDataset(str(path), compression_type=files.compression_of(str(path)))
+    assert [r.numpy() for r in ds] == [b"a record"]
+  # Any gzip stream (e.g. from the gzip module), an empty file, an empty GZIP shard.
+  (tmp_path / "text").write_bytes(gzip.compress(b"hello"))
+  assert files.compression_of(str(tmp_path / "text")) == "GZIP"
+  (tmp_path / "empty").write_bytes(b"")
+  assert files.compression_of(str(tmp_path / "empty")) == ""
+  tf.io.TFRecordWriter(str(tmp_path / "empty.gz"), options="GZIP").close()
+  assert files.compression_of(str(tmp_path / "empty.gz")) == "GZIP"
+  with pytest.raises(FileNotFoundError, match="missing.tfrecord"):
+    files.compression_of(str(tmp_path / "missing.tfrecord"))
