@@ -101,48 +101,67 @@ def restore_training_state(checkpoint, directory):
 # ------------------------------------------------------------------------------
 
 
-def _checkpoint_variable_paths(reader, root_child="model"):
-  """Object paths under the checkpoint's `root_child` that hold a variable.
+# Keras's own lists of a functional model's layers: their indices follow the
+# graph, so the same index can name another layer in a model of another depth.
+_INDEX_LISTS = ("_operations", "_layers", "_self_tracked_trackables")
+_MAX_PATHS = 16  # per variable; a variable has a handful (tied embeddings: 3)
 
-  Returns dict path (tuple of names) -> checkpoint key. A variable is saved
-  once, at one node, however many objects refer to it (the optimizer's list
-  of trainable variables, a tied embedding); every parent edge gives a path.
+
+def _paths_to_variables(root, children, is_variable, key):
+  """Every path (tuple of names from "model") to each variable below root.
+
+  Args:
+    root: the model object (or object-graph node).
+    children: node -> list of (local name, child).
+    is_variable: child -> bool.
+    key: object -> hashable identity.
+
+  Returns:
+    dict key(variable) -> (variable, [paths]), the paths through named
+    attributes first, then those through Keras's index lists, shortest first.
   """
+  found = {}
+  stack = [(root, ("model",), frozenset([key(root)]))]
+  while stack:
+    node, path, on_path = stack.pop()
+    for name, child in children(node):
+      child_path = path + (name,)
+      if is_variable(child):
+        paths = found.setdefault(key(child), (child, []))[1]
+        if len(paths) < _MAX_PATHS:
+          paths.append(child_path)
+      elif key(child) not in on_path:
+        stack.append((child, child_path, on_path | {key(child)}))
+  for _, paths in found.values():
+    paths.sort(key=lambda p: (any(n in _INDEX_LISTS for n in p), len(p), p))
+  return found
+
+
+def _checkpoint_variable_paths(reader):
+  """dict path -> checkpoint key of every variable under the checkpoint's
+  `model`, and dict checkpoint key -> its preferred path."""
   graph = trackable_object_graph_pb2.TrackableObjectGraph()
   graph.ParseFromString(reader.get_tensor(_OBJECT_GRAPH_KEY))
-  paths = {}
-  starts = [c for c in graph.nodes[0].children if c.local_name == root_child]
-  queue = collections.deque(((c.local_name,), c.node_id) for c in starts)
-  seen = {node_id for _, node_id in queue}
-  while queue:
-    path, node_id = queue.popleft()
-    for child in graph.nodes[node_id].children:
-      child_path = path + (child.local_name,)
-      keys = [a.checkpoint_key for a in graph.nodes[child.node_id].attributes
-              if a.name == "VARIABLE_VALUE"]
-      if keys:
-        paths[child_path] = keys[0]
-      elif child.node_id not in seen:
-        seen.add(child.node_id)
-        queue.append((child_path, child.node_id))
-  return paths
+  value_keys = {i: a.checkpoint_key for i, node in enumerate(graph.nodes)
+                for a in node.attributes if a.name == "VARIABLE_VALUE"}
+  by_path, by_key = {}, {}
+  for model_child in (c for c in graph.nodes[0].children if c.local_name == "model"):
+    found = _paths_to_variables(
+        model_child.node_id,
+        lambda i: [(c.local_name, c.node_id) for c in graph.nodes[i].children],
+        lambda i: i in value_keys, lambda i: i)
+    for node_id, (_, paths) in found.items():
+      by_key[value_keys[node_id]] = paths[0]
+      by_path.update((p, value_keys[node_id]) for p in paths)
+  return by_path, by_key
 
 
-def _model_variable_paths(model, root_name="model"):
-  """The same paths for our model: dict id(weight) -> (weight, [paths])."""
+def _model_variable_paths(model):
+  """The same for our model: dict id(weight) -> (weight, [paths])."""
   view = tf.train.TrackableView(model)
-  found = {}
-  queue = collections.deque([((root_name,), model)])
-  seen = {id(model)}
-  while queue:
-    path, obj = queue.popleft()
-    for name, child in view.children(obj).items():
-      if isinstance(child, (keras.Variable, tf.Variable)):
-        found.setdefault(id(child), (child, []))[1].append(path + (name,))
-      elif id(child) not in seen:
-        seen.add(id(child))
-        queue.append((path + (name,), child))
-  return found
+  return _paths_to_variables(
+      model, lambda obj: list(view.children(obj).items()),
+      lambda obj: isinstance(obj, (keras.Variable, tf.Variable)), id)
 
 
 def _weight_name(weight):
@@ -151,16 +170,19 @@ def _weight_name(weight):
 
 def _read_bert_tf_weights(model, prefix, require_all):
   reader = tf.train.load_checkpoint(prefix)
-  saved = _checkpoint_variable_paths(reader)
+  saved, saved_paths = _checkpoint_variable_paths(reader)
   if not saved:
     raise ValueError(
         f"checkpoint {prefix} holds no `model` weights: expected a bert_tf training "
         f"checkpoint (tf.train.Checkpoint(model=...)) or an original TF1 BERT checkpoint")
   shapes = reader.get_variable_to_shape_map()
   plan, missing, used_keys = [], [], set()
-  for weight, paths in _model_variable_paths(model).values():
+  model_paths = _model_variable_paths(model)
+  weights = list({id(w): w for w in model.weights}.values())  # in the model's order
+  for weight in weights:
+    paths = model_paths[id(weight)][1] if id(weight) in model_paths else []
     key = next((saved[p] for p in paths if p in saved), None)
-    if key is None:
+    if key is None or key in used_keys:
       missing.append(_weight_name(weight))
       continue
     have, want = tuple(shapes[key]), tuple(weight.shape)
@@ -171,11 +193,11 @@ def _read_bert_tf_weights(model, prefix, require_all):
           f"needs {want}")
     plan.append((weight, key))
     used_keys.add(key)
-  unused = sorted({"/".join(p) for p, k in saved.items() if k not in used_keys})
+  unused = sorted("/".join(p) for k, p in saved_paths.items() if k not in used_keys)
   if require_all and (missing or unused):
     raise ValueError(
         f"checkpoint {prefix} does not match the bert_config: it holds "
-        f"{len(set(saved.values()))} model weights but the model of this config has "
+        f"{len(saved_paths)} model weights but the model of this config has "
         f"{len(plan) + len(missing)} (check num_hidden_layers)"
         + (f"; not in the checkpoint: {_first(missing)}" if missing else ""))
   for weight, key in plan:
