@@ -21,7 +21,6 @@ adds over the original:
   mislead (`train_config.setting_warnings`).
 """
 
-import contextlib
 import math
 import os
 import signal
@@ -515,6 +514,15 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
             and step % config.eval_every_steps == 0):
           result["eval_history"].append(evaluate(step_fns, eval_info, config, step))
           out.scalars(out.eval, step, {k: result["eval_history"][-1][k] for k in EVAL_KEYS[1:]})
+      # Stop the training input pipeline now, not when run() returns: its
+      # threads would read on during eval, and deleting the iterator (tf.data
+      # stopping them) took from 0.01 to 28 s in our measurements, a silent
+      # pause at the end of the run when left to the garbage collector.
+      logging.info("Training done at step %d; stopping the training input pipeline", step)
+      stop_start = time.time()
+      del iterator
+      if time.time() - stop_start >= 1.0:
+        logging.info("Training input pipeline stopped in %.1f s", time.time() - stop_start)
     result["global_step"] = step
 
     # === Evaluate ===
