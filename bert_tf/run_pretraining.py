@@ -6,23 +6,42 @@ run_pretraining.py, plus --strategy, --eval_input_file, --optimizer,
 --eval_every_steps. Running the same command again resumes from the latest
 checkpoint in --output_dir. --flagfile works (absl).
 
+A short run that learns (the original's defaults, lr 5e-5 with 10000 warmup
+steps, are for BERT-base over 100k+ steps; a tiny model wants a higher rate
+and a warmup of about 10% of its steps):
+
   python -m bert_tf.run_pretraining --bert_config_file=configs/bert_tiny.json \\
-    --input_file=data/train-*.tfrecord --output_dir=/tmp/pretrain \\
-    --do_train --do_eval --train_batch_size=64 --num_train_steps=2000
+    --input_file=data/train-*.tfrecord --eval_input_file=data/heldout-*.tfrecord \\
+    --output_dir=/tmp/pretrain --do_train --do_eval --train_batch_size=64 \\
+    --num_train_steps=2000 --num_warmup_steps=200 --learning_rate=1e-3
+
+TPUs, as in the original: --use_tpu --tpu_name=NAME (see --strategy).
 """
+
+import dataclasses
 
 from absl import app
 from absl import flags
 from absl import logging
 
 from bert_tf import cli
+from bert_tf.training import train_config
 
 FLAGS = flags.FLAGS
 
+_STRATEGY_HELP = (
+    "Distribution strategy; when given it wins over --use_tpu. Without it: tpu with "
+    "--use_tpu (the TPU is --tpu_name, else --master, else this TPU VM's), else "
+    "mirrored with several GPUs, else one_device; --tpu_name and --master are ignored "
+    "without --use_tpu, as in the original.")
+
 
 def define_flags(flag_values):
-  """The tool's flags (see bert_tf.cli: defined when it runs, not at import)."""
+  """The tool's flags (see bert_tf.cli: defined when it runs, not at import).
+
+  A flag named as a TrainConfig field takes the field's default."""
   f = flag_values
+  d = train_config.TrainConfig()  # the defaults
   flags.DEFINE_string("bert_config_file", None, "bert_config.json of the model to train.",
                       flag_values=f)
   flags.DEFINE_string("input_file", None,
@@ -32,64 +51,79 @@ def define_flags(flag_values):
                       "Checkpoints, TensorBoard summaries and eval_results.txt go here.",
                       flag_values=f)
   flags.DEFINE_string("init_checkpoint", None,
-                      "Warm start (weights only): a bert_tf training dir or checkpoint prefix, "
-                      "or an original TF1 BERT checkpoint (bert_model.ckpt).", flag_values=f)
-  flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the records.", flag_values=f)
-  flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked-LM predictions per record.",
+                      "Warm start (weights only) from what the checkpoint holds, as the "
+                      "original's init_from_checkpoint: a bert_tf training dir or checkpoint "
+                      "prefix, or an original TF1 BERT checkpoint (bert_model.ckpt; an "
+                      "encoder-only one leaves the cls/ heads initialized). The log says what "
+                      "was initialized; a shape that differs is an error. Not used when "
+                      "--output_dir holds a checkpoint (that run resumes).", flag_values=f)
+  flags.DEFINE_integer("max_seq_length", d.max_seq_length, "Sequence length of the records.",
                        flag_values=f)
-  flags.DEFINE_bool("do_train", False, "Whether to train.", flag_values=f)
-  flags.DEFINE_bool("do_eval", False, "Whether to evaluate (on --eval_input_file or --input_file).",
+  flags.DEFINE_integer("max_predictions_per_seq", d.max_predictions_per_seq,
+                       "Masked-LM predictions per record.", flag_values=f)
+  flags.DEFINE_bool("do_train", d.do_train, "Whether to train.", flag_values=f)
+  flags.DEFINE_bool("do_eval", d.do_eval,
+                    "Whether to evaluate (on --eval_input_file, else on --input_file).",
                     flag_values=f)
-  flags.DEFINE_integer("train_batch_size", 32, "Global training batch size.", flag_values=f)
-  flags.DEFINE_integer("eval_batch_size", 8, "Global eval batch size.", flag_values=f)
-  flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.", flag_values=f)
-  flags.DEFINE_integer("num_train_steps", 100000, "Training steps.", flag_values=f)
-  flags.DEFINE_integer("num_warmup_steps", 10000, "Linear warmup steps.", flag_values=f)
-  flags.DEFINE_integer("save_checkpoints_steps", 1000, "Checkpoint every this many steps.",
+  flags.DEFINE_integer("train_batch_size", d.train_batch_size, "Global training batch size.",
                        flag_values=f)
-  flags.DEFINE_integer("iterations_per_loop", 1000,
+  flags.DEFINE_integer("eval_batch_size", d.eval_batch_size, "Global eval batch size.",
+                       flag_values=f)
+  flags.DEFINE_float("learning_rate", d.learning_rate, "Peak learning rate.", flag_values=f)
+  flags.DEFINE_integer("num_train_steps", d.num_train_steps, "Training steps.", flag_values=f)
+  flags.DEFINE_integer("num_warmup_steps", d.num_warmup_steps,
+                       "Linear warmup steps (a warning when >= half of --num_train_steps).",
+                       flag_values=f)
+  flags.DEFINE_integer("save_checkpoints_steps", d.save_checkpoints_steps,
+                       "Checkpoint every this many steps.", flag_values=f)
+  flags.DEFINE_integer("iterations_per_loop", d.iterations_per_loop,
                        "Steps per host round trip (one tf.function call).", flag_values=f)
-  flags.DEFINE_integer("max_eval_steps", 100, "Maximum eval batches.", flag_values=f)
-  flags.DEFINE_bool("use_tpu", False, "Train on a TPU (same as --strategy=tpu).", flag_values=f)
-  flags.DEFINE_string("tpu_name", None, "TPU name or grpc address; 'local' for a TPU VM.",
-                      flag_values=f)
+  flags.DEFINE_integer("max_eval_steps", d.max_eval_steps, "Maximum eval batches.",
+                       flag_values=f)
+  flags.DEFINE_bool("use_tpu", False, "Train on a TPU (the original's flag; see --strategy).",
+                    flag_values=f)
+  flags.DEFINE_string("tpu_name", None, "The TPU: a name or grpc://address, 'local' for a TPU "
+                      "VM. Only with --use_tpu or --strategy=tpu.", flag_values=f)
   flags.DEFINE_string("tpu_zone", None, "GCE zone of the TPU.", flag_values=f)
   flags.DEFINE_string("gcp_project", None, "GCP project of the TPU.", flag_values=f)
-  flags.DEFINE_string("master", None, "Accepted for compatibility (TPU master address); "
-                      "use --tpu_name.", flag_values=f)
-  flags.DEFINE_integer("num_tpu_cores", 8, "Accepted for compatibility; the TPU strategy "
-                       "uses every core it finds.", flag_values=f)
+  flags.DEFINE_string("master", None, "TPU address when --tpu_name is not given (the "
+                      "original's TensorFlow master URL).", flag_values=f)
+  flags.DEFINE_integer("num_tpu_cores", 8, "Accepted as in the original, where TPUEstimator "
+                       "ignored it too: the TPU strategy uses every core the TPU reports.",
+                       flag_values=f)
   # New in bert_tf.
-  flags.DEFINE_enum("strategy", None, ["one_device", "mirrored", "multi_worker_mirrored", "tpu"],
-                    "Distribution strategy. Default: tpu with --use_tpu/--tpu_name, "
-                    "mirrored with several GPUs, else one_device.", flag_values=f)
+  flags.DEFINE_enum("strategy", None, list(train_config.STRATEGIES), _STRATEGY_HELP,
+                    flag_values=f)
   flags.DEFINE_string("eval_input_file", None,
-                      "Held-out TFRecords for --do_eval (default: --input_file, as the original).",
+                      "Held-out TFRecords for --do_eval. Default: --input_file, as the "
+                      "original (a warning says the figures are then on training data).",
                       flag_values=f)
-  flags.DEFINE_integer("eval_every_steps", 0,
+  flags.DEFINE_integer("eval_every_steps", d.eval_every_steps,
                        "With --do_train --do_eval, also evaluate every this many steps.",
                        flag_values=f)
-  flags.DEFINE_enum("optimizer", "adamw_original", ["adamw_original", "adamw", "lamb"],
+  flags.DEFINE_enum("optimizer", d.optimizer, list(train_config.OPTIMIZERS),
                     "adamw_original: the original AdamWeightDecay; adamw: Keras AdamW; "
                     "lamb: Keras Lamb.", flag_values=f)
-  flags.DEFINE_float("weight_decay", 0.01, "Weight decay (not on LayerNorm and biases).",
-                     flag_values=f)
-  flags.DEFINE_enum("mixed_precision", "none", ["none", "bfloat16", "float16"],
+  flags.DEFINE_float("weight_decay", d.weight_decay,
+                     "Weight decay (not on LayerNorm and biases).", flag_values=f)
+  flags.DEFINE_enum("mixed_precision", d.mixed_precision, list(train_config.MIXED_PRECISION),
                     "Mixed precision policy; float16 uses dynamic loss scaling.", flag_values=f)
-  flags.DEFINE_bool("jit_compile", False, "Compile each replica's forward/backward with XLA.",
-                    flag_values=f)
-  flags.DEFINE_integer("grad_accum_steps", 1,
+  flags.DEFINE_bool("jit_compile", d.jit_compile,
+                    "Compile each replica's forward/backward with XLA.", flag_values=f)
+  flags.DEFINE_integer("grad_accum_steps", d.grad_accum_steps,
                        "Micro-batches per optimizer step (train_batch_size stays the "
                        "examples per step).", flag_values=f)
-  flags.DEFINE_integer("log_steps", 100, "Log and write summaries every this many steps.",
+  flags.DEFINE_integer("log_steps", d.log_steps,
+                       "Log and write summaries every this many steps.", flag_values=f)
+  flags.DEFINE_integer("keep_checkpoint_max", d.keep_checkpoint_max, "Checkpoints to keep.",
                        flag_values=f)
-  flags.DEFINE_integer("keep_checkpoint_max", 5, "Checkpoints to keep.", flag_values=f)
-  flags.DEFINE_integer("seed", 12345, "Seed of initialization and shuffling.", flag_values=f)
+  flags.DEFINE_integer("seed", d.seed, "Seed of initialization and shuffling.", flag_values=f)
 
 
 def config_from_flags():
-  """Returns (TrainConfig, BertConfig) from FLAGS; raises app.UsageError."""
-  from bert_tf.training import loop  # pylint: disable=g-import-not-at-top
+  """Returns (TrainConfig, BertConfig) from FLAGS; raises app.UsageError.
+
+  Logs a warning for each TPU flag that has no effect (see --strategy)."""
   from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
   for name in ("bert_config_file", "output_dir"):
     if not FLAGS[name].value:
@@ -98,44 +132,20 @@ def config_from_flags():
     raise app.UsageError("--input_file is required")
   if not FLAGS.do_train and not FLAGS.do_eval:
     raise app.UsageError("at least one of --do_train or --do_eval must be set")
-  strategy = FLAGS.strategy
-  if strategy is None and (FLAGS.use_tpu or FLAGS.tpu_name):
-    strategy = "tpu"
-  tpu_name = FLAGS.tpu_name or FLAGS.master or ""
+  strategy, tpu_name, notes = train_config.resolve_strategy(
+      FLAGS.strategy, FLAGS.use_tpu, FLAGS.tpu_name, FLAGS.master,
+      FLAGS.num_tpu_cores if FLAGS["num_tpu_cores"].present else None)
+  for note in notes:
+    logging.warning("%s", note)
   try:
     bert_config = BertConfig.from_json_file(FLAGS.bert_config_file)
   except (ValueError, OSError) as e:
     raise app.UsageError(f"--bert_config_file={FLAGS.bert_config_file}: {e}") from None
-  config = loop.TrainConfig(
-      input_file=FLAGS.input_file or "",
-      output_dir=FLAGS.output_dir,
-      eval_input_file=FLAGS.eval_input_file or "",
-      init_checkpoint=FLAGS.init_checkpoint or "",
-      max_seq_length=FLAGS.max_seq_length,
-      max_predictions_per_seq=FLAGS.max_predictions_per_seq,
-      do_train=FLAGS.do_train,
-      do_eval=FLAGS.do_eval,
-      train_batch_size=FLAGS.train_batch_size,
-      eval_batch_size=FLAGS.eval_batch_size,
-      learning_rate=FLAGS.learning_rate,
-      num_train_steps=FLAGS.num_train_steps,
-      num_warmup_steps=FLAGS.num_warmup_steps,
-      save_checkpoints_steps=FLAGS.save_checkpoints_steps,
-      iterations_per_loop=FLAGS.iterations_per_loop,
-      max_eval_steps=FLAGS.max_eval_steps,
-      eval_every_steps=FLAGS.eval_every_steps,
-      strategy=strategy or "",
-      tpu_name=tpu_name,
-      tpu_zone=FLAGS.tpu_zone or "",
-      gcp_project=FLAGS.gcp_project or "",
-      optimizer=FLAGS.optimizer,
-      weight_decay=FLAGS.weight_decay,
-      mixed_precision=FLAGS.mixed_precision,
-      jit_compile=FLAGS.jit_compile,
-      grad_accum_steps=FLAGS.grad_accum_steps,
-      log_steps=FLAGS.log_steps,
-      keep_checkpoint_max=FLAGS.keep_checkpoint_max,
-      seed=FLAGS.seed)
+  # Every TrainConfig field with a flag of its name; None (not given) is "".
+  values = {field.name: FLAGS[field.name].value for field in
+            dataclasses.fields(train_config.TrainConfig) if field.name in FLAGS}
+  values = {k: ("" if v is None else v) for k, v in values.items()}
+  config = train_config.TrainConfig(**dict(values, strategy=strategy, tpu_name=tpu_name))
   try:
     config.validate()
   except ValueError as e:

@@ -3,6 +3,8 @@ defaults, --flagfile), one-line errors, SIGTERM and SIGKILL in a subprocess,
 and a slow end-to-end run through main() checking TensorBoard scalars and
 eval_results.txt."""
 
+import dataclasses
+import logging
 import os
 import re
 import signal
@@ -16,6 +18,7 @@ import tensorflow as tf
 from bert_tf import cli
 from bert_tf import run_pretraining
 from bert_tf.training import loop
+from bert_tf.training import optimization
 from test_loop import tiny_bert_config, write_records
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -60,6 +63,61 @@ def test_flags_keep_the_original_names_and_defaults_and_flagfile_works(setup, pa
   parse(_common(setup) + ["--do_train", "--use_tpu", "--tpu_name=my-tpu", "--num_tpu_cores=8"])
   config, _ = run_pretraining.config_from_flags()
   assert (config.strategy, config.tpu_name) == ("tpu", "my-tpu")
+
+
+def test_flag_defaults_are_the_train_config_defaults_and_the_originals():
+  from bert_tf.training import train_config
+  flag_values = cli.parse(run_pretraining.define_flags, ["run_pretraining"])
+  defaults = train_config.TrainConfig()
+  shared = [f.name for f in dataclasses.fields(defaults) if f.name in flag_values]
+  assert len(shared) >= 25
+  for name in shared:
+    assert flag_values[name].default in (getattr(defaults, name), None), name
+  # The original run_pretraining.py's flags and defaults.
+  original = dict(learning_rate=5e-5, num_warmup_steps=10000, train_batch_size=32,
+                  eval_batch_size=8, max_seq_length=128, max_predictions_per_seq=20,
+                  save_checkpoints_steps=1000, iterations_per_loop=1000, max_eval_steps=100,
+                  num_train_steps=100000, do_train=False, do_eval=False, use_tpu=False,
+                  num_tpu_cores=8, init_checkpoint=None, tpu_name=None, master=None)
+  for name, value in original.items():
+    assert flag_values[name].default == value, name
+  # The choices are the library's.
+  assert flag_values["strategy"].parser.enum_values == list(train_config.STRATEGIES)
+  assert flag_values["optimizer"].parser.enum_values == list(optimization.OPTIMIZERS)
+  assert train_config.OPTIMIZERS == optimization.OPTIMIZERS
+
+
+@pytest.mark.parametrize("given, expected", [
+    # --strategy wins when given.
+    (dict(strategy="mirrored", use_tpu=True, tpu_name="t"),
+     ("mirrored", "", ["--use_tpu is ignored: --strategy=mirrored is given and wins",
+                       "--tpu_name=t is ignored without --use_tpu or --strategy=tpu "
+                       "(as in the original)"])),
+    (dict(strategy="tpu", tpu_name="t"), ("tpu", "t", [])),
+    (dict(strategy="tpu"), ("tpu", "", [])),
+    # The original: a TPU only with --use_tpu; --tpu_name, else --master.
+    (dict(use_tpu=True, tpu_name="t", master="grpc://m"), ("tpu", "t", [])),
+    (dict(use_tpu=True, master="grpc://m"), ("tpu", "grpc://m", [])),
+    (dict(use_tpu=True), ("tpu", "", [])),
+    (dict(use_tpu=True, num_tpu_cores=32),
+     ("tpu", "", ["--num_tpu_cores=32 is not used: the TPU strategy replicates over every "
+                  "core the TPU reports"])),
+    # Without --use_tpu the original runs on CPU/GPU whatever --tpu_name says.
+    (dict(tpu_name="t"), ("", "", ["--tpu_name=t is ignored without --use_tpu or "
+                                   "--strategy=tpu (as in the original)"])),
+    (dict(), ("", "", [])),
+])
+def test_strategy_resolution_rule(given, expected):
+  from bert_tf.training import train_config
+  assert train_config.resolve_strategy(**given) == expected
+
+
+def test_ignored_tpu_flags_are_warned_about(setup, parse, caplog):
+  caplog.set_level(logging.WARNING, logger="absl")
+  parse(_common(setup) + ["--do_train", "--tpu_name=my-tpu"])
+  config, _ = run_pretraining.config_from_flags()
+  assert (config.strategy, config.tpu_name) == ("", "")
+  assert "--tpu_name=my-tpu is ignored without --use_tpu" in caplog.text
 
 
 def test_bad_input_is_one_line_error(setup, parse, capsys):

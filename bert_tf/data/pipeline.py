@@ -107,9 +107,11 @@ def make_dataset(files, batch_size, max_seq_length, max_predictions_per_seq,
   pipeline_id = input_context.input_pipeline_id if input_context else 0
   ds = tf.data.Dataset.from_tensor_slices(files)
   shard_records = False
+  own_files = len(files)
   if num_pipelines > 1:
     if len(files) >= num_pipelines:
       ds = ds.shard(num_pipelines, pipeline_id)
+      own_files = len(files[pipeline_id::num_pipelines])
     else:
       logging.warning("%d record files for %d input pipelines: sharding by record "
                       "(every pipeline reads every file); write more shards",
@@ -119,7 +121,9 @@ def make_dataset(files, batch_size, max_seq_length, max_predictions_per_seq,
     ds = ds.shuffle(len(files), seed=seed, reshuffle_each_iteration=True).repeat()
     ds = ds.interleave(
         lambda f: tf.data.TFRecordDataset(f, compression_type=compression),
-        cycle_length=max(1, min(cycle_length, len(files))),
+        # No more than this pipeline's files: the file list repeats, so a
+        # longer cycle would open a file twice and read each record twice.
+        cycle_length=max(1, min(cycle_length, own_files)),
         # Deterministic: a seeded run reads the same batches every time (and
         # on any strategy); parallel reads still overlap.
         num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)

@@ -126,25 +126,19 @@ def _name_map(model):
   return entries
 
 
-def _resolve_prefix(ckpt_prefix):
-  """A checkpoint prefix; a directory means its latest checkpoint."""
-  if tf.io.gfile.isdir(ckpt_prefix):
-    latest = tf.train.latest_checkpoint(ckpt_prefix)
-    if latest is None:
-      raise FileNotFoundError(f"no checkpoint in directory {ckpt_prefix}")
-    return latest
-  return ckpt_prefix
-
-
 def _is_ignored(name):
   return name in _IGNORED_NAMES or name.endswith(_IGNORED_SUFFIXES)
 
 
 def is_tf1_checkpoint(prefix):
   """True when `prefix` (or a directory's latest checkpoint) is an original
-  name-based BERT checkpoint, i.e. has `bert/embeddings/word_embeddings`."""
+  name-based BERT checkpoint, i.e. has `bert/embeddings/word_embeddings`.
+
+  Finding the checkpoint a user means (a release directory without a
+  "checkpoint" file, say) is `bert_tf.training.checkpoints.resolve_checkpoint`'s
+  job; this module only reads what tf.train.load_checkpoint opens."""
   try:
-    reader = tf.train.load_checkpoint(_resolve_prefix(prefix))
+    reader = tf.train.load_checkpoint(prefix)
   except (tf.errors.NotFoundError, tf.errors.DataLossError,
           tf.errors.InvalidArgumentError, FileNotFoundError, ValueError):
     return False
@@ -171,7 +165,7 @@ def load_tf1_checkpoint(model, ckpt_prefix, require_heads=True):
     ValueError: a weight missing from the checkpoint, or a shape that does
       not fit the model's config (naming the variable and both shapes).
   """
-  prefix = _resolve_prefix(ckpt_prefix)
+  prefix = ckpt_prefix
   try:
     reader = tf.train.load_checkpoint(prefix)
   except (tf.errors.NotFoundError, ValueError) as e:

@@ -40,12 +40,12 @@ import uuid
 
 from absl import logging
 import tensorflow as tf
-from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from bert_tf.models import config as config_lib
 from bert_tf.models import modeling
 from bert_tf.models import tf1_checkpoint
 from bert_tf.data import tokenization
+from bert_tf.training import checkpoints
 
 # Errors reported per example by the text signatures (the batch still runs).
 ERROR_EMPTY_TEXT = "empty text"
@@ -60,95 +60,17 @@ ERROR_EMPTY_TEXT_B = "empty text_b"
 # ------------------------------------------------------------------------------
 
 
-def resolve_checkpoint(checkpoint):
-  """Returns the checkpoint prefix that `checkpoint` names.
-
-  Args:
-    checkpoint: a training output directory (its latest checkpoint), a
-      directory of an original release (holding bert_model.ckpt), or a
-      checkpoint prefix (ours or an original TF1 one).
-
-  Raises:
-    FileNotFoundError: naming the path, when no checkpoint is there.
-  """
-  if tf.io.gfile.isdir(checkpoint):
-    latest = tf.train.latest_checkpoint(checkpoint)
-    if latest:
-      return latest
-    release = os.path.join(checkpoint, "bert_model.ckpt")
-    if tf.io.gfile.exists(release + ".index"):
-      return release
-    raise FileNotFoundError(
-        f"no checkpoint in directory {checkpoint} (no 'checkpoint' file naming "
-        f"the latest one and no bert_model.ckpt.index)")
-  if not tf.io.gfile.exists(checkpoint + ".index"):
-    raise FileNotFoundError(
-        f"checkpoint {checkpoint} not found (no file {checkpoint}.index); pass a "
-        f"checkpoint prefix such as .../ckpt-1000 or .../bert_model.ckpt, or a "
-        f"training output directory")
-  return checkpoint
-
-
-def _saved_model_variable_count(prefix):
-  """Variables reachable from the checkpoint's `model` object.
-
-  Read from the checkpoint's object graph, not from variable names: a
-  variable is saved once, under its shortest path, which for a training
-  checkpoint is often the optimizer's list of trainable variables.
-  """
-  reader = tf.train.load_checkpoint(prefix)
-  graph = trackable_object_graph_pb2.TrackableObjectGraph()
-  graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
-  roots = [c.node_id for c in graph.nodes[0].children if c.local_name == "model"]
-  seen, stack, count = set(), list(roots), 0
-  while stack:
-    node_id = stack.pop()
-    if node_id in seen:
-      continue
-    seen.add(node_id)
-    node = graph.nodes[node_id]
-    if any(a.name == "VARIABLE_VALUE" for a in node.attributes):
-      count += 1
-    stack.extend(c.node_id for c in node.children)
-  return count
-
-
-def _restore_bert_tf_checkpoint(pretrainer, prefix):
-  """Restores a checkpoint written by bert_tf training into `pretrainer`.
-
-  Training saves `tf.train.Checkpoint(model=pretrainer, optimizer=..., ...)`;
-  only the model is read (the optimizer slots are not needed to serve).
-  """
-  num_saved = _saved_model_variable_count(prefix)
-  if not num_saved:
-    raise ValueError(
-        f"checkpoint {prefix} holds no `model` weights: expected a bert_tf training "
-        f"checkpoint (tf.train.Checkpoint(model=...)) or an original TF1 BERT checkpoint")
-  # A checkpoint of a deeper model would fill ours without complaint (its
-  # extra layers simply go unread), so the weight counts must agree too.
-  num_weights = len({id(w) for w in pretrainer.weights})
-  if num_saved != num_weights:
-    raise ValueError(
-        f"checkpoint {prefix} does not match the bert_config: it holds "
-        f"{num_saved} model weights but the model of this config has "
-        f"{num_weights} (check num_hidden_layers)")
-  try:
-    status = tf.train.Checkpoint(model=pretrainer).read(prefix)
-    status.expect_partial()  # the optimizer's values stay unread on purpose
-    status.assert_existing_objects_matched()
-  except (AssertionError, ValueError) as e:
-    # TensorFlow's own message names the variable and both shapes.
-    raise ValueError(f"checkpoint {prefix} does not match the bert_config: "
-                     f"{str(e).splitlines()[0]}") from None
+# One owner for finding a checkpoint and reading weights: training's.
+resolve_checkpoint = checkpoints.resolve_checkpoint
 
 
 def load_pretrainer(bert_config, checkpoint):
-  """Builds a BertPretrainer and fills it from a checkpoint.
+  """Builds a BertPretrainer and fills every weight from a checkpoint.
 
   Args:
     bert_config: a config.BertConfig.
-    checkpoint: see `resolve_checkpoint`; an original TF1 BERT checkpoint is
-      read through tf1_checkpoint's name map.
+    checkpoint: see `checkpoints.resolve_checkpoint`: a training output
+      directory, a checkpoint prefix, or an original TF1 BERT checkpoint.
 
   Returns:
     (pretrainer, prefix): the built modeling.BertPretrainer and the
@@ -156,18 +78,14 @@ def load_pretrainer(bert_config, checkpoint):
 
   Raises:
     FileNotFoundError: no checkpoint there.
-    ValueError: the checkpoint does not match the config (names the variable
-      and both shapes).
+    ValueError: the checkpoint does not match the config (a shape names the
+      variable and both shapes; a weight count names num_hidden_layers).
   """
-  prefix = resolve_checkpoint(checkpoint)
   pretrainer = modeling.BertPretrainer(bert_config)  # creates every weight
-  if tf1_checkpoint.is_tf1_checkpoint(prefix):
-    logging.info("Reading original TF1 BERT checkpoint %s", prefix)
-    tf1_checkpoint.load_tf1_checkpoint(pretrainer, prefix)
-  else:
-    logging.info("Reading bert_tf checkpoint %s", prefix)
-    _restore_bert_tf_checkpoint(pretrainer, prefix)
-  return pretrainer, prefix
+  report = checkpoints.read_weights(pretrainer, checkpoint, require_all=True)
+  logging.info("Read %d weights from %s checkpoint %s", len(report.initialized),
+               "original TF1" if report.format == "tf1" else "bert_tf", report.prefix)
+  return pretrainer, report.prefix
 
 
 # ------------------------------------------------------------------------------

@@ -136,9 +136,13 @@ def _free_ports(n):
 
 
 @pytest.mark.slow
-def test_multi_worker_mirrored_two_processes_identical_weights(baseline):
+def test_multi_worker_mirrored_two_processes_equals_one_device(baseline):
   # Two worker processes on 127.0.0.1 (two cores' worth of work: ~30 s).
-  data = baseline[0]
+  # Each worker reads its own file (4 records per step); the one-device
+  # baseline interleaves the same two files record by record, so its batch of
+  # 8 holds the same records: same loss and weights, not only the same
+  # weights on both workers.
+  data, loss, weights = baseline
   workers = [f"127.0.0.1:{p}" for p in _free_ports(2)]
   procs = []
   for index in range(2):
@@ -154,6 +158,10 @@ def test_multi_worker_mirrored_two_processes_identical_weights(baseline):
   assert len(w0) == len(w1) > 10
   for a, b in zip(w0, w1):
     np.testing.assert_array_equal(a, b)
+  assert results[0]["loss"] == pytest.approx(loss, abs=1e-5)
+  assert len(w0) == len(weights)
+  for a, b in zip(weights, w0):
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
   # Only the chief keeps checkpoints; the other worker's are removed.
   assert (data / "mw" / "ckpt-4.index").exists()
   assert not [p for p in os.listdir(data / "mw") if p.startswith("workertemp")]

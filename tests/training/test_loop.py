@@ -1,7 +1,10 @@
 """Tests of bert_tf.training.loop.run on a tiny model and tiny random records:
 training and eval outputs, resume with identical optimizer state, NaN stop,
-gradient accumulation equivalence, mixed precision."""
+gradient accumulation equivalence, mixed precision, the eval metrics against
+a direct computation, and what the run tells the user (plan line, warnings,
+no empty output_dir after a failure)."""
 
+import logging
 import os
 import random
 
@@ -120,17 +123,21 @@ def test_gradient_accumulation_gives_the_same_update(data):
     np.testing.assert_allclose(a, b, atol=1e-5)
 
 
-@pytest.mark.parametrize("precision", ["float16"])
+@pytest.mark.parametrize("precision", ["float16", "bfloat16"])
 def test_mixed_precision_trains(data, precision):
-  # float16 exercises dynamic loss scaling (bfloat16 is the same path without).
+  # float16 exercises dynamic loss scaling; bfloat16 computes in bfloat16
+  # (on CPU too) without it; the heads stay float32 in both.
   config = tiny_train_config(data, output_dir=str(data / precision), num_train_steps=2,
                              mixed_precision=precision)
   result = loop.run(config, tiny_bert_config())
   assert result["global_step"] == 2
   assert np.isfinite(result["train"]["loss"])
+  assert ("loss_scale" in result["train"]) == (precision == "float16")
   if precision == "float16":
     assert result["train"]["loss_scale"] > 1.0
-  assert all(w.dtype == "float32" for w in result["model"].trainable_weights)
+  model = result["model"]
+  assert all(w.dtype == "float32" for w in model.trainable_weights)
+  assert model.encoder.transformer_layers[0].compute_dtype == precision
 
 
 def test_bad_settings_are_one_line_errors(data):
@@ -142,7 +149,21 @@ def test_bad_settings_are_one_line_errors(data):
                  tiny_bert_config())
   with pytest.raises(ValueError, match="--max_seq_length=64 but"):
     loop.run(tiny_train_config(data, max_seq_length=64), tiny_bert_config())
-  assert not os.path.exists(data / "out" / "checkpoint")
+  # Checked before output_dir is created: nothing is left behind.
+  assert not os.path.exists(data / "out")
+
+
+def test_a_run_that_fails_before_saving_leaves_no_output_dir(data):
+  write_records(data / "bad.tfrecord", 16, nan_weights=True)
+  bad = dict(input_file=str(data / "bad.tfrecord"), num_train_steps=4)
+  with pytest.raises(loop.TrainingDivergedError, match=r"at step 1\b"):
+    loop.run(tiny_train_config(data, **bad), tiny_bert_config())
+  assert not os.path.exists(data / "out")
+  # A directory that was there before is the user's: it stays.
+  (data / "mine").mkdir()
+  with pytest.raises(loop.TrainingDivergedError):
+    loop.run(tiny_train_config(data, output_dir=str(data / "mine"), **bad), tiny_bert_config())
+  assert os.path.isdir(data / "mine")
 
 
 def test_init_checkpoint_warm_starts_weights_only(data):
@@ -169,3 +190,80 @@ def test_init_checkpoint_warm_starts_weights_only(data):
   with pytest.raises(FileNotFoundError, match="no checkpoint"):
     loop.run(tiny_train_config(data, output_dir=str(data / "x"),
                                    init_checkpoint=str(data / "nothing")), tiny_bert_config())
+
+
+def test_eval_metrics_are_the_original_streaming_means(data):
+  # An eval-only run from a checkpoint, against the same metrics computed
+  # here in numpy from the model's logits on the same two batches.
+  from bert_tf.data import pipeline
+  from bert_tf.models import modeling
+  source = modeling.BertPretrainer(tiny_bert_config())
+  tf.train.Checkpoint(model=source).save(str(data / "src" / "ckpt"))
+  config = tiny_train_config(data, do_train=False, do_eval=True, max_eval_steps=2,
+                             eval_input_file=str(data / "heldout.tfrecord"),
+                             init_checkpoint=str(data / "src"))
+  got = loop.run(config, tiny_bert_config())["eval"]
+
+  batches = pipeline.make_dataset([str(data / "heldout.tfrecord")], 8, SEQ, PREDS,
+                                  is_training=False).take(2)
+  ce_w, w_sum, hits_w, nsp_ce, nsp_hits, batch_losses = 0.0, 0.0, 0.0, [], [], []
+  for batch in batches:
+    out = source(batch, training=False)
+    lp = tf.nn.log_softmax(out["mlm_logits"]).numpy().astype(np.float64)
+    ids, w = batch["masked_lm_ids"].numpy(), batch["masked_lm_weights"].numpy()
+    ce = -np.take_along_axis(lp, ids[..., None], axis=-1)[..., 0]
+    labels = batch["next_sentence_labels"].numpy().reshape(-1)
+    nlp = tf.nn.log_softmax(out["nsp_logits"]).numpy().astype(np.float64)
+    nce = -nlp[np.arange(len(labels)), labels]
+    ce_w += (w * ce).sum()
+    w_sum += w.sum()
+    hits_w += (w * (lp.argmax(-1) == ids)).sum()
+    nsp_ce.extend(nce)
+    nsp_hits.extend(nlp.argmax(-1) == labels)
+    # The original's per-batch training loss, whose mean is eval "loss".
+    batch_losses.append((w * ce).sum() / (w.sum() + 1e-5) + nce.mean())
+  assert got["global_step"] == 0
+  assert got["masked_lm_loss"] == pytest.approx(ce_w / w_sum, rel=1e-5)
+  assert got["masked_lm_accuracy"] == pytest.approx(hits_w / w_sum, abs=1e-6)
+  assert got["next_sentence_loss"] == pytest.approx(np.mean(nsp_ce), rel=1e-5)
+  assert got["next_sentence_accuracy"] == pytest.approx(np.mean(nsp_hits), abs=1e-6)
+  assert got["loss"] == pytest.approx(np.mean(batch_losses), rel=1e-5)
+
+
+def test_one_plan_line_and_warnings_about_settings(data, caplog):
+  caplog.set_level(logging.INFO, logger="absl")
+  config = tiny_train_config(data, num_train_steps=2, num_warmup_steps=2, do_eval=True,
+                             max_eval_steps=1, save_checkpoints_steps=2)
+  loop.run(config, tiny_bert_config())
+  messages = [r.getMessage() for r in caplog.records if r.name == "absl"]
+  warnings = [r.getMessage() for r in caplog.records
+              if r.name == "absl" and r.levelno == logging.WARNING]
+  assert any(m.startswith("num_warmup_steps=2 >= num_train_steps=2: ") and
+             "--num_warmup_steps" in m for m in warnings), warnings
+  assert any(m.startswith("no --eval_input_file: eval reads the training data") and
+             "training data, not held out" in m for m in warnings), warnings
+  plan = [m for m in messages if m.startswith("Plan: ")]
+  assert len(plan) == 1, messages
+  for part in ("BERT 0.", "M params (2 layers, hidden 32)", "train 2 steps x batch 8 x 32 tokens",
+               "lr 0.001 warmup 2", "train data 1 file", "eval up to 1 x 8 on the TRAINING data",
+               "OneDeviceStrategy x 1 replica", f"output {data / 'out'}"):
+    assert part in plan[0], (part, plan[0])
+  # The configs themselves are no longer dumped.
+  assert not any("TrainConfig(" in m or '"vocab_size"' in m for m in messages)
+
+
+def test_setting_warnings(caplog):
+  from bert_tf.training import train_config
+  caplog.set_level(logging.INFO, logger="absl")
+  base = loop.TrainConfig(input_file="x", output_dir="y", do_train=True,
+                          eval_input_file="h", do_eval=True)
+  assert train_config.setting_warnings(base) == []  # the original's defaults: 10000 of 100000
+  half = loop.TrainConfig(**dict(base.__dict__, num_train_steps=1000, num_warmup_steps=600))
+  train_config.log_setting_warnings(half)
+  assert [r.getMessage() for r in caplog.records] == [
+      "num_warmup_steps=600 is more than half of num_train_steps=1000: the learning rate "
+      "peaks late and decays fast; about 10% of --num_train_steps is usual"]
+  assert caplog.records[0].levelno == logging.WARNING
+  # Eval only: no warmup warning, whatever the steps.
+  eval_only = loop.TrainConfig(**dict(base.__dict__, do_train=False, num_train_steps=1))
+  assert train_config.setting_warnings(eval_only) == []

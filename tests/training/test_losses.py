@@ -1,4 +1,5 @@
-"""Tests of bert_tf.training.losses: the original reductions and the replica split."""
+"""Tests of bert_tf.training.losses: the original reductions, the additive sums
+that train and eval share, and the replica split."""
 
 import os
 import subprocess
@@ -80,6 +81,48 @@ def _split(tree, index):
   return {k: v[index] for k, v in tree.items()}
 
 
+def test_sums_are_the_original_terms_and_add_across_slices():
+  outputs, features = _random_case(np.random.default_rng(6))
+  expected = _np_losses(outputs, features)
+  sums = losses.loss_sums(outputs, features)
+  assert set(sums) == set(losses.SUM_KEYS)
+  w = features["masked_lm_weights"]
+  assert float(sums["mlm_weight_sum"]) == w.sum() == 15.0
+  assert float(sums["num_examples"]) == 6.0
+  np.testing.assert_allclose(float(sums["mlm_ce_sum"]) / (w.sum() + 1e-5),
+                             expected["mlm_loss"], rtol=1e-6)
+  np.testing.assert_allclose(float(sums["nsp_ce_sum"]) / 6, expected["nsp_loss"], rtol=1e-6)
+  # Sums of two slices add up to the sums of the whole batch, and the
+  # metrics of the added sums are the whole batch's.
+  parts = [losses.loss_sums(_split(outputs, s), _split(features, s))
+           for s in (slice(0, 2), slice(2, 6))]
+  added = {k: parts[0][k] + parts[1][k] for k in losses.SUM_KEYS}
+  for key in losses.SUM_KEYS:
+    np.testing.assert_allclose(float(added[key]), float(sums[key]), rtol=1e-6, err_msg=key)
+  metrics = losses.metrics_from_sums(added)
+  for ours, theirs in (("loss", "total"), ("masked_lm_loss", "mlm_loss"),
+                       ("next_sentence_loss", "nsp_loss"), ("masked_lm_accuracy", "mlm_accuracy"),
+                       ("next_sentence_accuracy", "nsp_accuracy")):
+    np.testing.assert_allclose(float(metrics[ours]), expected[theirs], rtol=1e-5, err_msg=ours)
+
+
+def test_eval_masked_lm_loss_is_the_weighted_mean_without_epsilon():
+  # The original's eval metric is tf.metrics.mean(CE, weights=w): no 1e-5.
+  outputs, features = _random_case(np.random.default_rng(7))
+  sums = {k: tf.cast(v, tf.float64) for k, v in losses.loss_sums(outputs, features).items()}
+  w = features["masked_lm_weights"].astype(np.float64)
+  weighted_mean = float(sums["mlm_ce_sum"]) / w.sum()
+  assert float(losses.metrics_from_sums(sums, mlm_epsilon=0)["masked_lm_loss"]) == (
+      pytest.approx(weighted_mean, rel=1e-12))
+  with_epsilon = float(losses.metrics_from_sums(sums)["masked_lm_loss"])
+  assert with_epsilon == pytest.approx(float(sums["mlm_ce_sum"]) / (w.sum() + 1e-5), rel=1e-12)
+  assert with_epsilon < weighted_mean
+  # No prediction at all: 0, not NaN.
+  empty = dict(sums, mlm_ce_sum=tf.constant(0.0, tf.float64),
+               mlm_weight_sum=tf.constant(0.0, tf.float64))
+  assert float(losses.metrics_from_sums(empty, mlm_epsilon=0)["masked_lm_loss"]) == 0.0
+
+
 def test_two_replica_split_sums_to_single_device_loss_and_gradient():
   outputs, features = _random_case(np.random.default_rng(3))
   # Replica 0 gets rows 0-1 (6 predictions), replica 1 rows 2-5 (9): the
@@ -99,20 +142,12 @@ def test_two_replica_split_sums_to_single_device_loss_and_gradient():
     m = tf.Variable(outputs["mlm_logits"][part])
     n = tf.Variable(outputs["nsp_logits"][part])
     with tf.GradientTape() as tape:
-      share = losses.replica_losses({"mlm_logits": m, "nsp_logits": n},
-                                    _split(features, part), global_w, global_batch)
-    shares.append(share)
-    grads.append(tape.gradient(share["total"], [m, n]))
+      sums = losses.loss_sums({"mlm_logits": m, "nsp_logits": n}, _split(features, part))
+      share = losses.replica_loss(sums, global_w, global_batch)
+    shares.append(float(share))
+    grads.append(tape.gradient(share, [m, n]))
 
-  for key in ("total", "mlm_loss", "nsp_loss"):
-    summed = sum(float(s[key]) for s in shares)
-    assert abs(summed - float(single[key])) < 1e-6, key
-  correct = sum(float(s["mlm_correct"]) for s in shares)
-  weight_sum = sum(float(s["mlm_weight_sum"]) for s in shares)
-  assert weight_sum == float(single["mlm_weight_sum"])
-  assert correct / weight_sum == pytest.approx(float(single["mlm_accuracy"]), abs=1e-7)
-  nsp_acc = sum(float(s["nsp_correct"]) for s in shares) / sum(float(s["num_examples"]) for s in shares)
-  assert nsp_acc == pytest.approx(float(single["nsp_accuracy"]), abs=1e-7)
+  assert abs(sum(shares) - float(single["total"])) < 1e-6
   # Each replica's gradient is its slice of the single-device gradient, so
   # the optimizer's SUM over replicas gives the single-device update.
   for i, part in enumerate(parts):
@@ -120,9 +155,11 @@ def test_two_replica_split_sums_to_single_device_loss_and_gradient():
     np.testing.assert_allclose(grads[i][1], single_grads[1].numpy()[part], atol=1e-7)
 
 
-def test_global_weight_sum_outside_a_strategy():
+def test_global_counts_outside_a_strategy():
   _, features = _random_case(np.random.default_rng(4))
-  assert float(losses.global_mlm_weight_sum(features)) == features["masked_lm_weights"].sum()
+  weight_sum, batch_size = losses.global_counts(features)
+  assert float(weight_sum) == features["masked_lm_weights"].sum()
+  assert float(batch_size) == 6.0
 
 
 def test_under_a_two_replica_mirrored_strategy(tmp_path):
@@ -146,12 +183,12 @@ def test_under_a_two_replica_mirrored_strategy(tmp_path):
     dataset = tf.data.Dataset.from_tensors(data).unbatch().batch(4)
     batch = next(iter(strategy.experimental_distribute_dataset(dataset)))
     def step(b):
-      w = losses.global_mlm_weight_sum(b)
-      share = losses.replica_losses(b, b, w, 4)
-      return share["total"], w
-    totals, ws = strategy.run(step, args=(batch,))
+      w, n = losses.global_counts(b)
+      return losses.replica_loss(losses.loss_sums(b, b), w, n), w, n
+    totals, ws, ns = strategy.run(step, args=(batch,))
     total = strategy.reduce(tf.distribute.ReduceOp.SUM, totals, axis=None)
     assert float(strategy.experimental_local_results(ws)[1]) == 6.0
+    assert float(strategy.experimental_local_results(ns)[1]) == 4.0
     print("DIFF", abs(float(total) - float(single["total"])))
   """)
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",

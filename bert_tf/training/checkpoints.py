@@ -1,0 +1,270 @@
+"""Checkpoints of a BertPretrainer: finding them and reading weights from them.
+
+The one place that turns a user's checkpoint argument into a prefix
+(`resolve_checkpoint`) and fills a model from it (`read_weights`), for
+training (warm start, resume) and export alike. Two formats are read:
+
+- bert_tf's own, written by training: `tf.train.Checkpoint(model=pretrainer,
+  optimizer=..., step=...)`, matched by object path (model/encoder/...);
+- the original TF1 BERT's name-based checkpoints (`bert/...`, `cls/...`),
+  through `models.tf1_checkpoint`'s name map.
+
+Either way a variable present in both with different shapes is an error
+naming the variable and both shapes, raised before anything is assigned.
+"""
+
+import collections
+import dataclasses
+import os
+
+import keras
+import tensorflow as tf
+from absl import logging
+from tensorflow.core.protobuf import trackable_object_graph_pb2
+
+from bert_tf.models import tf1_checkpoint
+
+# The file name of the original's released checkpoints, whose directories
+# have no "checkpoint" state file.
+RELEASE_NAME = "bert_model.ckpt"
+_OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadReport:
+  """What `read_weights` did.
+
+  prefix: the checkpoint prefix read; format: "bert_tf" or "tf1";
+  initialized: names of the model's weights filled from it (sorted);
+  missing: the model's weights the checkpoint does not hold (left as
+    they were); unused: weights in the checkpoint the model has no place for
+    (optimizer slots and step counters are not counted).
+  Names are the original TF1 names for a TF1 checkpoint and Keras weight
+  paths (e.g. mlm_head/intermediate_dense/kernel) for ours.
+  """
+  prefix: str
+  format: str
+  initialized: tuple
+  missing: tuple
+  unused: tuple
+
+
+def resolve_checkpoint(checkpoint):
+  """Returns the checkpoint prefix that `checkpoint` names.
+
+  Args:
+    checkpoint: a training output directory (its latest checkpoint), a
+      directory of an original release (holding bert_model.ckpt), or a
+      checkpoint prefix (ours, e.g. .../ckpt-1000, or an original TF1 one).
+
+  Raises:
+    FileNotFoundError: naming the path, when no checkpoint is there.
+  """
+  if tf.io.gfile.isdir(checkpoint):
+    latest = tf.train.latest_checkpoint(checkpoint)
+    if latest:
+      return latest
+    release = os.path.join(checkpoint, RELEASE_NAME)
+    if tf.io.gfile.exists(release + ".index"):
+      return release
+    raise FileNotFoundError(
+        f"no checkpoint in directory {checkpoint} (no 'checkpoint' file naming "
+        f"the latest one and no {RELEASE_NAME}.index)")
+  if not tf.io.gfile.exists(checkpoint + ".index"):
+    raise FileNotFoundError(
+        f"no checkpoint at {checkpoint} (no file {checkpoint}.index); pass a "
+        f"checkpoint prefix such as .../ckpt-1000 or .../{RELEASE_NAME}, or a "
+        f"training output directory")
+  return checkpoint
+
+
+def restore_training_state(checkpoint, directory):
+  """Resume: restores `checkpoint` (a tf.train.Checkpoint of model,
+  optimizer and step) from the latest checkpoint training saved in
+  `directory`, all of it (optimizer slots included).
+
+  Returns:
+    The prefix restored, or None when `directory` holds no checkpoint.
+
+  Raises:
+    AssertionError: the saved state does not fit the objects (another
+      model or optimizer in the same output_dir).
+  """
+  latest = tf.train.latest_checkpoint(directory)
+  if latest:
+    checkpoint.restore(latest).assert_existing_objects_matched()
+  return latest
+
+
+# ------------------------------------------------------------------------------
+# bert_tf checkpoints: matched by object path
+# ------------------------------------------------------------------------------
+
+
+# Keras's own lists of a functional model's layers: their indices follow the
+# graph, so the same index can name another layer in a model of another depth.
+_INDEX_LISTS = ("_operations", "_layers", "_self_tracked_trackables")
+_MAX_PATHS = 16  # per variable; a variable has a handful (tied embeddings: 3)
+
+
+def _paths_to_variables(root, children, is_variable, key):
+  """Every path (tuple of names from "model") to each variable below root.
+
+  Args:
+    root: the model object (or object-graph node).
+    children: node -> list of (local name, child).
+    is_variable: child -> bool.
+    key: object -> hashable identity.
+
+  Returns:
+    dict key(variable) -> (variable, [paths]), the paths through named
+    attributes first, then those through Keras's index lists, shortest first.
+  """
+  found = {}
+  stack = [(root, ("model",), frozenset([key(root)]))]
+  while stack:
+    node, path, on_path = stack.pop()
+    for name, child in children(node):
+      child_path = path + (name,)
+      if is_variable(child):
+        paths = found.setdefault(key(child), (child, []))[1]
+        if len(paths) < _MAX_PATHS:
+          paths.append(child_path)
+      elif key(child) not in on_path:
+        stack.append((child, child_path, on_path | {key(child)}))
+  for _, paths in found.values():
+    paths.sort(key=lambda p: (any(n in _INDEX_LISTS for n in p), len(p), p))
+  return found
+
+
+def _checkpoint_variable_paths(reader):
+  """dict path -> checkpoint key of every variable under the checkpoint's
+  `model`, and dict checkpoint key -> its preferred path."""
+  graph = trackable_object_graph_pb2.TrackableObjectGraph()
+  graph.ParseFromString(reader.get_tensor(_OBJECT_GRAPH_KEY))
+  value_keys = {i: a.checkpoint_key for i, node in enumerate(graph.nodes)
+                for a in node.attributes if a.name == "VARIABLE_VALUE"}
+  by_path, by_key = {}, {}
+  for model_child in (c for c in graph.nodes[0].children if c.local_name == "model"):
+    found = _paths_to_variables(
+        model_child.node_id,
+        lambda i: [(c.local_name, c.node_id) for c in graph.nodes[i].children],
+        lambda i: i in value_keys, lambda i: i)
+    for node_id, (_, paths) in found.items():
+      by_key[value_keys[node_id]] = paths[0]
+      by_path.update((p, value_keys[node_id]) for p in paths)
+  return by_path, by_key
+
+
+def _model_variable_paths(model):
+  """The same for our model: dict id(weight) -> (weight, [paths])."""
+  view = tf.train.TrackableView(model)
+  return _paths_to_variables(
+      model, lambda obj: list(view.children(obj).items()),
+      lambda obj: isinstance(obj, (keras.Variable, tf.Variable)), id)
+
+
+def _weight_name(weight):
+  return getattr(weight, "path", None) or weight.name
+
+
+def _read_bert_tf_weights(model, prefix, require_all):
+  reader = tf.train.load_checkpoint(prefix)
+  saved, saved_paths = _checkpoint_variable_paths(reader)
+  if not saved:
+    raise ValueError(
+        f"checkpoint {prefix} holds no `model` weights: expected a bert_tf training "
+        f"checkpoint (tf.train.Checkpoint(model=...)) or an original TF1 BERT checkpoint")
+  shapes = reader.get_variable_to_shape_map()
+  plan, missing, used_keys = [], [], set()
+  model_paths = _model_variable_paths(model)
+  weights = list({id(w): w for w in model.weights}.values())  # in the model's order
+  for weight in weights:
+    paths = model_paths[id(weight)][1] if id(weight) in model_paths else []
+    key = next((saved[p] for p in paths if p in saved), None)
+    if key is None or key in used_keys:
+      missing.append(_weight_name(weight))
+      continue
+    have, want = tuple(shapes[key]), tuple(weight.shape)
+    if have != want:
+      raise ValueError(
+          f"checkpoint {prefix} does not match the bert_config: variable "
+          f"{_weight_name(weight)} has shape {have} in the checkpoint but the model "
+          f"needs {want}")
+    plan.append((weight, key))
+    used_keys.add(key)
+  unused = sorted("/".join(p) for k, p in saved_paths.items() if k not in used_keys)
+  if require_all and (missing or unused):
+    raise ValueError(
+        f"checkpoint {prefix} does not match the bert_config: it holds "
+        f"{len(saved_paths)} model weights but the model of this config has "
+        f"{len(plan) + len(missing)} (check num_hidden_layers)"
+        + (f"; not in the checkpoint: {_first(missing)}" if missing else ""))
+  for weight, key in plan:
+    weight.assign(reader.get_tensor(key))
+  return ReadReport(prefix, "bert_tf", tuple(sorted(_weight_name(w) for w, _ in plan)),
+                    tuple(sorted(missing)), tuple(unused))
+
+
+def _first(names, count=3):
+  names = sorted(names)
+  more = f" and {len(names) - count} more" if len(names) > count else ""
+  return ", ".join(names[:count]) + more
+
+
+# ------------------------------------------------------------------------------
+# Either format
+# ------------------------------------------------------------------------------
+
+
+def read_weights(model, checkpoint, require_all=True):
+  """Fills `model`'s weights from a checkpoint (no optimizer state, no step).
+
+  Args:
+    model: a modeling.BertPretrainer (its weights built).
+    checkpoint: anything `resolve_checkpoint` takes.
+    require_all: True (export): every weight of the model must come from
+      the checkpoint and every model weight of the checkpoint must be used.
+      False (warm start, as the original's init_from_checkpoint): what both
+      hold is read, the rest of the model keeps its initialization (a TF1
+      checkpoint may lack only the cls/ heads, e.g. an encoder-only one).
+
+  Returns:
+    ReadReport.
+
+  Raises:
+    FileNotFoundError: no checkpoint there.
+    ValueError: a shape that differs (naming the variable and both shapes),
+      or with require_all a weight count that differs; nothing is assigned.
+  """
+  prefix = resolve_checkpoint(checkpoint)
+  if tf1_checkpoint.is_tf1_checkpoint(prefix):
+    result = tf1_checkpoint.load_tf1_checkpoint(model, prefix, require_heads=require_all)
+    if require_all and result["unused"]:
+      raise ValueError(
+          f"checkpoint {prefix} does not match the bert_config: it holds weights the "
+          f"model of this config has no place for (check num_hidden_layers): "
+          f"{_first(result['unused'])}")
+    return ReadReport(prefix, "tf1", tuple(sorted(result["loaded"])),
+                      tuple(sorted(result["missing_heads"])), tuple(result["unused"]))
+  return _read_bert_tf_weights(model, prefix, require_all)
+
+
+def warm_start(model, init_checkpoint):
+  """--init_checkpoint: reads what the checkpoint and the model both hold
+  (read_weights with require_all=False) and logs what was and was not read.
+
+  Returns:
+    ReadReport.
+  """
+  report = read_weights(model, init_checkpoint, require_all=False)
+  total = len(report.initialized) + len(report.missing)
+  kind = "original TF1 checkpoint" if report.format == "tf1" else "checkpoint"
+  message = (f"Warm start: initialized {len(report.initialized)} of {total} variables "
+             f"from {kind} {report.prefix}")
+  if report.missing:
+    message += f"; not in the checkpoint (left as initialized): {_first(report.missing)}"
+  if report.unused:
+    message += f"; in the checkpoint but not in the model: {_first(report.unused)}"
+  logging.info(message)
+  return report
