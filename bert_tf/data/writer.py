@@ -274,7 +274,8 @@ class NegativePool:
 
 
 class _PoolEntries:
-  """Sequence of (sentences, starts) of some pool entries, built on access."""
+  """Sequence of (sentences, starts) of some pool entries; the sentences are
+  read from the arrays only when B takes them (a few per draw)."""
 
   def __init__(self, pool, rows):
     self._pool = pool
@@ -286,12 +287,24 @@ class _PoolEntries:
   def __getitem__(self, i):
     pool = self._pool
     row = int(self._rows[i])
-    a, b = int(pool.entry_splits[row]), int(pool.entry_splits[row + 1])
-    splits = pool.sentence_splits[a:b + 1].tolist()
-    values = pool.values[splits[0]:splits[-1]].tolist()
-    base = splits[0]
-    sentences = [values[x - base:y - base] for x, y in zip(splits[:-1], splits[1:])]
-    return sentences, int(pool.entry_starts[row])
+    first, end = int(pool.entry_splits[row]), int(pool.entry_splits[row + 1])
+    return _PoolSentences(pool.values, pool.sentence_splits, first, end), int(pool.entry_starts[row])
+
+
+class _PoolSentences:
+  """Sentences [first, end) of the pool as a sequence of lists of int ids."""
+
+  def __init__(self, values, splits, first, end):
+    self._values, self._splits, self._first, self._len = values, splits, first, end - first
+
+  def __len__(self):
+    return self._len
+
+  def __getitem__(self, k):
+    if not 0 <= k < self._len:
+      raise IndexError(k)
+    j = self._first + k
+    return self._values[self._splits[j]:self._splits[j + 1]].tolist()
 
 
 def tokenize_negative_pool(sampler, blocks, tokenizer):
