@@ -9,6 +9,8 @@
    workers and the original script (run here when --original_dir is given,
    through ../shared/reference/run_v1_script.py; else its reference figures).
 3. Memory: peak RSS on 1 and 16 concatenated copies of the corpus.
+4. Negative pool: what drawing and tokenizing the pool of random next-sentence
+   B documents costs, against tokenizing the corpus (in this process).
 
 Needs ../shared (corpus, vocab, reference figures). Prints a table per part.
 """
@@ -164,6 +166,38 @@ def memory(args, work):
     print(f"peak RSS 16 copies / 1 copy, {workers} worker(s): {ratio:.2f}x (goal <= 1.3x)")
 
 
+def negative_pool(args):
+  from bert_tf.data import tokenization
+  from bert_tf.data import writer
+  tokenizer = tokenization.Tokenizer(tokenization.load_vocab(args.vocab), True)
+  tokenizer.tokenize_to_ids(["warm up"])  # the first call builds the tf-text graph
+  files = [args.corpus]
+  best = {}
+  for _ in range(3):
+    times = {}
+    t = time.time()
+    blocks = writer.scan_blocks(files, writer.DataOptions.block_bytes)
+    times["scan"] = time.time() - t
+    t = time.time()
+    sampler = writer.NegativeSampler(12345, tail_words=125)
+    blocks = writer.scan_blocks(files, writer.DataOptions.block_bytes, sampler)
+    times["scan + draw pool"] = time.time() - t
+    t = time.time()
+    pool = writer.tokenize_negative_pool(sampler, blocks, tokenizer)
+    times["tokenize pool"] = time.time() - t
+    t = time.time()
+    corpus_tokens = sum(len(writer.tokenize_block(b, tokenizer).values) for b in blocks)
+    times["tokenize corpus"] = time.time() - t
+    best = {k: min(v, best.get(k, v)) for k, v in times.items()}
+  print("\n## 4. Negative pool (best of 3, seconds)")
+  print(f"pool: {len(pool.entry_block)} of {pool.num_documents} documents, {len(pool.values)} "
+        f"tokens (corpus: {corpus_tokens})")
+  print("| step | seconds |")
+  print("|---|---|")
+  for name, seconds in best.items():
+    print(f"| {name} | {seconds:.2f} |")
+
+
 def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--original_dir", default=os.environ.get("BERT_ORIGINAL_DIR"),
@@ -172,7 +206,7 @@ def main():
   parser.add_argument("--vocab", default=os.path.join(SHARED, "vocab", "bert-base-uncased-vocab.txt"))
   parser.add_argument("--seeds", type=int, nargs="+", default=[12345])
   parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-  parser.add_argument("--parts", default="faithfulness,throughput,memory")
+  parser.add_argument("--parts", default="faithfulness,throughput,memory,pool")
   args = parser.parse_args()
   if not os.path.exists(args.corpus) or not os.path.exists(args.vocab):
     sys.exit(f"bench_data: needs {args.corpus} and {args.vocab} (../shared)")
@@ -186,6 +220,8 @@ def main():
       throughput(args, work)
     if "memory" in parts:
       memory(args, work)
+    if "pool" in parts:
+      negative_pool(args)
 
 
 if __name__ == "__main__":

@@ -8,8 +8,7 @@ meaning and default, so existing command lines run unchanged:
     --vocab_file=vocab.txt --dupe_factor=5
 
 New: --output_dir with --num_output_shards (resumable shards), --num_workers,
---gzip, --block_bytes (the window of documents that random NSP segments come
-from, and the unit of work).
+--gzip, --block_bytes (the unit of work and memory).
 """
 
 from absl import app
@@ -47,9 +46,9 @@ def define_flags(flag_values):
                     "--output_dir; Beam pipeline options such as --runner=DataflowRunner go "
                     "after a '--').", flag_values=f)
   flags.DEFINE_integer("block_bytes", writer.DataOptions.block_bytes,
-                       "Bytes of text per block: the window of documents random next-sentence "
-                       "segments are drawn from (the original: the whole input), and the unit of "
-                       "work and memory.", flag_values=f)
+                       "Bytes of text per block: the unit of work and memory (random next-sentence "
+                       "segments still come from any other document of the whole input).",
+                       flag_values=f)
 
 
 def main(argv):

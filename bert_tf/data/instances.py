@@ -9,7 +9,9 @@ google-research/bert's `create_pretraining_data.py`:
   random shorter one with probability short_seq_prob), A takes a random
   prefix of them, and B is either the rest or (probability 0.5, or always for
   a one-sentence chunk) a run of sentences from another document, in which
-  case the unused sentences of the chunk are put back.
+  case the unused sentences of the chunk are put back. The other document is
+  uniform over all documents but A's own: those of the window passed in, and
+  those outside it, which a `Negatives` sample stands for.
 * `truncate_pair` trims the longer side, one token at a time, from a random end.
 * `build_instance` lays out [CLS] A [SEP] B [SEP].
 
@@ -17,9 +19,42 @@ Documents are lists of sentences; sentences are lists of token ids. The
 masking rule applied to the instances is in bert_tf.data.masking.
 """
 
+import collections
+import dataclasses
 import itertools
 
 _chain = itertools.chain
+
+
+class Pair(collections.namedtuple(
+    "Pair", ["tokens_a", "tokens_b", "is_random_next", "random_from_same_document"])):
+  """One (A, B) pair. random_from_same_document: a random B that came from
+  A's own document, which happens only when no other document exists."""
+  __slots__ = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Negatives:
+  """Where random B segments come from outside the window of documents.
+
+  Attributes:
+    segments: sequence of (sentences, num_starts): sentences a non-empty
+      list of sentences (lists of int ids) of one document outside the
+      window, B starting at a uniform one of the first num_starts (>= 1) and
+      running on as far as it needs. A uniform sample of the documents
+      outside the window, each entry a stretch of its document in which a
+      uniform start is uniform over the document's sentences. Any object
+      with len() and [] serves (the writer's is backed by arrays).
+    num_documents: how many documents lie outside the window; with the
+      window's own, it sets the share of random Bs drawn from `segments`, so
+      that B's document is uniform over all documents but A's, as in the
+      original, which holds the whole corpus as one window.
+  """
+  segments: object = ()
+  num_documents: int = 0
+
+
+NO_NEGATIVES = Negatives()
 
 
 def truncate_pair(tokens_a, tokens_b, max_num_tokens, rng):
@@ -52,21 +87,57 @@ def truncate_pair(tokens_a, tokens_b, max_num_tokens, rng):
       del tokens[len(tokens) - (trim - front):]
 
 
+def random_b_source(documents, document_index, negatives, rng):
+  """The sentences a random B starts from, for a pair of document `document_index`.
+
+  B's document is uniform over every document but A's: one of the window's
+  others with probability others / (others + negatives.num_documents), else
+  a uniform draw from `negatives.segments`. Within the window, the
+  original's rule: ten uniform tries for another document; should all ten
+  hit A's, a uniform other one (the original would then take A's own).
+
+  Returns:
+    (sentences, start, same_document): B is a run of sentences[start:];
+    same_document is True only when there is no other document at all (a
+    window of one document and no negatives), and then A's document serves.
+  """
+  others = len(documents) - 1
+  segments = negatives.segments
+  if (len(segments) and negatives.num_documents > 0
+      and rng.random() * (others + negatives.num_documents) >= others):
+    sentences, num_starts = segments[rng.randrange(len(segments))]
+    return sentences, rng.randrange(num_starts), False
+  for _ in range(10):
+    random_index = rng.randint(0, len(documents) - 1)
+    if random_index != document_index:
+      break
+  else:
+    if others == 0:
+      random_document = documents[document_index]
+      return random_document, rng.randint(0, len(random_document) - 1), True
+    random_index = rng.randrange(others)
+    random_index += random_index >= document_index
+  random_document = documents[random_index]
+  return random_document, rng.randint(0, len(random_document) - 1), False
+
+
 def create_pairs_from_document(documents, document_index, max_seq_length,
-                               short_seq_prob, rng):
+                               short_seq_prob, rng, negatives=NO_NEGATIVES):
   """Cuts one document into sentence pairs for next sentence prediction.
 
   Args:
     documents: list of documents (lists of non-empty lists of int ids); the
-      window that random B segments are drawn from.
+      window of documents, A's among them (the original's: the whole corpus).
     document_index: which document to cut.
     max_seq_length: int, length of [CLS] A [SEP] B [SEP] after truncation.
     short_seq_prob: probability of a shorter random target length, so the
       model also sees the short sequences of fine-tuning.
     rng: random.Random.
+    negatives: Negatives, random B sources outside the window (none: the
+      window is the whole input).
   Returns:
-    list of (tokens_a, tokens_b, is_random_next), with
-    len(tokens_a) + len(tokens_b) <= max_seq_length - 3, both non-empty.
+    list of Pair, with len(tokens_a) + len(tokens_b) <= max_seq_length - 3,
+    both non-empty.
   """
   document = documents[document_index]
   max_num_tokens = max_seq_length - 3
@@ -89,25 +160,20 @@ def create_pairs_from_document(documents, document_index, max_seq_length,
       if len(chunk) == 1 or rng.random() < 0.5:
         is_random_next = True
         target_b_length = target_length - len(tokens_a)
-        # Ten tries for a document other than this one; a window of one
-        # document has no other, and then this one serves.
-        for _ in range(10):
-          random_index = rng.randint(0, len(documents) - 1)
-          if random_index != document_index:
-            break
-        random_document = documents[random_index]
-        for sentence_b in random_document[rng.randint(0, len(random_document) - 1):]:
-          tokens_b.extend(sentence_b)
+        source, start, same_document = random_b_source(
+            documents, document_index, negatives, rng)
+        for k in range(start, len(source)):
+          tokens_b.extend(source[k])
           if len(tokens_b) >= target_b_length:
             break
         # The sentences of the chunk that B did not use are not wasted: the
         # next chunk starts with them.
         i -= len(chunk) - a_end
       else:
-        is_random_next = False
+        is_random_next = same_document = False
         tokens_b = list(_chain(*chunk[a_end:]))
       truncate_pair(tokens_a, tokens_b, max_num_tokens, rng)
-      pairs.append((tokens_a, tokens_b, is_random_next))
+      pairs.append(Pair(tokens_a, tokens_b, is_random_next, same_document))
       chunk = []
       chunk_length = 0
     i += 1

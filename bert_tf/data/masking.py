@@ -7,7 +7,10 @@ in bert_tf.data.instances):
 
 * `mask_tokens` applies the 80/10/10 rule to up to max_predictions_per_seq
   positions (15% of the tokens), never [CLS] or [SEP]; with whole-word
-  masking, a word and its ## pieces are masked together.
+  masking, a word and its ## pieces are masked together. `mask_batch` draws
+  the same for many sequences at once with numpy.
+* Both put the chosen ids in place with `apply_masks`, and `count_outcomes`
+  is the one place that tells [MASK] / kept / random apart.
 
 Documents are lists of sentences; sentences are lists of token ids.
 """
@@ -92,24 +95,53 @@ def mask_tokens(tokens, masked_lm_prob, max_predictions_per_seq, vocab, rng,
     # draws, at a fraction of the cost.
     chosen = rng.sample(candidates, min(want, len(candidates)))
 
-  output = list(tokens)
   mask_id, size = vocab.mask_id, vocab.size
+  new_ids = []
   for i in chosen:
     # 80% [MASK]; 10% unchanged and 10% a random token, so the model cannot
     # rely on [MASK] marking the only positions worth a good representation.
     if rng.random() < 0.8:
-      output[i] = mask_id
+      new_ids.append(mask_id)
     elif rng.random() < 0.5:
-      pass
+      new_ids.append(tokens[i])
     else:
-      output[i] = rng.randint(0, size - 1)
+      new_ids.append(rng.randint(0, size - 1))
   positions = sorted(chosen)
   labels = [tokens[i] for i in positions]
-  return output, positions, labels
+  return apply_masks(tokens, chosen, new_ids), positions, labels
+
+
+def apply_masks(tokens, positions, new_ids):
+  """The input with `new_ids` put at `positions`: the one place the
+  80/10/10 draws (of either masking path) reach the tokens.
+
+  Args:
+    tokens: list of int ids. positions, new_ids: equal-length lists of int.
+  Returns:
+    a new list of int ids.
+  """
+  output = list(tokens)
+  for position, new_id in zip(positions, new_ids):
+    output[position] = new_id
+  return output
+
+
+def count_outcomes(output, positions, labels, mask_id):
+  """(masked, kept, random): how many predicted positions hold [MASK], their
+  original id, or another id. A random draw that hit [MASK] or the original
+  id counts as such, as a reader of the records would count it."""
+  masked = kept = 0
+  for position, label in zip(positions, labels):
+    new = output[position]
+    if new == mask_id:
+      masked += 1
+    elif new == label:
+      kept += 1
+  return masked, kept, len(positions) - masked - kept
 
 
 def mask_batch(sequences, masked_lm_prob, max_predictions_per_seq, vocab, gen):
-  """`mask_tokens` for many sequences at once, vectorized with numpy.
+  """`mask_tokens` for many sequences at once, the draws vectorized with numpy.
 
   Same rule and distribution as `mask_tokens` without whole-word masking:
   a uniform random subset of num_to_predict non-[CLS]/[SEP] positions, each
@@ -120,20 +152,15 @@ def mask_batch(sequences, masked_lm_prob, max_predictions_per_seq, vocab, gen):
     masked_lm_prob, max_predictions_per_seq, vocab: as for mask_tokens.
     gen: numpy.random.Generator.
   Returns:
-    (output, positions, labels, counts): output int64 [N, L] (L = longest
-    sequence; zero beyond each length), positions and labels int64 [N, P]
-    (P = max_predictions_per_seq; sorted positions first, then zeros), and
-    counts int64 [N], the number of predictions of each sequence.
+    list of N (output_tokens, positions, labels), as mask_tokens returns.
   """
-  import numpy as np
-  tokens, positions, labels, new, counts = choose_masks(
+  _, positions, labels, new, counts = choose_masks(
       sequences, masked_lm_prob, max_predictions_per_seq, vocab, gen)
-  output = tokens.copy()
-  k = new.shape[1]
-  selected = np.arange(k) < counts[:, None]
-  rows = np.broadcast_to(np.arange(len(sequences))[:, None], selected.shape)
-  output[rows[selected], positions[:, :k][selected]] = new[selected]
-  return output, positions, labels, counts
+  results = []
+  for tokens, pos, lab, new_ids, c in zip(sequences, positions.tolist(), labels.tolist(),
+                                          new.tolist(), counts.tolist()):
+    results.append((apply_masks(tokens, pos[:c], new_ids[:c]), pos[:c], lab[:c]))
+  return results
 
 
 def choose_masks(sequences, masked_lm_prob, max_predictions_per_seq, vocab, gen):
@@ -141,8 +168,10 @@ def choose_masks(sequences, masked_lm_prob, max_predictions_per_seq, vocab, gen)
 
   Returns:
     (tokens, positions, labels, new, counts): tokens int64 [N, L] padded
-    input; positions, labels int64 [N, P] as for mask_batch; new int64
-    [N, K] (K = counts.max()), the id that goes to each chosen position.
+    input (L = longest sequence); positions, labels int64 [N, P] (P =
+    max_predictions_per_seq; sorted positions first, then zeros); new int64
+    [N, K] (K = counts.max()), the id that goes to each chosen position;
+    counts int64 [N], the number of predictions of each sequence.
   """
   import numpy as np
   n = len(sequences)

@@ -92,18 +92,6 @@ class ExampleEncoder:
       return b"\x0a" + table[len(entry)] + entry
     return wrap
 
-  def _int_feature(self, name, values, length):
-    packed = b"".join(map(self._table.__getitem__, values))
-    if length > len(values):
-      packed += b"\x00" * (length - len(values))  # varint(0) is one zero byte
-    int64_list = _len_delimited(b"\x0a", packed)
-    feature = _len_delimited(b"\x1a", int64_list)  # Feature.int64_list = 3
-    return self._entry(name, feature)
-
-  def _entry(self, name, feature):
-    entry = self._keys[name] + _len_delimited(b"\x12", feature)
-    return _len_delimited(b"\x0a", entry)
-
   def _header(self, name, length):
     """Everything before a feature's packed payload of `length` bytes."""
     cache = self._headers[name]
@@ -114,8 +102,18 @@ class ExampleEncoder:
 
   def encode_pair(self, input_ids, num_segment_a, masked_lm_positions,
                   masked_lm_ids, next_sentence_label):
-    """Like `encode`, for the writer's hot path: segment ids are 0 for the
-    first `num_segment_a` tokens ([CLS] A [SEP]) and 1 for the rest."""
+    """Returns the serialized tf.train.Example of one instance: the one
+    serializer (`encode` is a front end to it).
+
+    Args:
+      input_ids: list of int, the real tokens ([CLS] A [SEP] B [SEP]), at most
+        max_seq_length; padded here.
+      num_segment_a: int, segment ids are 0 for the first num_segment_a
+        tokens ([CLS] A [SEP]) and 1 for the rest.
+      masked_lm_positions: list of int, sorted, at most max_predictions_per_seq.
+      masked_lm_ids: list of int, the original ids at those positions.
+      next_sentence_label: int, IS_NEXT or IS_RANDOM.
+    """
     seq, preds = self.max_seq_length, self.max_predictions_per_seq
     n, p = len(input_ids), len(masked_lm_positions)
     if n > seq or p > preds:
@@ -143,34 +141,24 @@ class ExampleEncoder:
 
   def encode(self, input_ids, segment_ids, masked_lm_positions, masked_lm_ids,
              next_sentence_label):
-    """Returns the serialized tf.train.Example of one instance.
+    """`encode_pair` with the segment ids spelled out, for callers that
+    build instances by hand.
 
     Args:
       input_ids: list of int, the real tokens ([CLS] A [SEP] B [SEP]), at most
         max_seq_length; padded here.
-      segment_ids: list of int, same length as input_ids.
+      segment_ids: list of int, same length as input_ids: zeros then ones,
+        the only layout of a BERT pair.
       masked_lm_positions: list of int, sorted, at most max_predictions_per_seq.
       masked_lm_ids: list of int, the original ids at those positions.
       next_sentence_label: int, IS_NEXT or IS_RANDOM.
     """
-    seq, preds = self.max_seq_length, self.max_predictions_per_seq
-    n, p = len(input_ids), len(masked_lm_positions)
-    if n > seq or p > preds:
-      raise ValueError(f"instance of {n} tokens / {p} predictions exceeds "
-                       f"max_seq_length {seq} / max_predictions_per_seq {preds}")
-    weights = struct.pack("<%df" % preds, *([1.0] * p + [0.0] * (preds - p)))
-    float_list = _len_delimited(b"\x0a", weights)
-    parts = {
-        "input_ids": self._int_feature("input_ids", input_ids, seq),
-        "input_mask": self._int_feature("input_mask", [1] * n, seq),
-        "masked_lm_ids": self._int_feature("masked_lm_ids", masked_lm_ids, preds),
-        "masked_lm_positions": self._int_feature("masked_lm_positions", masked_lm_positions, preds),
-        "masked_lm_weights": self._entry("masked_lm_weights", _len_delimited(b"\x12", float_list)),
-        "next_sentence_labels": self._int_feature("next_sentence_labels", [next_sentence_label], 1),
-        "segment_ids": self._int_feature("segment_ids", segment_ids, seq),
-    }
-    features = b"".join(parts[name] for name in FEATURE_NAMES)
-    return _len_delimited(b"\x0a", features)
+    num_segment_a = len(segment_ids) - sum(segment_ids)
+    if (len(segment_ids) != len(input_ids)
+        or segment_ids != [0] * num_segment_a + [1] * (len(segment_ids) - num_segment_a)):
+      raise ValueError("segment_ids must be zeros then ones, one per input id")
+    return self.encode_pair(input_ids, num_segment_a, masked_lm_positions, masked_lm_ids,
+                            next_sentence_label)
 
 
 def feature_spec(max_seq_length, max_predictions_per_seq):

@@ -3,17 +3,24 @@
 The original `create_pretraining_data.py` holds the whole corpus and every
 instance in RAM and uses one core. Here the corpus is cut into *blocks*:
 runs of whole documents of about `block_bytes` of text, found by a cheap scan
-of the input. A block is the unit of work and the window that random
-next-sentence B segments are drawn from; the original's window is the whole
-corpus, which its users shard into files anyway. Each block gets its own
-seeded `random.Random`, derived from `random_seed` and the block's index, so
-what a block produces does not depend on which process ran it: the output is
+of the input. A block is the unit of work. Each block gets its own seeded
+`random.Random`, derived from `random_seed` and the block's index, so what a
+block produces does not depend on which process ran it: the output is
 byte-identical for any number of workers and for either driver (this local
 one with processes, or `bert_tf.data.beam`).
 
 Within a block the original algorithm runs unchanged: tokenize every line,
 drop empty documents, shuffle documents, make `dupe_factor` passes cutting
 each document into pairs, mask each pair, shuffle the block's instances.
+
+Random next-sentence B segments come, as in the original, from a document
+uniform over all documents of the input but A's own: the block's other
+documents, or the *negative pool*, a seeded uniform sample of up to
+NEGATIVE_POOL_DOCUMENTS documents of the whole input (all files) that the
+scan draws, each kept as a window of NEGATIVE_POOL_WORDS words around a
+uniform random line of it (with what follows, for B to run on). A block
+uses the pool's documents of other blocks, in the share that documents
+outside the block have of the input (see `instances.random_b_source`).
 
 Output: with `output_dir`, `num_output_shards` files, shard k holding a
 contiguous range of blocks, each file written under a temporary name and
@@ -44,6 +51,11 @@ _BLANK_LINE = re.compile(rb"\n[ \t\r\f\v]*\n")
 _NON_SPACE = re.compile(rb"\S")
 _READ_CHUNK = 8 << 20
 HISTOGRAM_BUCKET = 16  # tokens per bucket of the length histogram
+# The negative pool: documents sampled from the whole input, and the words of
+# each that are kept (those of a shorter document: all). Memory: about
+# 2048 x (512 + max_seq_length) words, a few MB, whatever the corpus size.
+NEGATIVE_POOL_DOCUMENTS = 2048
+NEGATIVE_POOL_WORDS = 512
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,11 +90,13 @@ class DataOptions:
 
 @dataclasses.dataclass(frozen=True)
 class Block:
-  """A run of whole documents: bytes [start, end) of one input file."""
+  """A run of whole documents: bytes [start, end) of one input file, holding
+  `documents` documents (as the scan counts them: text between blank lines)."""
   index: int
   path: str
   start: int
   end: int
+  documents: int = 0
 
 
 # ---------------------------------------------------------------------------
@@ -107,19 +121,30 @@ def expand_inputs(input_patterns):
   return files
 
 
-def scan_blocks(files, block_bytes):
+def scan_blocks(files, block_bytes, sampler=None):
   """Cuts the input files into blocks of whole documents.
 
-  Reads each file once, in large chunks, looking only for blank lines after
-  every `block_bytes`: memory stays constant whatever the corpus size. A file
-  ends a document (the original ran the last document of one file into the
-  first of the next).
+  Reads each file once, in large chunks, cutting at the first blank line
+  after every `block_bytes`: memory stays that of a block whatever the
+  corpus size. A file ends a document (the original ran the last document of
+  one file into the first of the next).
 
+  Args:
+    files: input paths.
+    block_bytes: int, bytes of text per block (at least).
+    sampler: optional NegativeSampler, shown every block's documents.
   Raises:
     ValueError naming a file that is empty or holds only blank lines.
   """
   import tensorflow as tf
   blocks = []
+
+  def add_block(path, start, end, raw):
+    documents = [d for d in _BLANK_LINE.split(raw) if _NON_SPACE.search(d)]
+    blocks.append(Block(len(blocks), path, start, end, len(documents)))
+    if sampler is not None:
+      sampler.add(len(blocks) - 1, documents)
+
   for path in files:
     size = tf.io.gfile.stat(path).length
     if size == 0:
@@ -128,7 +153,7 @@ def scan_blocks(files, block_bytes):
     start = 0
     with tf.io.gfile.GFile(path, "rb") as f:
       buf = b""
-      buf_offset = 0  # file offset of buf[0]
+      buf_offset = 0  # file offset of buf[0]; buf always holds [start, end of read)
       while True:
         chunk = f.read(_READ_CHUNK)
         if not has_text and chunk and _NON_SPACE.search(chunk):
@@ -143,7 +168,7 @@ def scan_blocks(files, block_bytes):
           if not m:
             break
           cut = buf_offset + m.end()
-          blocks.append(Block(len(blocks), path, start, cut))
+          add_block(path, start, cut, buf[start - buf_offset:m.end()])
           start = cut
         if not chunk:
           break
@@ -154,8 +179,161 @@ def scan_blocks(files, block_bytes):
     if not has_text:
       raise ValueError(f"{path}: input file has no text (only blank lines)")
     if start < size:
-      blocks.append(Block(len(blocks), path, start, size))
+      add_block(path, start, size, buf[start - buf_offset:])
   return blocks
+
+
+class NegativeSampler:
+  """Draws the negative pool while the scan shows it every document.
+
+  A reservoir (Algorithm R, numpy draws seeded by `random_seed` alone): after
+  the scan, a uniform sample of min(size, documents) documents of the whole
+  input. A document is kept as a *window*: its lines cut greedily into runs
+  of at least `window_words` words, the run holding a uniform random line
+  taken, so that a start drawn uniformly in the window is uniform over the
+  document's lines, as the original's is; then the lines after it until
+  `tail_words` more words, for B to run on (B never needs more tokens than
+  max_seq_length - 3, and a word is at least one token).
+  """
+
+  def __init__(self, random_seed, tail_words, size=NEGATIVE_POOL_DOCUMENTS,
+               window_words=NEGATIVE_POOL_WORDS):
+    import numpy as np
+    self._gen = np.random.default_rng(_seed(random_seed, "negative_pool"))
+    self._size = size
+    self._window_words = window_words
+    self._tail_words = tail_words
+    self.documents_seen = 0
+    self.entries = []  # (block index, [line str], number of start lines)
+
+  def add(self, block_index, documents):
+    """documents: list of bytes, the text of each document of the block."""
+    import numpy as np
+    n0 = self.documents_seen
+    self.documents_seen += len(documents)
+    # Document n (0-based) takes slot j ~ U[0, n] if j < size.
+    slots = self._gen.integers(0, np.arange(n0 + 1, self.documents_seen + 1))
+    for i in np.flatnonzero(slots < self._size).tolist():
+      entry = (block_index,) + self._window(documents[i])
+      if n0 + i < self._size:
+        self.entries.append(entry)
+      else:
+        self.entries[slots[i]] = entry
+
+  def _window(self, text):
+    lines = [line.strip() for line in text.decode("utf-8", errors="replace").split("\n")]
+    lines = [line for line in lines if line]
+    if not lines:  # only Unicode spaces: no sentence (dropped when tokenized)
+      return [], 0
+    words = [len(line.split()) for line in lines]
+    pick = int(self._gen.integers(0, len(lines)))
+    first = 0
+    count = 0
+    for i, w in enumerate(words):  # the greedy run of >= window_words words holding `pick`
+      count += w
+      if count >= self._window_words or i == len(lines) - 1:
+        if i >= pick:
+          end = i + 1
+          break
+        first, count = i + 1, 0
+    tail = end
+    count = 0
+    while tail < len(lines) and count < self._tail_words:
+      count += words[tail]
+      tail += 1
+    return lines[first:tail], end - first
+
+
+@dataclasses.dataclass
+class NegativePool:
+  """The negative pool, tokenized, as flat arrays (cheap to send to workers).
+
+  values: int32 [tokens]; sentence_splits: int64 [sentences + 1] into values;
+  entry_splits: int64 [entries + 1] into sentences; entry_starts: int64
+  [entries], how many of an entry's first sentences B may start at;
+  entry_block: int64 [entries], the block of the entry's document;
+  block_documents: int64 [blocks], documents of each block (the scan's
+  count); num_documents: documents of the whole input.
+  """
+  values: "np.ndarray"
+  sentence_splits: "np.ndarray"
+  entry_splits: "np.ndarray"
+  entry_starts: "np.ndarray"
+  entry_block: "np.ndarray"
+  block_documents: "np.ndarray"
+  num_documents: int
+
+  def for_block(self, block_index):
+    """instances.Negatives of a block: the pool's documents of other blocks."""
+    import numpy as np
+    outside = self.num_documents - int(self.block_documents[block_index])
+    rows = np.flatnonzero(self.entry_block != block_index)
+    if not len(rows) or outside <= 0:
+      return instances.NO_NEGATIVES
+    return instances.Negatives(_PoolEntries(self, rows), outside)
+
+
+class _PoolEntries:
+  """Sequence of (sentences, starts) of some pool entries; the sentences are
+  read from the arrays only when B takes them (a few per draw)."""
+
+  def __init__(self, pool, rows):
+    self._pool = pool
+    self._rows = rows
+
+  def __len__(self):
+    return len(self._rows)
+
+  def __getitem__(self, i):
+    pool = self._pool
+    row = int(self._rows[i])
+    first, end = int(pool.entry_splits[row]), int(pool.entry_splits[row + 1])
+    return _PoolSentences(pool.values, pool.sentence_splits, first, end), int(pool.entry_starts[row])
+
+
+class _PoolSentences:
+  """Sentences [first, end) of the pool as a sequence of lists of int ids."""
+
+  def __init__(self, values, splits, first, end):
+    self._values, self._splits, self._first, self._len = values, splits, first, end - first
+
+  def __len__(self):
+    return self._len
+
+  def __getitem__(self, k):
+    if not 0 <= k < self._len:
+      raise IndexError(k)
+    j = self._first + k
+    return self._values[self._splits[j]:self._splits[j + 1]].tolist()
+
+
+def tokenize_negative_pool(sampler, blocks, tokenizer):
+  """NegativePool of what `sampler` drew, tokenized in one batch; drops
+  token-less lines, and entries left with no line B may start at."""
+  import numpy as np
+  lines = [line for _, entry_lines, _ in sampler.entries for line in entry_lines]
+  values, splits = tokenizer.tokenize_to_ids(lines)
+  lengths = np.diff(splits)
+  use = np.zeros(len(lines), bool)
+  entry_splits, entry_starts, entry_block = [0], [], []
+  line = 0
+  for block_index, entry_lines, starts in sampler.entries:
+    kept = lengths[line:line + len(entry_lines)] > 0
+    kept_starts = int(kept[:starts].sum())
+    if kept_starts:
+      use[line:line + len(entry_lines)] = kept
+      entry_splits.append(entry_splits[-1] + int(kept.sum()))
+      entry_starts.append(kept_starts)
+      entry_block.append(block_index)
+    line += len(entry_lines)
+  return NegativePool(
+      values=values[np.repeat(use, lengths)].astype(np.int32),
+      sentence_splits=np.concatenate([[0], np.cumsum(lengths[use])]).astype(np.int64),
+      entry_splits=np.array(entry_splits, np.int64),
+      entry_starts=np.array(entry_starts, np.int64),
+      entry_block=np.array(entry_block, np.int64),
+      block_documents=np.array([b.documents for b in blocks], np.int64),
+      num_documents=sampler.documents_seen)
 
 
 class _ByteCounter:
@@ -264,12 +442,17 @@ class BlockStats:
   """What a block wrote: counts for the manifest."""
 
   FIELDS = ("documents", "sentences", "instances", "tokens", "predictions",
-            "masked", "kept", "random", "nsp_random", "undecodable_bytes")
+            "masked", "kept", "random", "nsp_random", "nsp_random_from_same_document",
+            "undecodable_bytes")
 
   def __init__(self, num_buckets):
     for name in self.FIELDS:
       setattr(self, name, 0)
     self.length_histogram = [0] * num_buckets
+
+  @classmethod
+  def for_options(cls, options):
+    return cls(options.max_seq_length // HISTOGRAM_BUCKET + 1)
 
   def merge(self, other):
     for name in self.FIELDS:
@@ -290,7 +473,7 @@ class BlockStats:
     return stats
 
 
-def pass_records(documents, seed, options, masking_vocab, encoder):
+def pass_records(documents, seed, options, masking_vocab, encoder, negatives=instances.NO_NEGATIVES):
   """One pass of the original algorithm over a block's documents.
 
   Args:
@@ -299,73 +482,50 @@ def pass_records(documents, seed, options, masking_vocab, encoder):
     options: DataOptions.
     masking_vocab: masking.MaskingVocab.
     encoder: schema.ExampleEncoder.
+    negatives: instances.Negatives, random B sources outside the block.
   Returns:
     (records, stats): serialized tf.train.Examples, and BlockStats (documents
     and sentences not counted: a block counts them once).
   """
   import numpy as np
   rng = random.Random(seed)
-  stats = BlockStats(options.max_seq_length // HISTOGRAM_BUCKET + 1)
+  stats = BlockStats.for_options(options)
   documents = list(documents)
   rng.shuffle(documents)
-  cls_id, sep_id, mask_id = masking_vocab.cls_id, masking_vocab.sep_id, masking_vocab.mask_id
+  cls_id, sep_id = masking_vocab.cls_id, masking_vocab.sep_id
   sequences, num_as, labels_nsp = [], [], []
   for doc_index in range(len(documents)):
-    for tokens_a, tokens_b, is_random in instances.create_pairs_from_document(
-        documents, doc_index, options.max_seq_length, options.short_seq_prob, rng):
-      tokens, num_a = instances.build_instance(tokens_a, tokens_b, cls_id, sep_id)
+    for pair in instances.create_pairs_from_document(
+        documents, doc_index, options.max_seq_length, options.short_seq_prob, rng, negatives):
+      tokens, num_a = instances.build_instance(pair.tokens_a, pair.tokens_b, cls_id, sep_id)
       sequences.append(tokens)
       num_as.append(num_a)
-      labels_nsp.append(schema.IS_RANDOM if is_random else schema.IS_NEXT)
+      labels_nsp.append(schema.IS_RANDOM if pair.is_random_next else schema.IS_NEXT)
+      stats.nsp_random_from_same_document += pair.random_from_same_document
   if not sequences:
     return [], stats
+  if options.do_whole_word_mask:
+    masked_sequences = [masking.mask_tokens(
+        tokens, options.masked_lm_prob, options.max_predictions_per_seq, masking_vocab, rng,
+        do_whole_word_mask=True) for tokens in sequences]
+  else:
+    masked_sequences = masking.mask_batch(
+        sequences, options.masked_lm_prob, options.max_predictions_per_seq, masking_vocab,
+        np.random.default_rng(seed))
   records = []
   encode = encoder.encode_pair
-  if options.do_whole_word_mask:
-    outputs, all_positions, all_labels = [], [], []
-    for tokens in sequences:
-      output, positions, labels = masking.mask_tokens(
-          tokens, options.masked_lm_prob, options.max_predictions_per_seq,
-          masking_vocab, rng, do_whole_word_mask=True)
-      outputs.append(output)
-      all_positions.append(positions)
-      all_labels.append(labels)
-    counts = [len(p) for p in all_positions]
-  else:
-    gen = np.random.default_rng(seed)
-    _, positions_arr, labels_arr, new_arr, counts_arr = masking.choose_masks(
-        sequences, options.masked_lm_prob, options.max_predictions_per_seq, masking_vocab, gen)
-    counts = counts_arr.tolist()
-    all_positions = positions_arr.tolist()
-    all_labels = labels_arr.tolist()
-    outputs = []
-    for tokens, positions, new_ids, c in zip(sequences, all_positions, new_arr.tolist(), counts):
-      output = list(tokens)
-      for pos, new_id in zip(positions[:c], new_ids):
-        output[pos] = new_id
-      outputs.append(output)
-  masked = kept = 0
   hist = stats.length_histogram
-  for i, tokens in enumerate(sequences):
-    n = len(tokens)
-    c = counts[i]
-    output = outputs[i]
-    positions = all_positions[i][:c]
-    labels = all_labels[i][:c]
-    records.append(encode(output[:n], num_as[i], positions, labels, labels_nsp[i]))
-    for pos, label in zip(positions, labels):
-      new = output[pos]
-      if new == mask_id:
-        masked += 1
-      elif new == label:
-        kept += 1
-    hist[n // HISTOGRAM_BUCKET] += 1
+  mask_id = masking_vocab.mask_id
+  for (output, positions, labels), num_a, label_nsp in zip(masked_sequences, num_as, labels_nsp):
+    records.append(encode(output, num_a, positions, labels, label_nsp))
+    masked, kept, replaced = masking.count_outcomes(output, positions, labels, mask_id)
+    stats.masked += masked
+    stats.kept += kept
+    stats.random += replaced
+    stats.predictions += len(positions)
+    hist[len(output) // HISTOGRAM_BUCKET] += 1
   stats.instances = len(records)
   stats.tokens = sum(map(len, sequences))
-  stats.predictions = sum(counts)
-  stats.masked = masked
-  stats.kept = kept
-  stats.random = stats.predictions - masked - kept
   stats.nsp_random = sum(labels_nsp)
   return records, stats
 
@@ -377,25 +537,35 @@ def shuffle_block(pass_results, block_index, random_seed):
   return records
 
 
-def block_records(tokenized, options, masking_vocab, encoder):
+def block_records(tokenized, options, masking_vocab, encoder, negative_pool=None):
   """All passes over one tokenized block, shuffled: the unit both drivers share.
 
+  Args:
+    tokenized: TokenizedBlock.
+    negative_pool: NegativePool of the run, or None (no other block).
   Returns:
     (records, stats) for the block.
   """
   documents = tokenized.documents()
-  stats = BlockStats(options.max_seq_length // HISTOGRAM_BUCKET + 1)
+  negatives = (negative_pool.for_block(tokenized.index) if negative_pool is not None
+               else instances.NO_NEGATIVES)
+  stats = BlockStats.for_options(options)
   results = []
   for p in range(options.dupe_factor):
     records, pass_stats = pass_records(
         documents, pass_seed(options.random_seed, tokenized.index, p), options,
-        masking_vocab, encoder)
+        masking_vocab, encoder, negatives)
     results.append(records)
     stats.merge(pass_stats)
-  stats.documents = len(documents)
-  stats.sentences = sum(len(d) for d in documents)
-  stats.undecodable_bytes = tokenized.undecodable_bytes
+  _count_block(stats, tokenized)
   return shuffle_block(results, tokenized.index, options.random_seed), stats
+
+
+def _count_block(stats, tokenized):
+  """What a block counts once, not per pass."""
+  stats.documents = len(tokenized.document_splits) - 1
+  stats.sentences = len(tokenized.sentence_splits) - 1
+  stats.undecodable_bytes = tokenized.undecodable_bytes
 
 
 def masking_vocab_of(vocab):
@@ -404,27 +574,48 @@ def masking_vocab_of(vocab):
       is_subword=tuple(bool(x) for x in vocab.is_subword))
 
 
+class BlockProcessor:
+  """Block -> (records, stats): tokenize, then all passes. What a Beam worker
+  (or this process, with one worker) runs for each block."""
+
+  def __init__(self, tokenizer, options, negative_pool):
+    self.tokenizer = tokenizer
+    self.options = options
+    self.negative_pool = negative_pool
+    self.masking_vocab = masking_vocab_of(tokenizer.vocab)
+    self.encoder = schema.ExampleEncoder(options.max_seq_length, options.max_predictions_per_seq,
+                                         tokenizer.vocab.size)
+
+  def __call__(self, block):
+    tokenized = tokenize_block(block, self.tokenizer)
+    return block_records(tokenized, self.options, self.masking_vocab, self.encoder,
+                         self.negative_pool)
+
+
 # Worker processes pair, mask and serialize; they never import TensorFlow.
 _WORKER = {}
 
 
-def _init_worker(options, masking_vocab):
+def _init_worker(options, masking_vocab, negative_pool):
   _WORKER["options"] = options
   _WORKER["vocab"] = masking_vocab
   _WORKER["encoder"] = schema.ExampleEncoder(
       options.max_seq_length, options.max_predictions_per_seq, masking_vocab.size)
-  _WORKER["docs"] = (None, None)
+  _WORKER["pool"] = negative_pool
+  _WORKER["docs"] = (None, None, None)
 
 
 def _run_pass(tokenized, pass_index):
   options = _WORKER["options"]
-  cached_index, documents = _WORKER["docs"]
+  cached_index, documents, negatives = _WORKER["docs"]
   if cached_index != tokenized.index:
     documents = tokenized.documents()
-    _WORKER["docs"] = (tokenized.index, documents)
+    pool = _WORKER["pool"]
+    negatives = pool.for_block(tokenized.index) if pool is not None else instances.NO_NEGATIVES
+    _WORKER["docs"] = (tokenized.index, documents, negatives)
   records, stats = pass_records(
       documents, pass_seed(options.random_seed, tokenized.index, pass_index), options,
-      _WORKER["vocab"], _WORKER["encoder"])
+      _WORKER["vocab"], _WORKER["encoder"], negatives)
   return records, stats.to_dict()
 
 
@@ -491,7 +682,9 @@ def _fingerprint(files, options, vocab):
   import tensorflow as tf
   inputs = [(p, tf.io.gfile.stat(p).length) for p in files]
   payload = json.dumps({"inputs": inputs, "options": dataclasses.asdict(options),
-                        "vocab": vocab.sha256, "schema": schema.SCHEMA_VERSION}, sort_keys=True)
+                        "vocab": vocab.sha256, "schema": schema.SCHEMA_VERSION,
+                        "negative_pool": [NEGATIVE_POOL_DOCUMENTS, NEGATIVE_POOL_WORDS]},
+                       sort_keys=True)
   return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -510,53 +703,156 @@ def _check_writable(paths):
                             f"{str(e).splitlines()[0] if str(e) else ''}") from None
 
 
-def _start_pool(num_workers, options, masking_vocab):
-  """Worker processes for the passes; started first, so that their start-up
-  overlaps this process's (vocab, input scan, tokenizer)."""
+@dataclasses.dataclass(frozen=True)
+class RunPlan:
+  """What both drivers work from, decided before any record is written.
+
+  files: input paths; paths: output paths; blocks: list of Block;
+  negative_pool: NegativePool; fingerprint: str, what a reusable shard of an
+  earlier run must match; shard_of_block: list of int, block index -> shard
+  (with --output_dir: shard k holds a contiguous range of blocks).
+  """
+  files: list
+  paths: list
+  blocks: list
+  negative_pool: NegativePool
+  fingerprint: str
+  shard_of_block: list
+
+
+def plan_run(input_patterns, outputs, tokenizer, options):
+  """Expands the inputs, checks the outputs can be written, scans the input
+  into blocks while sampling the negative pool, and tokenizes the pool.
+
+  Raises:
+    ValueError / FileNotFoundError / PermissionError naming the bad input
+    or output.
+  """
+  files = expand_inputs(input_patterns)
+  paths = outputs.paths()
+  _check_writable(paths)
+  sampler = NegativeSampler(options.random_seed, tail_words=options.max_seq_length - 3)
+  started = time.time()
+  blocks = scan_blocks(files, options.block_bytes, sampler)
+  pool = tokenize_negative_pool(sampler, blocks, tokenizer)
+  logging.info("input: %d files, %.1f MB, %d documents, %d blocks of ~%.2f MB; negative "
+               "pool: %d documents of the whole input, %d tokens (%.1f s)",
+               len(files), sum(b.end - b.start for b in blocks) / 1e6, pool.num_documents,
+               len(blocks), options.block_bytes / 1e6, len(pool.entry_block), len(pool.values),
+               time.time() - started)
+  num_shards = len(paths)
+  return RunPlan(files=files, paths=paths, blocks=blocks, negative_pool=pool,
+                 fingerprint=_fingerprint(files, options, tokenizer.vocab),
+                 shard_of_block=[b.index * num_shards // len(blocks) for b in blocks])
+
+
+class ShardWriter:
+  """Writes one --output_dir shard: records under a temporary name, renamed
+  into place when complete, then its stats file, the proof of completeness
+  (killed in between, a stale shard of another run never gets this run's
+  stats). Both drivers write their shards with it."""
+
+  def __init__(self, path, fingerprint, gzip):
+    import tensorflow as tf
+    self.path = path
+    self._fingerprint = fingerprint
+    self._writer = tf.io.TFRecordWriter(path + ".tmp", options="GZIP" if gzip else None)
+
+  def write(self, records):
+    for record in records:
+      self._writer.write(record)
+
+  def close(self, stats):
+    """Closes the file, renames it into place, writes its stats (BlockStats)."""
+    import tensorflow as tf
+    self._writer.close()
+    tf.io.gfile.rename(self.path + ".tmp", self.path, overwrite=True)
+    _write_json(self.path + ".stats.json", {"fingerprint": self._fingerprint,
+                                            "stats": stats.to_dict()})
+
+
+def read_complete_shard(path, fingerprint):
+  """BlockStats of a complete shard of an earlier run with this fingerprint, or None."""
+  import tensorflow as tf
+  stats_path = path + ".stats.json"
+  if not (tf.io.gfile.exists(path) and tf.io.gfile.exists(stats_path)):
+    return None
+  with tf.io.gfile.GFile(stats_path) as f:
+    saved = json.load(f)
+  if saved.get("fingerprint") != fingerprint:
+    return None
+  return BlockStats.from_dict(saved["stats"])
+
+
+def finish_run(plan, outputs, vocab, options, total, started, num_workers, reused, driver):
+  """Checks the run wrote something, warns about what the data lacks, and
+  writes the manifest; returns it. Both drivers end here.
+
+  Raises:
+    ValueError, leaving no output under a final name, when no instance
+    could be made.
+  """
+  import tensorflow as tf
+  if total.instances == 0:
+    # An error leaves nothing under a final name: not even empty files that
+    # look like a result, or stats that a rerun would take as complete shards.
+    for path in plan.paths:
+      for leftover in (path, path + ".stats.json"):
+        if tf.io.gfile.exists(leftover):
+          tf.io.gfile.remove(leftover)
+    raise ValueError(f"--input_file: no instance could be made from {len(plan.files)} file(s) "
+                     "(no line has a token in this vocab)")
+  if total.nsp_random_from_same_document:
+    logging.warning("the whole input holds a single document: %d random next-sentence B "
+                    "segments (of %d) came from A's own document", total.nsp_random_from_same_document,
+                    total.nsp_random)
+  manifest = manifest_of_run(plan.files, plan.paths, outputs, vocab, options, total,
+                             time.time() - started, num_workers, reused,
+                             driver=None if driver == "local" else driver)
+  return manifest.write(outputs.manifest_path()).to_dict()
+
+
+def _start_pool(num_workers, options, masking_vocab, negative_pool):
+  """Worker processes for the passes, each given the negative pool once."""
   if num_workers <= 1:
     return None
   ctx = multiprocessing.get_context("spawn")
-  return ctx.Pool(num_workers, initializer=_init_worker, initargs=(options, masking_vocab))
+  return ctx.Pool(num_workers, initializer=_init_worker,
+                  initargs=(options, masking_vocab, negative_pool))
 
 
-def _map_blocks(blocks, tokenizer, options, masking_vocab, pool):
+def _map_blocks(blocks, tokenizer, options, negative_pool, pool):
   """Yields (block index, records, stats) for `blocks`, in order.
 
   This process reads and tokenizes each block (tf-text, C++); each of the
   dupe_factor passes over it is a task for a worker process. At most a few
   blocks are in flight, so memory does not grow with the corpus.
   """
-  num_buckets = options.max_seq_length // HISTOGRAM_BUCKET + 1
   if pool is None:
-    encoder = schema.ExampleEncoder(options.max_seq_length, options.max_predictions_per_seq,
-                                    masking_vocab.size)
+    processor = BlockProcessor(tokenizer, options, negative_pool)
     for block in blocks:
-      tokenized = tokenize_block(block, tokenizer)
-      records, stats = block_records(tokenized, options, masking_vocab, encoder)
+      records, stats = processor(block)
       yield block.index, records, stats
     return
   in_flight = collections.deque()
   max_in_flight = 2 * pool._processes + options.dupe_factor  # pylint: disable=protected-access
 
   def finish_oldest():
-    tokenized, documents_count, sentences_count, futures = in_flight.popleft()
-    stats = BlockStats(num_buckets)
+    tokenized, futures = in_flight.popleft()
+    stats = BlockStats.for_options(options)
     results = []
     for future in futures:
       records, pass_stats = future.get()
       results.append(records)
       stats.merge(BlockStats.from_dict(pass_stats))
-    stats.documents = documents_count
-    stats.sentences = sentences_count
-    stats.undecodable_bytes = tokenized.undecodable_bytes
+    _count_block(stats, tokenized)
     return tokenized.index, shuffle_block(results, tokenized.index, options.random_seed), stats
 
   for block in blocks:
     tokenized = tokenize_block(block, tokenizer)
     futures = [pool.apply_async(_run_pass, (tokenized, p)) for p in range(options.dupe_factor)]
-    in_flight.append((tokenized, len(tokenized.document_splits) - 1,
-                      len(tokenized.sentence_splits) - 1, futures))
-    while sum(len(f[3]) for f in in_flight) > max_in_flight:
+    in_flight.append((tokenized, futures))
+    while sum(len(f[1]) for f in in_flight) > max_in_flight:
       yield finish_oldest()
   while in_flight:
     yield finish_oldest()
@@ -577,46 +873,36 @@ def create_pretraining_data(input_patterns, outputs, vocab_file, options,
     The manifest dict (also written beside the records).
   """
   from bert_tf.data import tokenization
+  started = time.time()
   options.validate()
   vocab = tokenization.load_vocab(vocab_file)  # names missing special tokens
-  pool = _start_pool(num_workers, options, masking_vocab_of(vocab))
+  tokenizer = tokenization.Tokenizer(vocab, options.do_lower_case)
+  plan = plan_run(input_patterns, outputs, tokenizer, options)
+  pool = _start_pool(num_workers, options, masking_vocab_of(vocab), plan.negative_pool)
   try:
-    return _create(input_patterns, outputs, vocab, options, num_workers, pool)
+    total, reused = _write(plan, outputs, tokenizer, options, pool)
   finally:
     if pool is not None:
       pool.terminate()
       pool.join()
+  return finish_run(plan, outputs, vocab, options, total, started, num_workers, reused, "local")
 
 
-def _create(input_patterns, outputs, vocab, options, num_workers, pool):
-  """create_pretraining_data, with the vocab loaded and the workers started."""
+def _write(plan, outputs, tokenizer, options, pool):
+  """Writes the records of `plan`; returns (BlockStats of all, reused shards)."""
   import tensorflow as tf
-  from bert_tf.data import manifest as manifest_lib
-  from bert_tf.data import tokenization
-
-  started = time.time()
-  tokenizer = tokenization.Tokenizer(vocab, options.do_lower_case)
-  masking_vocab = masking_vocab_of(vocab)
-  files = expand_inputs(input_patterns)
-  paths = outputs.paths()
-  _check_writable(paths)
-  blocks = scan_blocks(files, options.block_bytes)
-  total_bytes = sum(b.end - b.start for b in blocks)
-  logging.info("input: %d files, %.1f MB, %d blocks of ~%.2f MB (the NSP window)",
-               len(files), total_bytes / 1e6, len(blocks), options.block_bytes / 1e6)
-  fingerprint = _fingerprint(files, options, vocab)
-  num_buckets = options.max_seq_length // HISTOGRAM_BUCKET + 1
-  total = BlockStats(num_buckets)
-  progress = _Progress(total_bytes)
-  compression = "GZIP" if outputs.gzip else None
+  blocks, paths = plan.blocks, plan.paths
+  total = BlockStats.for_options(options)
+  progress = _Progress(sum(b.end - b.start for b in blocks))
   reused = 0
 
   if outputs.files:
     # The original's --output_file: deal instances round-robin.
     tmp_paths = [f"{p}.tmp-bert_tf" for p in paths]
+    compression = "GZIP" if outputs.gzip else None
     writers = [tf.io.TFRecordWriter(p, options=compression) for p in tmp_paths]
     n = 0
-    for index, records, stats in _map_blocks(blocks, tokenizer, options, masking_vocab, pool):
+    for index, records, stats in _map_blocks(blocks, tokenizer, options, plan.negative_pool, pool):
       for record in records:
         writers[n % len(writers)].write(record)
         n += 1
@@ -626,75 +912,51 @@ def _create(input_patterns, outputs, vocab, options, num_workers, pool):
       writer.close()
     for tmp, path in zip(tmp_paths, paths):
       tf.io.gfile.rename(tmp, path, overwrite=True)
-  else:
-    num_shards = outputs.num_shards
-    if len(blocks) < num_shards:
-      logging.warning("%d blocks for %d shards: %d shards will be empty; lower "
-                      "--block_bytes or --num_output_shards", len(blocks), num_shards,
-                      num_shards - len(blocks))
-    shard_of_block = [b.index * num_shards // len(blocks) for b in blocks]
-    pending = []
-    for k, path in enumerate(paths):
-      stats_path = path + ".stats.json"
-      if tf.io.gfile.exists(path) and tf.io.gfile.exists(stats_path):
-        with tf.io.gfile.GFile(stats_path) as f:
-          saved = json.load(f)
-        if saved.get("fingerprint") == fingerprint:
-          stats = BlockStats.from_dict(saved["stats"])
-          total.merge(stats)
-          reused += 1
-          progress.update(sum(b.end - b.start for b in blocks if shard_of_block[b.index] == k), stats)
-          continue
+    progress.update(0, BlockStats.for_options(options), force=True)
+    return total, reused
+
+  num_shards = outputs.num_shards
+  if len(blocks) < num_shards:
+    logging.warning("%d blocks for %d shards: %d shards will be empty; lower "
+                    "--block_bytes or --num_output_shards", len(blocks), num_shards,
+                    num_shards - len(blocks))
+  shard_of_block = plan.shard_of_block
+  pending = []
+  for k, path in enumerate(paths):
+    stats = read_complete_shard(path, plan.fingerprint)
+    if stats is None:
       pending.append(k)
-    if reused:
-      logging.info("reusing %d complete shards of an earlier run", reused)
-    todo = [b for b in blocks if shard_of_block[b.index] in pending]
-    remaining = {k: sum(1 for b in blocks if shard_of_block[b.index] == k) for k in pending}
-    writers = {}
-    shard_stats = {k: BlockStats(num_buckets) for k in pending}
+      continue
+    total.merge(stats)
+    reused += 1
+    progress.update(sum(b.end - b.start for b in blocks if shard_of_block[b.index] == k), stats)
+  if reused:
+    logging.info("reusing %d complete shards of an earlier run", reused)
+  todo = [b for b in blocks if shard_of_block[b.index] in pending]
+  remaining = {k: sum(1 for b in blocks if shard_of_block[b.index] == k) for k in pending}
+  writers = {}
+  shard_stats = {k: BlockStats.for_options(options) for k in pending}
 
-    def finish(k):
-      path = paths[k]
-      if k in writers:
-        writers.pop(k).close()
-      else:  # a shard without blocks is an empty, valid file
-        tf.io.TFRecordWriter(path + ".tmp", options=compression).close()
-      # Records first, stats (the proof of completeness) last: killed in
-      # between, a stale shard of another run must not get this run's stats.
-      tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
-      _write_json(path + ".stats.json", {"fingerprint": fingerprint,
-                                         "stats": shard_stats[k].to_dict()})
+  def finish(k):
+    # A shard without blocks is an empty, valid file.
+    writer = writers.pop(k, None) or ShardWriter(paths[k], plan.fingerprint, outputs.gzip)
+    writer.close(shard_stats[k])
 
-    for k in [k for k in pending if remaining[k] == 0]:
+  for k in [k for k in pending if remaining[k] == 0]:
+    finish(k)
+  for index, records, stats in _map_blocks(todo, tokenizer, options, plan.negative_pool, pool):
+    k = shard_of_block[index]
+    if k not in writers:
+      writers[k] = ShardWriter(paths[k], plan.fingerprint, outputs.gzip)
+    writers[k].write(records)
+    shard_stats[k].merge(stats)
+    total.merge(stats)
+    progress.update(blocks[index].end - blocks[index].start, stats)
+    remaining[k] -= 1
+    if remaining[k] == 0:
       finish(k)
-    for index, records, stats in _map_blocks(todo, tokenizer, options, masking_vocab, pool):
-      k = shard_of_block[index]
-      if k not in writers:
-        writers[k] = tf.io.TFRecordWriter(paths[k] + ".tmp", options=compression)
-      writer = writers[k]
-      for record in records:
-        writer.write(record)
-      shard_stats[k].merge(stats)
-      total.merge(stats)
-      progress.update(blocks[index].end - blocks[index].start, stats)
-      remaining[k] -= 1
-      if remaining[k] == 0:
-        finish(k)
-
-  progress.update(0, BlockStats(num_buckets), force=True)
-  if total.instances == 0:
-    # An error leaves nothing under a final name: not even empty files that
-    # look like a result, or stats that a rerun would take as complete shards.
-    for path in paths:
-      for leftover in (path, path + ".stats.json"):
-        if tf.io.gfile.exists(leftover):
-          tf.io.gfile.remove(leftover)
-    raise ValueError(f"--input_file: no instance could be made from {len(files)} file(s) "
-                     "(no line has a token in this vocab)")
-  elapsed = time.time() - started
-  manifest = manifest_of_run(files, paths, outputs, vocab, options, total, elapsed,
-                             num_workers, reused).write(outputs.manifest_path())
-  return manifest.to_dict()
+  progress.update(0, BlockStats.for_options(options), force=True)
+  return total, reused
 
 
 def _write_json(path, obj):
@@ -711,12 +973,6 @@ def manifest_of_run(files, paths, outputs, vocab, options, total, elapsed, num_w
       gzip=outputs.gzip, totals=total.to_dict(), bucket_tokens=HISTOGRAM_BUCKET,
       seconds=elapsed, num_workers=num_workers, reused_shards=reused,
       schema_version=schema.SCHEMA_VERSION, driver=driver)
-
-
-def build_manifest(files, paths, outputs, vocab, options, total, elapsed, num_workers, reused):
-  """manifest_of_run as its JSON dict (for the Beam driver, until it uses the Manifest)."""
-  return manifest_of_run(files, paths, outputs, vocab, options, total, elapsed, num_workers,
-                         reused).to_dict()
 
 
 def default_num_workers():

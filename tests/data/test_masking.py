@@ -74,19 +74,18 @@ def test_prediction_counts_follow_the_formula_for_every_length():
     sequences = [random_sequence(rng, n) for n in range(5, 200)]
     expected = [min(max_preds, max(1, round(len(s) * prob))) for s in sequences]
     got_single = [len(masking.mask_tokens(s, prob, max_preds, BIG_VOCAB, rng)[1]) for s in sequences]
-    _, _, _, counts = masking.mask_batch(sequences, prob, max_preds, BIG_VOCAB, gen)
+    got_batch = [len(p) for _, p, _ in masking.mask_batch(sequences, prob, max_preds, BIG_VOCAB, gen)]
     assert got_single == expected
-    assert counts.tolist() == expected
+    assert got_batch == expected
 
 
 def test_fewer_candidates_than_wanted_masks_all_candidates():
   tokens = [CLS, 2000, SEP, 3000, SEP]
   _, positions, labels = masking.mask_tokens(tokens, 1.0, 20, BIG_VOCAB, random.Random(1))
   assert positions == [1, 3] and labels == [2000, 3000]
-  _, positions, labels, counts = masking.mask_batch([tokens], 1.0, 20, BIG_VOCAB,
-                                                    np.random.default_rng(1))
-  assert counts.tolist() == [2]
-  assert positions[0, :2].tolist() == [1, 3] and labels[0, :2].tolist() == [2000, 3000]
+  [(_, positions, labels)] = masking.mask_batch([tokens], 1.0, 20, BIG_VOCAB,
+                                                np.random.default_rng(1))
+  assert positions == [1, 3] and labels == [2000, 3000]
 
 
 # ---------------------------------------------------------------------------
@@ -121,28 +120,34 @@ def test_mask_tokens_positions_sorted_unique_never_special():
                                  len(tokens) - len(specials))
 
 
-def test_mask_batch_positions_sorted_unique_never_special_and_padded():
+def test_mask_batch_positions_sorted_unique_never_special():
   rng = random.Random(3)
   sequences = _sequences_with_extra_specials(rng, 2000)
-  output, positions, labels, counts = masking.mask_batch(
-      sequences, 0.15, 20, BIG_VOCAB, np.random.default_rng(3))
-  width = max(map(len, sequences))
-  assert output.shape == (len(sequences), width)
-  assert positions.shape == labels.shape == (len(sequences), 20)
-  for i, tokens in enumerate(sequences):
-    c = int(counts[i])
-    pos = positions[i, :c].tolist()
+  results = masking.mask_batch(sequences, 0.15, 20, BIG_VOCAB, np.random.default_rng(3))
+  assert len(results) == len(sequences)
+  for tokens, (row, pos, labels) in zip(sequences, results):
     specials = [j for j, t in enumerate(tokens) if t in (CLS, SEP)]
     assert pos == sorted(set(pos))
     assert not set(pos) & set(specials)
     assert all(0 <= p < len(tokens) for p in pos)
-    assert labels[i, :c].tolist() == [tokens[p] for p in pos]
-    assert not positions[i, c:].any() and not labels[i, c:].any()
-    row = output[i].tolist()
-    assert not any(row[len(tokens):])
+    assert labels == [tokens[p] for p in pos]
+    assert len(row) == len(tokens)
     changed = {j for j, (a, b) in enumerate(zip(tokens, row)) if a != b}
     assert changed <= set(pos)
-    assert c == min(masking.num_to_predict(len(tokens), 0.15, 20), len(tokens) - len(specials))
+    assert len(pos) == min(masking.num_to_predict(len(tokens), 0.15, 20),
+                           len(tokens) - len(specials))
+
+
+def test_apply_masks_and_count_outcomes():
+  tokens = [CLS, 2000, 2001, SEP, 3000, 3001, SEP]
+  output = masking.apply_masks(tokens, [5, 1, 2], [MASK, 2000, 7777])
+  assert output == [CLS, 2000, 7777, SEP, 3000, MASK, SEP]
+  assert tokens == [CLS, 2000, 2001, SEP, 3000, 3001, SEP]  # a new list
+  # A random draw that hit the original id or [MASK] counts as what it is.
+  assert masking.count_outcomes(output, [1, 2, 5], [2000, 2001, 3001], MASK) == (1, 1, 1)
+  assert masking.count_outcomes([CLS, MASK, SEP], [1], [MASK], MASK) == (1, 0, 0)
+  assert masking.count_outcomes(tokens, [1, 4], [2000, 3000], MASK) == (0, 2, 0)
+  assert masking.count_outcomes(tokens, [], [], MASK) == (0, 0, 0)
 
 
 def _chi_square(observed, expected):
@@ -160,10 +165,9 @@ def test_positions_uniform_over_candidates_in_both_implementations():
   single = collections.Counter()
   for _ in range(draws):
     single.update(masking.mask_tokens(tokens, 0.15, 20, BIG_VOCAB, rng)[1])
-  _, positions, _, counts = masking.mask_batch([tokens] * draws, 0.15, 20, BIG_VOCAB,
-                                               np.random.default_rng(4))
-  assert (counts == 3).all()
-  batch = collections.Counter(positions[:, :3].ravel().tolist())
+  results = masking.mask_batch([tokens] * draws, 0.15, 20, BIG_VOCAB, np.random.default_rng(4))
+  assert all(len(positions) == 3 for _, positions, _ in results)
+  batch = collections.Counter(p for _, positions, _ in results for p in positions)
   candidates = [i for i in range(20) if i not in (0, 8, 19)]
   expected = [3 * draws / 17] * 17
   for hist in (single, batch):
@@ -186,11 +190,13 @@ def test_80_10_10_shares_in_both_implementations():
     output, positions, _ = masking.mask_tokens(tokens, 0.15, 20, BIG_VOCAB, rng)
     counts_single += outcome_counts(tokens, output, positions, MASK)
   totals["mask_tokens"] = counts_single
-  output, positions, _, counts = masking.mask_batch(sequences, 0.15, 20, BIG_VOCAB,
-                                                    np.random.default_rng(5))
+  results = masking.mask_batch(sequences, 0.15, 20, BIG_VOCAB, np.random.default_rng(5))
   counts_batch = np.zeros(3)
-  for i, tokens in enumerate(sequences):
-    counts_batch += outcome_counts(tokens, output[i], positions[i, :counts[i]], MASK)
+  for tokens, (output, positions, labels) in zip(sequences, results):
+    counts_batch += outcome_counts(tokens, output, positions, MASK)
+    # The library's one count agrees with this independent one.
+    assert masking.count_outcomes(output, positions, labels, MASK) == outcome_counts(
+        tokens, output, positions, MASK)
   totals["mask_batch"] = counts_batch
   shares = {}
   for name, c in totals.items():
@@ -216,10 +222,9 @@ def test_random_replacements_uniform_over_whole_vocab(implementation):
       output, positions, _ = masking.mask_tokens(tokens, 0.15, 20, vocab, rng)
       ids.extend(output[p] for p in positions)
   else:
-    output, positions, _, counts = masking.mask_batch([tokens] * seqs, 0.15, 20, vocab,
-                                                      np.random.default_rng(6))
-    assert (counts == 19).all()
-    ids = np.take_along_axis(output, positions[:, :19], axis=1).ravel().tolist()
+    results = masking.mask_batch([tokens] * seqs, 0.15, 20, vocab, np.random.default_rng(6))
+    assert all(len(positions) == 19 for _, positions, _ in results)
+    ids = [output[p] for output, positions, _ in results for p in positions]
   hist = collections.Counter(ids)
   n = len(ids)
   assert set(hist) == set(range(size)), sorted(set(range(size)) - set(hist))
@@ -238,8 +243,7 @@ def test_mask_tokens_exact_for_a_seed():
   assert a == b and a != c
   batch = [masking.mask_batch([tokens] * 3, 0.15, 20, BIG_VOCAB, np.random.default_rng(8))
            for _ in range(2)]
-  for x, y in zip(*batch):
-    np.testing.assert_array_equal(x, y)
+  assert batch[0] == batch[1]
 
 
 # ---------------------------------------------------------------------------
@@ -414,7 +418,7 @@ def test_pairs_fit_and_come_from_where_they_should():
   for seed in range(40):
     rng = random.Random(seed)
     for d in range(len(docs)):
-      for tokens_a, tokens_b, is_random in instances.create_pairs_from_document(
+      for tokens_a, tokens_b, is_random, _ in instances.create_pairs_from_document(
           docs, d, max_seq_length, 0.1, rng):
         assert tokens_a and tokens_b
         assert len(tokens_a) + len(tokens_b) <= max_num
@@ -449,7 +453,7 @@ def test_unused_sentences_are_put_back():
     rng = random.Random(seed)
     for d in range(len(docs)):
       seen = collections.Counter()
-      for tokens_a, tokens_b, is_random in instances.create_pairs_from_document(
+      for tokens_a, tokens_b, is_random, _ in instances.create_pairs_from_document(
           docs, d, 43, 0.0, rng):
         assert len(tokens_a) % 5 == 0 and len(tokens_a) + len(tokens_b) <= 40
         seen.update(where(t)[:2] for t in tokens_a[::5])
@@ -469,7 +473,7 @@ def test_short_seq_prob_gives_shorter_pairs():
     for seed in range(20):
       rng = random.Random(seed)
       for d in range(len(docs)):
-        out.extend(len(a) + len(b) for a, b, _ in instances.create_pairs_from_document(
+        out.extend(len(p.tokens_a) + len(p.tokens_b) for p in instances.create_pairs_from_document(
             docs, d, 128, short_seq_prob, rng))
     return np.array(out)
 
@@ -486,13 +490,60 @@ def test_one_sentence_document_always_gets_a_random_b():
   for seed in range(300):
     pairs = instances.create_pairs_from_document(docs, 4, 32, 0.1, random.Random(seed))
     assert len(pairs) == 1
-    tokens_a, tokens_b, is_random = pairs[0]
-    assert is_random
+    tokens_a, tokens_b, is_random, same_document = pairs[0]
+    assert is_random and not same_document
     assert where(tokens_a[0])[0] == 4 and assert_contiguous(tokens_b, index)[0] != 4
-  # A window of one document: B can only come from it, and is still random.
+  # A window of one document and nothing outside it: B can only come from
+  # A's own document; still random, and said to be from the same document.
   alone = [docs[4]]
   pairs = instances.create_pairs_from_document(alone, 0, 32, 0.1, random.Random(0))
-  assert len(pairs) == 1 and pairs[0][2] is True
+  assert len(pairs) == 1 and pairs[0].is_random_next and pairs[0].random_from_same_document
+  # The same window with documents outside it: B comes from those.
+  outside = instances.Negatives([(docs[7], len(docs[7]))], num_documents=5)
+  for seed in range(50):
+    [pair] = instances.create_pairs_from_document(alone, 0, 32, 0.1, random.Random(seed),
+                                                  outside)
+    assert pair.is_random_next and not pair.random_from_same_document
+    assert assert_contiguous(pair.tokens_b, index)[0] == 7
+
+
+def test_random_b_is_uniform_over_all_other_documents():
+  # A window of 4 documents (A is one of them) and negatives standing for 6
+  # documents outside it, sampled as entries of documents 4..9 whose first
+  # `starts` sentences B may start at: B's document must be uniform over the
+  # 9 others, and its start uniform over the allowed sentences.
+  docs = make_documents(random.Random(18), 10, 6, 6, 2, 3)
+  window = docs[:4]
+  entries = [(docs[d], 2 + d % 3) for d in range(4, 10)]
+  negatives = instances.Negatives(entries, num_documents=6)
+  rng = random.Random(19)
+  by_doc, starts = collections.Counter(), collections.Counter()
+  draws = 27000
+  for _ in range(draws):
+    sentences, start, same = instances.random_b_source(window, 2, negatives, rng)
+    d, s, _ = where(sentences[start][0])
+    assert d != 2 and not same
+    by_doc[d] += 1
+    starts[d, s] += 1
+  assert set(by_doc) == set(range(10)) - {2}
+  assert _chi_square([by_doc[d] for d in sorted(by_doc)], [draws / 9] * 9) < 30  # 8 dof
+  for d in range(4, 10):  # only the allowed starts, uniformly
+    allowed = 2 + d % 3
+    assert {s for (dd, s) in starts if dd == d} == set(range(allowed))
+    assert _chi_square([starts[d, s] for s in range(allowed)],
+                       [by_doc[d] / allowed] * allowed) < 20
+  for d in (0, 1, 3):  # the window's documents: any sentence
+    assert {s for (dd, s) in starts if dd == d} == set(range(6))
+
+
+def test_random_b_never_from_own_document_when_another_exists():
+  # Two documents: the original's ten tries all hit A's own with
+  # probability 2^-10; then the other one must serve.
+  docs = make_documents(random.Random(20), 2, 3, 3, 2, 2)
+  rng = random.Random(21)
+  for _ in range(20000):
+    sentences, _, same = instances.random_b_source(docs, 0, instances.NO_NEGATIVES, rng)
+    assert sentences is docs[1] and not same
 
 
 def test_pairs_exact_for_a_seed():

@@ -60,7 +60,7 @@ def test_feature_names_and_labels_are_the_originals():
     (64, 10, 70000),      # beyond 2^16
     (5, 1, 2),            # the smallest instance
 ])
-def test_encoders_give_the_bytes_of_tf_train_example(seq, preds, vocab_size):
+def test_encoder_gives_the_bytes_of_tf_train_example(seq, preds, vocab_size):
   rng = random.Random(seq * 1000 + preds)
   encoder = schema.ExampleEncoder(seq, preds, vocab_size)
   cases = [random_instance(rng, seq, preds, vocab_size) for _ in range(150)]
@@ -74,8 +74,9 @@ def test_encoders_give_the_bytes_of_tf_train_example(seq, preds, vocab_size):
   cases.append(full)
   for ids, num_a, segments, positions, lm_ids, label in cases:
     expected = reference_bytes(ids, segments, positions, lm_ids, label, seq, preds)
-    assert encoder.encode(ids, segments, positions, lm_ids, label) == expected
     assert encoder.encode_pair(ids, num_a, positions, lm_ids, label) == expected
+    # `encode` is a front end to the same serializer.
+    assert encoder.encode(ids, segments, positions, lm_ids, label) == expected
 
 
 def test_three_byte_varints_beyond_2_to_the_14():
@@ -93,6 +94,13 @@ def test_too_long_instance_is_refused():
     encoder.encode_pair(list(range(9)), 3, [1], [1], 0)
   with pytest.raises(ValueError, match="max_predictions_per_seq 2"):
     encoder.encode(list(range(8)), [0] * 8, [1, 2, 3], [1, 2, 3], 0)
+
+
+def test_encode_refuses_segment_ids_that_are_not_a_pair():
+  encoder = schema.ExampleEncoder(8, 2, 100)
+  for segments in ([0, 1, 0, 1, 1], [0, 0, 1], [0, 0, 2, 2, 2]):
+    with pytest.raises(ValueError, match="segment_ids must be zeros then ones"):
+      encoder.encode([2, 5, 3, 6, 3], segments, [1], [5], 0)
 
 
 def test_parse_examples_gives_the_values_back_as_int32():

@@ -216,13 +216,6 @@ def original_ids(r):
 
 
 def test_records_are_well_formed_and_nsp_labels_tell_the_truth(data):
-  # Which documents share a block (the window random B segments come from).
-  blocks = writer.scan_blocks([data["corpus"]], OPTIONS.block_bytes)
-  alone = set()
-  for block in blocks:
-    docs, _ = writer.read_block_documents(block)
-    if len(docs) == 1:
-      alone.add(int(re.search(r"doc(\d+)", docs[0][0].lower()).group(1)))
   labels = collections.Counter()
   for record in data["records"]:
     r = decode(record)
@@ -248,7 +241,7 @@ def test_records_are_well_formed_and_nsp_labels_tell_the_truth(data):
         assert docs_a == docs_b
       else:
         assert label == schema.IS_RANDOM
-        assert docs_a != docs_b or docs_a <= alone
+        assert docs_a != docs_b
   assert labels[schema.IS_NEXT] > 50 and labels[schema.IS_RANDOM] > 50
 
 
@@ -277,6 +270,146 @@ def test_whole_word_masking_end_to_end(data):
         words.append([i])
     split += sum(0 < len(set(w) & chosen) < len(w) for w in words)
   assert split == 0
+
+
+# ---------------------------------------------------------------------------
+# Random B segments: another document, from the whole input
+# ---------------------------------------------------------------------------
+
+NUM_FILES = 12
+SENTENCES = 40
+# File k holds one document, sentence j of which is words "wKsJ" only: every
+# token tells its file and sentence.
+FILE_WORDS = [f"w{k}s{j}" for k in range(NUM_FILES) for j in range(SENTENCES)]
+FILES_VOCAB = SPECIALS + ["."] + FILE_WORDS
+PLACE_OF_ID = {i: (int(t[1:t.index("s")]), int(t[t.index("s") + 1:]))
+               for i, t in enumerate(FILES_VOCAB) if t in FILE_WORDS}
+
+
+def write_one_document_files(root, num_files=NUM_FILES):
+  """Files of one document each, ending with a blank line, as the issue's."""
+  root.mkdir()
+  rng = random.Random(5)
+  for k in range(num_files):
+    lines = [" ".join([f"w{k}s{j}"] * rng.randint(3, 9)) + " ." for j in range(SENTENCES)]
+    (root / f"book{k:02d}.txt").write_text("\n".join(lines) + "\n\n")
+  vocab = root / "vocab.txt"
+  vocab.write_text("".join(t + "\n" for t in FILES_VOCAB))
+  return str(root / "book*.txt"), str(vocab)
+
+
+def places(ids):
+  """(file, sentence) of each token of ids that has one."""
+  return [PLACE_OF_ID[t] for t in ids if t in PLACE_OF_ID]
+
+
+def test_random_b_comes_from_another_document_of_the_whole_input(tmp_path):
+  inputs, vocab = write_one_document_files(tmp_path / "books")
+  options = writer.DataOptions(max_seq_length=48, max_predictions_per_seq=6, dupe_factor=4,
+                               random_seed=7)
+  outputs = writer.Outputs(directory=str(tmp_path / "out"), num_shards=2)
+  manifest = run(inputs, outputs, vocab, options, num_workers=2)
+  assert manifest["counts"]["documents"] == NUM_FILES
+  files_of_b = collections.Counter()
+  n_random = n_next = 0
+  for record in read_records(outputs.paths()):
+    r = decode(record)
+    ids = original_ids(r)
+    n = sum(r["input_mask"])
+    first_sep = ids.index(SEP)
+    a, b = places(ids[1:first_sep]), places(ids[first_sep + 1:n - 1])
+    assert a and b
+    file_a, file_b = {f for f, _ in a}, {f for f, _ in b}
+    assert len(file_a) == len(file_b) == 1
+    if r["next_sentence_labels"] == [schema.IS_RANDOM]:
+      n_random += 1
+      assert file_a != file_b, "a random B from A's own document"
+      files_of_b[file_a.pop(), file_b.pop()] += 1
+    else:
+      n_next += 1
+      assert file_a == file_b
+      # B follows A: its sentences come after A's, in order.
+      assert a == sorted(a) and b == sorted(b) and b[0][1] > a[-1][1]
+  assert n_random > 100 and n_next > 100
+  assert manifest["shares"]["nsp_random"] == pytest.approx(n_random / (n_random + n_next))
+  assert manifest["counts"]["nsp_random_from_same_document"] == 0
+  # From the whole input: every file's random Bs come from many other files.
+  for k in range(NUM_FILES):
+    assert len({fb for (fa, fb) in files_of_b if fa == k}) >= 6, k
+  # The same bytes with one worker, and with another number of shards the
+  # same stream of instances.
+  one = writer.Outputs(directory=str(tmp_path / "one"), num_shards=2)
+  run(inputs, one, vocab, options, num_workers=1)
+  assert file_bytes(one.paths()) == file_bytes(outputs.paths())
+
+
+def test_whole_input_of_one_document_warns_and_counts(tmp_path, caplog):
+  inputs, vocab = write_one_document_files(tmp_path / "books", num_files=1)
+  options = writer.DataOptions(max_seq_length=48, max_predictions_per_seq=6, dupe_factor=3)
+  caplog.set_level(logging.WARNING, logger="absl")
+  manifest = run(inputs, writer.Outputs(directory=str(tmp_path / "out")), vocab, options)
+  counts = manifest["counts"]
+  random_count = round(manifest["shares"]["nsp_random"] * counts["instances"])
+  assert counts["documents"] == 1 and random_count > 5
+  assert counts["nsp_random_from_same_document"] == random_count
+  warnings = [r for r in caplog.records if "single document" in r.getMessage()]
+  assert len(warnings) == 1 and warnings[0].levelno == logging.WARNING
+  assert f"{random_count} random next-sentence B" in warnings[0].getMessage()
+  # Two documents: never.
+  inputs, vocab = write_one_document_files(tmp_path / "two", num_files=2)
+  manifest = run(inputs, writer.Outputs(directory=str(tmp_path / "out2")), vocab, options)
+  assert manifest["counts"]["nsp_random_from_same_document"] == 0
+
+
+def test_negative_pool_is_a_uniform_sample_of_the_whole_input(tmp_path):
+  # 300 documents of 1 to 40 lines in 3 files, a pool of 64 of them, each
+  # a window in which a uniform start is uniform over the document's lines.
+  root = tmp_path / "many"
+  root.mkdir()
+  rng = random.Random(9)
+  num_docs, per_file = 300, 100
+  lengths = [rng.randint(1, 40) for _ in range(num_docs)]
+  for f in range(3):
+    docs = ["\n".join(f"d{d} l{j} " + "x " * rng.randint(0, 6) for j in range(lengths[d]))
+            for d in range(f * per_file, (f + 1) * per_file)]
+    (root / f"f{f}.txt").write_text("\n\n".join(docs) + "\n")
+  files = sorted(str(p) for p in root.glob("f*.txt"))
+  first_doc, start_line = collections.Counter(), collections.Counter()
+  for seed in range(60):
+    sampler = writer.NegativeSampler(seed, tail_words=20, size=64, window_words=30)
+    blocks = writer.scan_blocks(files, 2000, sampler)
+    assert sampler.documents_seen == num_docs == sum(b.documents for b in blocks)
+    assert len(sampler.entries) == 64
+    docs = [int(lines[0].split()[0][1:]) for _, lines, _ in sampler.entries]
+    assert len(set(docs)) == 64  # without replacement
+    for (block_index, lines, starts), d in zip(sampler.entries, docs):
+      assert blocks[block_index].path == files[d // per_file]
+      assert all(int(line.split()[0][1:]) == d for line in lines)
+      js = [int(line.split()[1][1:]) for line in lines]
+      assert js == list(range(js[0], js[0] + len(js)))  # a run of the document
+      assert 1 <= starts <= len(lines)
+      # B may start in the window and run on for 20 words or to the end.
+      tail = lines[starts:]
+      assert js[-1] == lengths[d] - 1 or sum(len(t.split()) for t in tail) >= 20
+      first_doc[d] += 1
+      for j in js[:starts]:
+        start_line[d, j] += 1 / starts
+  # Documents: uniform (64/300 of them each seed); start lines: uniform in
+  # each document.
+  expected = 60 * 64 / num_docs
+  assert abs(np.mean(list(first_doc.values())) - expected) < 1
+  assert max(first_doc.values()) < 3 * expected and len(first_doc) > 0.95 * num_docs
+  # A line is a start with probability 1/length of its document: compare the
+  # first, middle and last thirds of the long documents with that.
+  thirds = np.zeros(3)
+  expected_thirds = np.zeros(3)
+  for d in range(num_docs):
+    if lengths[d] >= 30:
+      for j in range(lengths[d]):
+        thirds[3 * j // lengths[d]] += start_line[d, j]
+        expected_thirds[3 * j // lengths[d]] += first_doc[d] / lengths[d]
+  assert expected_thirds.min() > 150
+  np.testing.assert_allclose(thirds / expected_thirds, 1, atol=0.2)
 
 
 # ---------------------------------------------------------------------------
