@@ -71,7 +71,7 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=()):
           options.max_seq_length, options.max_predictions_per_seq, self.vocab.size)
 
     def process(self, block):
-      tokenized = pd_lib.tokenize_block(block, self.tokenizer)
+      tokenized = pd_lib.tokenize_block(block, self.tokenizer, options.decode_errors)
       records, stats = pd_lib.block_records(tokenized, options, self.masking_vocab, self.encoder)
       path = f"{tmp_dir}/block-{block.index:08d}.tfrecord"
       with tf.io.TFRecordWriter(path + ".tmp", options=compression) as writer:

@@ -560,8 +560,10 @@ class TFBasicTokenizer(tf.Module):
     Returns:
       tf.RaggedTensor string [batch, (words)].
     """
-    # Invalid UTF-8 becomes U+FFFD, which the cleanup drops: the same as the
-    # original's decode("utf-8", "ignore") of its input lines.
+    # Invalid UTF-8 becomes U+FFFD, which the cleanup drops: what the
+    # original's convert_to_unicode (decode("utf-8", "ignore")) does with
+    # bytes; its input reading under Python 3 decodes strictly and raises
+    # instead (the data writer's --decode_errors=strict).
     texts = tf.strings.unicode_transcode(
         texts, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD)
     texts = tf.strings.regex_replace(texts, self._dropped_re, "")
