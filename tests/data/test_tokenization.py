@@ -34,6 +34,10 @@ TEXTS = [
     "",
     "   ",
     "\u0915\u094d\u0937\u093f \u0e20\u0e32\u0e29\u0e32\u0e44\u0e17\u0e22 \ud55c\uad6d\uc5b4 \u05e2\u05d1\u05e8\u05d9\u05ea \u10d0\u10d1",
+    # Private use and unassigned (kept, unlike controls), the latter also ones
+    # tensorflow-text's newer NFD decomposes or reorders, next to [MASK].
+    "Private\ue000use \U000f0000 unassigned\U0003fffe T\U000105c9\u0301x "
+    "[MASK]\ue000 a\U0001d16d\U00011f41\U0001d165 \U0001612a\U00016121.",
 ]
 
 
@@ -362,7 +366,7 @@ def test_saved_model_round_trip(tmp_path, tiny_vocab):
       ids = self.tokenizer.tokenize_eager(texts)
       return {"ids": ids.to_tensor(), "lengths": ids.row_lengths()}
 
-  texts = ["The [MASK] fox.", TEXTS[2], TEXTS[4]]
+  texts = ["The [MASK] fox.", TEXTS[2], TEXTS[4], TEXTS[-1]]
   export_dir = str(tmp_path / "saved")
   tf.saved_model.save(Exported(), export_dir)
   os.remove(vocab_path)  # the SavedModel must not need the original file
@@ -374,6 +378,8 @@ def test_saved_model_round_trip(tmp_path, tiny_vocab):
   assert got["ids"].numpy().tolist() == want.numpy().tolist()
   ragged = loaded.tokenizer.tokenize(tf.constant(texts))
   assert ragged.flat_values.numpy().tolist() == values.tolist()
+  assert _ids_to_tokens(vocab, values, row_splits)[-1] == tk.reference_tokenize(
+      texts[-1], vocab.token_to_id, True, keep_special_tokens=True)
   asset = loaded.tokenizer.vocab_file.asset_path.numpy().decode()
   assert asset.startswith(export_dir) and os.path.exists(asset)
   with open(asset, encoding="utf-8") as f:
