@@ -196,6 +196,9 @@ def read_block_documents(block, decode_errors="ignore"):
   before = _ByteCounter.count
   text = raw.decode("utf-8", errors="bert_tf_count")
   bad = _ByteCounter.count - before
+  # The original's readline() (TensorFlow's GFile) drops every carriage
+  # return, mid-line ones too: "ab\rcd" is the word "abcd" there.
+  text = text.replace("\r", "")
   documents = [[]]
   # Lines end at "\n" only, as with the original's readline(): str.splitlines
   # would also cut at form feeds, vertical tabs, U+2028 etc., making two

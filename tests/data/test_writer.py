@@ -382,6 +382,15 @@ def test_strict_decoding_stops_at_the_first_bad_byte_like_the_original(data, tmp
   assert run(data["corpus"], outputs, data["vocab"], strict)["counts"]["instances"] > 300
 
 
+def test_carriage_returns_are_dropped_like_the_original_readline(tmp_path):
+  # TensorFlow's GFile.readline, which the original reads with, removes
+  # every "\r" (checked: "hello\rworld\r\n" reads as "helloworld\n").
+  path = tmp_path / "cr.txt"
+  path.write_bytes(b"ab\rcd ef\r\n\r\ngh\rij\n")
+  block = writer.Block(0, str(path), 0, path.stat().st_size)
+  assert writer.read_block_documents(block) == ([["abcd ef"], ["ghij"]], 0)
+
+
 def test_lines_split_only_at_newlines(data, tmp_path):
   # The original reads lines with readline(): form feeds, vertical tabs and
   # Unicode line separators inside a line do not start a new sentence.
