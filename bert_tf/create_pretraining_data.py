@@ -8,7 +8,8 @@ meaning and default, so existing command lines run unchanged:
     --vocab_file=vocab.txt --dupe_factor=5
 
 New: --output_dir with --num_output_shards (resumable shards), --num_workers,
---gzip, --block_bytes (the unit of work and memory).
+--gzip, --block_bytes (the unit of work and memory), --decode_errors (input
+bytes that are not UTF-8: dropped and counted, or an error as in the original).
 """
 
 from absl import app
@@ -49,6 +50,10 @@ def define_flags(flag_values):
                        "Bytes of text per block: the unit of work and memory (random next-sentence "
                        "segments still come from any other document of the whole input).",
                        flag_values=f)
+  flags.DEFINE_enum("decode_errors", writer.DataOptions.decode_errors, ["ignore", "strict"],
+                    "Input bytes that are not UTF-8: ignore = drop them and count them in the "
+                    "manifest; strict = stop with an error naming the file and byte offset (what "
+                    "the original does under Python 3).", flag_values=f)
 
 
 def main(argv):
@@ -74,7 +79,8 @@ def main(argv):
       random_seed=FLAGS.random_seed,
       do_lower_case=FLAGS.do_lower_case,
       do_whole_word_mask=FLAGS.do_whole_word_mask,
-      block_bytes=FLAGS.block_bytes)
+      block_bytes=FLAGS.block_bytes,
+      decode_errors=FLAGS.decode_errors)
   if FLAGS.output_file:
     outputs = writer.Outputs(
         files=tuple(p.strip() for p in FLAGS.output_file.split(",") if p.strip()), gzip=FLAGS.gzip)

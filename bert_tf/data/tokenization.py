@@ -3,9 +3,12 @@
 The original tokenizer (google-research/bert `BasicTokenizer` followed by
 `WordpieceTokenizer`) applies these rules, in this order:
 
-1. Cleanup: drop U+0000, U+FFFD and every character whose Unicode category
-   starts with "C" (except tab, newline and carriage return); map whitespace
-   (space, tab, newline, carriage return, category Zs) to a space.
+1. Cleanup: drop U+0000, U+FFFD and the control and format characters
+   (categories Cc and Cf) except tab, newline and carriage return; map
+   whitespace (space, tab, newline, carriage return, category Zs) to a space.
+   Private-use (Co), unassigned (Cn) and surrogate (Cs) code points stay: they
+   are ordinary characters of a word, which WordPiece makes [UNK] unless the
+   vocab has them.
 2. Surround each CJK ideograph with spaces so it becomes a word of its own.
 3. Split on whitespace (Python `str.split()`).
 4. With lower-casing only: lower-case each word (`str.lower()`), decompose it
@@ -15,6 +18,10 @@ The original tokenizer (google-research/bert `BasicTokenizer` followed by
 6. WordPiece each word: greedy longest match first, continuation pieces
    prefixed with "##"; a word over 200 characters, or one that cannot be
    covered by vocabulary pieces, becomes a single [UNK].
+
+The rules follow the Unicode tables of the running Python's `unicodedata`,
+as the original's do (tests/data/test_tokenization.py compares both paths
+with the original's own output in ../shared/reference/golden).
 
 `reference_tokenize` states those rules in plain Python. `Tokenizer` runs them
 as TensorFlow / tensorflow-text ops, batched, and gives the reference's ids
@@ -26,6 +33,9 @@ for every character (the tests sweep the code space):
   which is `str.lower` ('ß' stays 'ß', final sigma), unlike the case folding
   of tensorflow-text's own BERT normalizer; the characters TensorFlow's ICU
   does not know yet (Unicode 14) are corrected to Python's mapping;
+- accent stripping is tensorflow-text's NFD, whose ICU is newer than Python's
+  Unicode: the characters Python has unassigned and that ICU decomposes or
+  gives a combining class are kept whole and in place, as Python does;
 - tf-text's WordPiece limits words in bytes, the original in characters: words
   over 200 characters are made [UNK] before WordPiece.
 The graph runs the steps on whole lines (spaces around CJK characters first,
@@ -63,8 +73,15 @@ _CJK_RANGES = (
     (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
 )
 _ASCII_PUNCT_RANGES = ((33, 47), (58, 64), (91, 96), (123, 126))
-# Private-use code points standing in for special tokens inside TFTokenizer.
-_PLACEHOLDER_BASE = 0xE000
+# Control and format characters (Cc, Cf) that the original drops
+# (`_is_control` there); tab, newline and carriage return are whitespace.
+_CONTROL_CATEGORIES = ("Cc", "Cf")
+# Stand-ins for special tokens inside TFBasicTokenizer: the tag characters
+# U+E0020..U+E007F (category Cf), which the cleanup has removed from the text
+# before they are put in, and which no later rule changes (not cased, no
+# decomposition, not a mark, punctuation, CJK nor whitespace).
+_PLACEHOLDER_BASE = 0xE0020
+_MAX_PLACEHOLDERS = 96
 
 
 # ----------------------------------------------------------------------------
@@ -83,7 +100,7 @@ def _is_whitespace(ch):
 def _is_control(ch):
   if ch in "\t\n\r":
     return False
-  return unicodedata.category(ch).startswith("C")
+  return unicodedata.category(ch) in _CONTROL_CATEGORIES
 
 
 def _is_dropped(ch):
@@ -123,7 +140,8 @@ def _code_point_flags():
   for lo, hi in _ASCII_PUNCT_RANGES:
     punct[lo:hi + 1] = True
   tab_nl_cr = np.isin(cp, (9, 10, 13))
-  dropped = (cp == 0) | (cp == 0xFFFD) | ((first == "C") & ~tab_nl_cr)
+  control = np.isin(cats, _CONTROL_CATEGORIES) & ~tab_nl_cr
+  dropped = (cp == 0) | (cp == 0xFFFD) | control
   whitespace = (cp == 32) | tab_nl_cr | (cats == "Zs")
   split_space = whitespace | (isspace & ~dropped)
   return {"cats": cats, "first": first, "cjk": cjk, "punct": punct, "dropped": dropped,
@@ -143,9 +161,11 @@ def _regex_classes():
   """
   f = _code_point_flags()
   n = len(f["cats"])
-  unassigned = f["cats"] == "Cn"  # most of the code space: dropped, nothing else
+  # Unassigned code points (most of the code space) are no space and no
+  # punctuation; leaving them out keeps those classes short.
+  unassigned = f["cats"] == "Cn"
   surrogate = np.zeros(n, bool)
-  surrogate[0xD800:0xE000] = True  # never in UTF-8 text
+  surrogate[0xD800:0xE000] = True  # never in valid UTF-8 (RE2 rejects them)
   # ASCII whitespace is left to tf.strings.split.
   non_ascii_space = f["split_space"] & (np.arange(n) > 127) & ~unassigned
   masks = {"dropped": f["dropped"], "non_ascii_space": non_ascii_space,
@@ -174,6 +194,10 @@ def _lowercase_problems():
   and Python with each character alone and around a capital sigma. Only
   characters that reach lower-casing are probed (not dropped, not
   whitespace, not CJK), and of the other letters (Lo) only cased ones.
+  Private-use, unassigned and surrogate code points (Co, Cn, Cs) reach it
+  too but are not probed: both leave them alone and count them neither cased
+  nor case-ignorable (what Python's newer Unicode leaves unassigned, ICU's
+  older one does too); the every-code-point test checks it.
 
   Returns:
     (code_points, lowered, stand_ins): np.int32 arrays [n], sorted by code
@@ -214,6 +238,70 @@ def _lowercase_problems():
     stand_ins.append(ord(stand_in))
   return (np.array(code_points, np.int32), np.array(lowered, np.int32),
           np.array(stand_ins, np.int32))
+
+
+@functools.lru_cache(maxsize=None)
+def _nfd_problems():
+  """The characters that tensorflow-text's NFD treats unlike Python's.
+
+  tensorflow-text's ICU is newer than Python's Unicode (16 against 14 here):
+  it decomposes characters that Python still has unassigned (e.g. U+105C9
+  into U+105D2 U+0307, whose mark the accent stripping would then drop), and
+  gives some of them a combining class, so that NFD reorders them among
+  marks; the original keeps them whole and in place (an unassigned code point
+  is a starter). Decompositions and classes of assigned characters never
+  change (Unicode's normalization stability), so only the unassigned (Cn)
+  code points of the planes with assignments (0-3, 14) are probed: alone,
+  after U+0345 (class 240) and before U+0334 (class 1).
+
+  Returns:
+    (code_points, stand_ins): np.int32 arrays [n], both ascending: each
+    problem character and the format character (Cf) that stands in for it
+    while NFD runs. The stand-ins were dropped by the cleanup, so the text
+    holds none of them; they are starters (combining class 0) like the
+    unassigned characters, NFD leaves them alone, and no later rule looks at
+    them. The tag characters are left to the special-token placeholders.
+
+  Raises:
+    ValueError: more problem characters than stand-ins (a far newer ICU).
+  """
+  f = _code_point_flags()
+  cats, chars = f["cats"], f["chars"]
+  planes = np.zeros(len(cats), bool)
+  planes[:0x40000] = True
+  planes[0xE0000:0xF0000] = True
+  planes[0xD800:0xE000] = False  # surrogates: not UTF-8
+  candidates = [chars[cp] for cp in np.flatnonzero(planes & (cats == "Cn")).tolist()]
+  pool = [chars[cp] for cp in np.flatnonzero(cats == "Cf").tolist()
+          if cp > 0x7F and not 0xE0000 <= cp <= 0xE007F]
+  pool = [ch for ch in pool
+          if unicodedata.normalize("NFD", ch) == ch and ch.lower() == ch
+          and unicodedata.combining(ch) == 0 and not ch.isspace()]
+  probes = (candidates + ["\u0345" + ch for ch in candidates]
+            + [ch + "\u0334" for ch in candidates] + pool)
+  icu = tf_text.normalize_utf8(tf.constant(probes), "NFD").numpy()
+  # Python's NFD of each probe is the probe itself (no candidate decomposes
+  # or reorders in Python; U+0345 and U+0334 alone stay).
+  n = len(candidates)
+  differs = [p.encode("utf-8") != q for p, q in zip(probes, icu)]
+  problems = [ch for i, ch in enumerate(candidates)
+              if differs[i] or differs[n + i] or differs[2 * n + i]]
+  pool = [ch for ch, bad in zip(pool, differs[3 * n:]) if not bad]
+  if len(problems) > len(pool):
+    raise ValueError(
+        f"tensorflow-text's NFD decomposes {len(problems)} characters that "
+        f"Python's unicodedata {unicodedata.unidata_version} has unassigned: "
+        f"more than the {len(pool)} stand-ins available")
+  return (np.array([ord(ch) for ch in problems], np.int32),
+          np.array([ord(ch) for ch in pool[:len(problems)]], np.int32))
+
+
+def _replace_code_points(values, keys, targets):
+  """values int32 [n]: each one found in `keys` (ascending, int32 [k >= 1])
+  becomes the `targets` entry at the same position; the rest stay."""
+  at = tf.minimum(tf.searchsorted(keys, values), tf.size(keys) - 1)
+  return tf.where(tf.equal(tf.gather(keys, at), values),
+                  tf.gather(targets, at), values)
 
 
 # ----------------------------------------------------------------------------
@@ -441,18 +529,25 @@ class TFBasicTokenizer(tf.Module):
     self._space_re = classes["non_ascii_space"]
     self._mn_re = classes["mn"]
     self._lower_fix = None
+    self._nfd_fix = None
     if self._do_lower_case:
+      code_points, stand_ins = _nfd_problems()
+      if len(code_points):
+        self._nfd_fix = (
+            "(?s).*[" + "".join(f"\\x{{{cp:X}}}" for cp in code_points) + "].*",
+            tf.constant(code_points), tf.constant(stand_ins))
       code_points, lowered, stand_ins = _lowercase_problems()
       if len(code_points):
         self._lower_fix = (
             "(?s).*[" + "".join(f"\\x{{{cp:X}}}" for cp in code_points) + "].*",
             tf.constant(code_points), tf.constant(lowered),
             tf.constant(stand_ins))
-    # Special tokens become private-use characters while the rules run: the
-    # cleanup has removed every private-use character from the text, and the
-    # rules leave them alone (not cased, no decomposition, not punctuation).
-    if len(special_tokens) > 6400:
-      raise ValueError("at most 6400 special tokens")
+    # Special tokens become tag characters (see _PLACEHOLDER_BASE) while the
+    # rules run: the cleanup has removed them from the text, and the rules
+    # leave them alone.
+    if len(special_tokens) > _MAX_PLACEHOLDERS:
+      raise ValueError(f"at most {_MAX_PLACEHOLDERS} special tokens, "
+                       f"got {len(special_tokens)}")
     self._specials = [(re.escape(t), chr(_PLACEHOLDER_BASE + i), t)
                       for i, t in enumerate(special_tokens)]
 
@@ -465,8 +560,10 @@ class TFBasicTokenizer(tf.Module):
     Returns:
       tf.RaggedTensor string [batch, (words)].
     """
-    # Invalid UTF-8 becomes U+FFFD, which the cleanup drops: the same as the
-    # original's decode("utf-8", "ignore") of its input lines.
+    # Invalid UTF-8 becomes U+FFFD, which the cleanup drops: what the
+    # original's convert_to_unicode (decode("utf-8", "ignore")) does with
+    # bytes; its input reading under Python 3 decodes strictly and raises
+    # instead (the data writer's --decode_errors=strict).
     texts = tf.strings.unicode_transcode(
         texts, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD)
     texts = tf.strings.regex_replace(texts, self._dropped_re, "")
@@ -478,8 +575,7 @@ class TFBasicTokenizer(tf.Module):
       # final-sigma rule (the only context-dependent one) never looks across
       # whitespace or a CJK ideograph, so the result is the same.
       texts = self._lower(texts)
-      texts = tf_text.normalize_utf8(texts, "NFD")
-      texts = tf.strings.regex_replace(texts, self._mn_re, "")
+      texts = self._strip_accents(texts)
     texts = tf.strings.regex_replace(texts, self._split_off_re, r" \0 ")
     words = tf.strings.split(texts)  # ASCII whitespace; [batch, (words)]
     if self._specials:
@@ -488,6 +584,27 @@ class TFBasicTokenizer(tf.Module):
         flat = tf.where(tf.equal(flat, placeholder), token, flat)
       words = words.with_flat_values(flat)
     return words
+
+  def _strip_accents(self, texts):
+    """NFD, then drop the nonspacing marks (Mn), keeping whole the characters
+    tensorflow-text's NFD decomposes and Python's does not (_nfd_problems)."""
+    stripped = tf.strings.regex_replace(
+        tf_text.normalize_utf8(texts, "NFD"), self._mn_re, "")
+    if self._nfd_fix is None:
+      return stripped
+    pattern, code_points, stand_ins = self._nfd_fix
+    # Only the (rare) texts holding such a character: again, with a stand-in
+    # for each of them during NFD.
+    rows = tf.where(tf.strings.regex_full_match(texts, pattern))
+    chars = tf.strings.unicode_decode(tf.gather_nd(texts, rows), "UTF-8")
+    protected = tf.strings.unicode_encode(chars.with_flat_values(
+        _replace_code_points(chars.flat_values, code_points, stand_ins)), "UTF-8")
+    done = tf.strings.regex_replace(
+        tf_text.normalize_utf8(protected, "NFD"), self._mn_re, "")
+    chars = tf.strings.unicode_decode(done, "UTF-8")
+    restored = tf.strings.unicode_encode(chars.with_flat_values(
+        _replace_code_points(chars.flat_values, stand_ins, code_points)), "UTF-8")
+    return tf.tensor_scatter_nd_update(stripped, rows, restored)
 
   def _lower(self, texts):
     """str.lower of each text: ICU, corrected where it lags Python's Unicode."""

@@ -70,6 +70,10 @@ class DataOptions:
   do_lower_case: bool = True
   do_whole_word_mask: bool = False
   block_bytes: int = 1 << 20
+  # Input bytes that are not UTF-8: "ignore" drops and counts them; "strict"
+  # stops with an error naming the file and offset, as the original does
+  # under Python 3 (its text-mode GFile decodes strictly).
+  decode_errors: str = "ignore"
 
   def validate(self):
     """Raises ValueError naming the flag and value of an impossible option."""
@@ -86,6 +90,8 @@ class DataOptions:
       raise ValueError(f"--dupe_factor={self.dupe_factor}: must be at least 1")
     if self.block_bytes < 1:
       raise ValueError(f"--block_bytes={self.block_bytes}: must be positive")
+    if self.decode_errors not in ("ignore", "strict"):
+      raise ValueError(f"--decode_errors={self.decode_errors}: must be ignore or strict")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -349,15 +355,28 @@ class _ByteCounter:
 codecs.register_error("bert_tf_count", _ByteCounter.handler)
 
 
-def read_block_documents(block):
-  """Returns (documents, undecodable_bytes): documents as lists of lines."""
+def read_block_documents(block, decode_errors="ignore"):
+  """Returns (documents, undecodable_bytes): documents as lists of lines.
+
+  Raises ValueError naming the file and byte offset of the first byte that
+  is not UTF-8 when decode_errors is "strict".
+  """
   import tensorflow as tf
   with tf.io.gfile.GFile(block.path, "rb") as f:
     f.seek(block.start)
     raw = f.read(block.end - block.start)
+  if decode_errors == "strict":
+    try:
+      raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+      raise ValueError(f"{block.path}: byte {block.start + e.start} is not UTF-8 ({e.reason}); "
+                       "--decode_errors=ignore drops and counts such bytes") from None
   before = _ByteCounter.count
   text = raw.decode("utf-8", errors="bert_tf_count")
   bad = _ByteCounter.count - before
+  # The original's readline() (TensorFlow's GFile) drops every carriage
+  # return, mid-line ones too: "ab\rcd" is the word "abcd" there.
+  text = text.replace("\r", "")
   documents = [[]]
   # Lines end at "\n" only, as with the original's readline(): str.splitlines
   # would also cut at form feeds, vertical tabs, U+2028 etc., making two
@@ -417,10 +436,10 @@ class TokenizedBlock:
     return [sentences[a:b] for a, b in zip(doc_splits[:-1], doc_splits[1:])]
 
 
-def tokenize_block(block, tokenizer):
+def tokenize_block(block, tokenizer, decode_errors="ignore"):
   """Reads and tokenizes one block; drops token-less lines and empty documents."""
   import numpy as np
-  texts, bad = read_block_documents(block)
+  texts, bad = read_block_documents(block, decode_errors)
   lines = [line for doc in texts for line in doc]
   if lines:
     values, splits = tokenizer.tokenize_to_ids(lines)
@@ -587,7 +606,7 @@ class BlockProcessor:
                                          tokenizer.vocab.size)
 
   def __call__(self, block):
-    tokenized = tokenize_block(block, self.tokenizer)
+    tokenized = tokenize_block(block, self.tokenizer, self.options.decode_errors)
     return block_records(tokenized, self.options, self.masking_vocab, self.encoder,
                          self.negative_pool)
 
@@ -849,7 +868,7 @@ def _map_blocks(blocks, tokenizer, options, negative_pool, pool):
     return tokenized.index, shuffle_block(results, tokenized.index, options.random_seed), stats
 
   for block in blocks:
-    tokenized = tokenize_block(block, tokenizer)
+    tokenized = tokenize_block(block, tokenizer, options.decode_errors)
     futures = [pool.apply_async(_run_pass, (tokenized, p)) for p in range(options.dupe_factor)]
     in_flight.append((tokenized, futures))
     while sum(len(f[1]) for f in in_flight) > max_in_flight:

@@ -1,6 +1,7 @@
 """Tests of bert_tf.data.tokenization: the tf-text path gives the original's ids."""
 
 import hashlib
+import json
 import os
 import sys
 
@@ -33,6 +34,10 @@ TEXTS = [
     "",
     "   ",
     "\u0915\u094d\u0937\u093f \u0e20\u0e32\u0e29\u0e32\u0e44\u0e17\u0e22 \ud55c\uad6d\uc5b4 \u05e2\u05d1\u05e8\u05d9\u05ea \u10d0\u10d1",
+    # Private use and unassigned (kept, unlike controls), the latter also ones
+    # tensorflow-text's newer NFD decomposes or reorders, next to [MASK].
+    "Private\ue000use \U000f0000 unassigned\U0003fffe T\U000105c9\u0301x "
+    "[MASK]\ue000 a\U0001d16d\U00011f41\U0001d165 \U0001612a\U00016121.",
 ]
 
 
@@ -110,8 +115,12 @@ def test_reference_basic_rules():
   # str.lower, not case folding: sharp s stays, final sigma, dotted I.
   assert basic("STRA\u00dfE \u039f\u0394\u039f\u03a3 \u0130", True) == [
       "stra\u00dfe", "\u03bf\u03b4\u03bf\u03c2", "i"]
-  # Cleanup: NUL, U+FFFD and category C dropped; Zs and U+2028 separate.
-  assert basic("a\x00b\ufffdc\x07d\u200be", True) == ["abcde"]
+  # Cleanup: NUL, U+FFFD, controls (Cc) and format characters (Cf) dropped;
+  # private-use (Co) and unassigned (Cn) stay in the word; Zs and U+2028
+  # separate.
+  assert basic("a\x00b\ufffdc\x07d\u200be\x85f", True) == ["abcdef"]
+  assert basic("a\ue000b \U000f0000 c\U0003fffe", True) == [
+      "a\ue000b", "\U000f0000", "c\U0003fffe"]
   assert basic("a\u00a0b\u3000c\u2028d", True) == ["a", "b", "c", "d"]
   # ASCII symbols are punctuation; other symbols are not.
   assert basic("$5+3 \u20ac5 \U0001f600!", True) == [
@@ -132,6 +141,61 @@ def test_reference_wordpiece_rules():
   long_word = "un" + "want" * 49 + "ed"  # 200 characters: still split
   assert ref(long_word)[:2] == ["un", "##want"]
   assert ref(long_word + "ed") == ["[UNK]"]  # 202 characters
+
+
+# ----------------------------------------------------------------------------
+# The original's real output (../shared/reference/golden)
+# ----------------------------------------------------------------------------
+
+
+def _golden(shared_dir, do_lower_case):
+  """(texts, tokens, ids) of the golden lines of one casing: what the original
+  FullTokenizer(bert-base-uncased vocab, do_lower_case) produced."""
+  path = os.path.join(shared_dir, "reference", "golden", "tokenization.jsonl")
+  with open(path, encoding="utf-8") as f:
+    rows = [json.loads(line) for line in f if line.strip()]
+  rows = [r for r in rows if r["do_lower_case"] == do_lower_case]
+  assert len(rows) >= 40, f"{path}: expected the 42 lines of each casing"
+  return ([r["text"] for r in rows], [r["tokens"] for r in rows],
+          [r["ids"] for r in rows])
+
+
+def _golden_vocab(shared_dir):
+  return tk.load_vocab(os.path.join(shared_dir, "vocab", "bert-base-uncased-vocab.txt"))
+
+
+def _mismatches(texts, got, want):
+  """Lines where got != want, named by their start (the golden lines start
+  with their Unicode category or edge case)."""
+  return [(ascii(text[:24]), g, w)
+          for text, g, w in zip(texts, got, want) if g != w]
+
+
+@pytest.mark.parametrize("do_lower_case", [True, False])
+@pytest.mark.parametrize("keep_special_tokens", [False, True])
+def test_tf_tokenizer_matches_original_golden(shared_dir, do_lower_case,
+                                              keep_special_tokens):
+  # The tf-text path of the data writer and the export. No golden line holds
+  # a special token, so keep_special_tokens must change nothing (its
+  # placeholders must not collide with characters the text keeps).
+  texts, tokens, ids = _golden(shared_dir, do_lower_case)
+  vocab = _golden_vocab(shared_dir)
+  tokenizer = tk.Tokenizer(vocab, do_lower_case, keep_special_tokens)
+  values, row_splits = tokenizer.tokenize_to_ids(texts)
+  got_ids = [values[a:b].tolist() for a, b in zip(row_splits[:-1], row_splits[1:])]
+  bad = _mismatches(texts, got_ids, ids)
+  assert not bad, f"{len(bad)} of {len(texts)} lines differ: {bad}"
+  assert _ids_to_tokens(vocab, values, row_splits) == tokens
+
+
+@pytest.mark.parametrize("do_lower_case", [True, False])
+def test_reference_matches_original_golden(shared_dir, do_lower_case):
+  texts, tokens, _ = _golden(shared_dir, do_lower_case)
+  vocab = _golden_vocab(shared_dir)
+  got = [tk.reference_tokenize(text, vocab.token_to_id, do_lower_case)
+         for text in texts]
+  bad = _mismatches(texts, got, tokens)
+  assert not bad, f"{len(bad)} of {len(texts)} lines differ: {bad}"
 
 
 # ----------------------------------------------------------------------------
@@ -167,9 +231,15 @@ def test_matches_reference_on_kjv(shared_dir, original_vocab):
 
 
 def _sweep_code_points():
-  """Every BMP code point and samples of the other planes."""
+  """Every BMP code point and samples of the other planes, among them the
+  characters unassigned in Python's Unicode (14) that tensorflow-text's newer
+  ICU decomposes or gives a combining class (U+105C9, U+10D69.., U+11383..,
+  U+16121.., U+16D68.., U+1E4EC..)."""
   cps = [cp for cp in range(0x10000) if not 0xD800 <= cp <= 0xDFFF]
-  for lo, hi in [(0x10000, 0x10800), (0x1D400, 0x1D800), (0x1F000, 0x1FB00),
+  for lo, hi in [(0x10000, 0x10800), (0x10D40, 0x10D90), (0x10EC0, 0x10F00),
+                 (0x11380, 0x113E0), (0x11F00, 0x11F60), (0x16100, 0x16140),
+                 (0x16D40, 0x16D80), (0x1E030, 0x1E090), (0x1E4D0, 0x1E600),
+                 (0x1D400, 0x1D800), (0x1F000, 0x1FB00),
                  (0x20000, 0x20100), (0x2A6D0, 0x2A710), (0x2B810, 0x2B830),
                  (0x2CEA0, 0x2CEC0), (0x2F800, 0x2FA30), (0xE0000, 0xE0080),
                  (0xF0000, 0xF0010), (0x10FFF0, 0x110000)]:
@@ -179,10 +249,13 @@ def _sweep_code_points():
 
 @pytest.mark.parametrize("do_lower_case", [True, False])
 def test_every_character_matches_reference(do_lower_case):
-  # Each character inside a word and around a Greek capital sigma (the
-  # final-sigma rule looks at cased and case-ignorable neighbours), through
-  # the rules before WordPiece.
-  texts = [f"A{c}b{c} \u039f\u03a3{c} {c}\u03a3 \u0391\u03a3{c}\u03b2"
+  # Each character inside a word, around a Greek capital sigma (the
+  # final-sigma rule looks at cased and case-ignorable neighbours) and
+  # between two spacing marks of combining classes 226 and 216 (NFD would
+  # reorder it if it had a class), through the rules before WordPiece. The
+  # reference is right here: the golden tests check it against the original.
+  texts = [f"A{c}b{c} \u039f\u03a3{c} {c}\u03a3 \u0391\u03a3{c}\u03b2 "
+           f"\U0001d16d{c}\U0001d165"
            for c in map(chr, _sweep_code_points())]
   basic = tk.TFBasicTokenizer(do_lower_case)
   words = basic.tokenize(tf.constant(texts))
@@ -293,7 +366,7 @@ def test_saved_model_round_trip(tmp_path, tiny_vocab):
       ids = self.tokenizer.tokenize_eager(texts)
       return {"ids": ids.to_tensor(), "lengths": ids.row_lengths()}
 
-  texts = ["The [MASK] fox.", TEXTS[2], TEXTS[4]]
+  texts = ["The [MASK] fox.", TEXTS[2], TEXTS[4], TEXTS[-1]]
   export_dir = str(tmp_path / "saved")
   tf.saved_model.save(Exported(), export_dir)
   os.remove(vocab_path)  # the SavedModel must not need the original file
@@ -305,6 +378,8 @@ def test_saved_model_round_trip(tmp_path, tiny_vocab):
   assert got["ids"].numpy().tolist() == want.numpy().tolist()
   ragged = loaded.tokenizer.tokenize(tf.constant(texts))
   assert ragged.flat_values.numpy().tolist() == values.tolist()
+  assert _ids_to_tokens(vocab, values, row_splits)[-1] == tk.reference_tokenize(
+      texts[-1], vocab.token_to_id, True, keep_special_tokens=True)
   asset = loaded.tokenizer.vocab_file.asset_path.numpy().decode()
   assert asset.startswith(export_dir) and os.path.exists(asset)
   with open(asset, encoding="utf-8") as f:

@@ -501,6 +501,29 @@ def test_undecodable_bytes_are_replaced_and_counted(data, tmp_path):
   assert len(read_records(outputs.paths())) == manifest["counts"]["instances"] > 300
 
 
+def test_strict_decoding_stops_at_the_first_bad_byte_like_the_original(data, tmp_path):
+  # The original (Python 3) raises UnicodeDecodeError on such input.
+  text = open(data["corpus"], "rb").read()
+  offset = text.index(b"\n", len(text) // 2) + 1
+  corpus = tmp_path / "bad.txt"
+  corpus.write_bytes(text[:offset] + b"caf\xe9 " + text[offset:])
+  outputs = writer.Outputs(files=(str(tmp_path / "out.tfrecord"),))
+  strict = writer.DataOptions(**dict(vars(OPTIONS), decode_errors="strict"))
+  with pytest.raises(ValueError, match=rf"bad\.txt: byte {offset + 3} is not UTF-8"):
+    run(str(corpus), outputs, data["vocab"], strict)
+  assert not (tmp_path / "out.tfrecord").exists()
+  assert run(data["corpus"], outputs, data["vocab"], strict)["counts"]["instances"] > 300
+
+
+def test_carriage_returns_are_dropped_like_the_original_readline(tmp_path):
+  # TensorFlow's GFile.readline, which the original reads with, removes
+  # every "\r" (checked: "hello\rworld\r\n" reads as "helloworld\n").
+  path = tmp_path / "cr.txt"
+  path.write_bytes(b"ab\rcd ef\r\n\r\ngh\rij\n")
+  block = writer.Block(0, str(path), 0, path.stat().st_size)
+  assert writer.read_block_documents(block) == ([["abcd ef"], ["ghij"]], 0)
+
+
 def test_lines_split_only_at_newlines(data, tmp_path):
   # The original reads lines with readline(): form feeds, vertical tabs and
   # Unicode line separators inside a line do not start a new sentence.
@@ -575,6 +598,7 @@ def test_document_of_100k_lines(data, tmp_path):
     ({"short_seq_prob": -0.1}, "--short_seq_prob=-0.1"),
     ({"dupe_factor": 0}, "--dupe_factor=0"),
     ({"block_bytes": 0}, "--block_bytes=0"),
+    ({"decode_errors": "replace"}, "--decode_errors=replace"),
 ])
 def test_impossible_options_name_the_flag(data, tmp_path, change, flag):
   options = writer.DataOptions(**dict(vars(OPTIONS), **change))
