@@ -18,7 +18,8 @@ calls `cli.run(main, define_flags)`: its console script.
   before TensorFlow) sets TF_CPP_MIN_LOG_LEVEL=3 unless the user set it, and
   applies that level also to the lines TensorFlow writes while it is imported
   (the oneDNN and CUDA notices, absl's "before absl::InitializeLog()"
-  warning), which the variable alone no longer hides. TF_CPP_MIN_LOG_LEVEL=0
+  warning), which the variable alone no longer hides, and to TensorFlow's
+  Python INFO lines ("Sharding callback duration ..."). TF_CPP_MIN_LOG_LEVEL=0
   brings them all back. The tools' own progress lines are absl Python logging
   and stay under absl's --verbosity (-v) flag. TF_ENABLE_ONEDNN_OPTS is left
   alone (it changes numerics); only its notice is hidden.
@@ -27,6 +28,7 @@ calls `cli.run(main, define_flags)`: its console script.
 import contextlib
 import importlib.abc
 import importlib.util
+import logging as std_logging
 import os
 import re
 import sys
@@ -126,6 +128,9 @@ def quiet_tensorflow_log():
   to have an effect; runs when this module is imported."""
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
   level = tf_log_level()
+  tf_python_log = std_logging.getLogger("tensorflow")  # its Python INFO lines, likewise
+  if level >= 1 and tf_python_log.level == std_logging.NOTSET:
+    tf_python_log.setLevel(std_logging.WARNING)
   if level >= 1 and "tensorflow" not in sys.modules and not any(
       isinstance(f, _QuietTensorFlowImport) for f in sys.meta_path):
     sys.meta_path.insert(0, _QuietTensorFlowImport(level))

@@ -13,7 +13,7 @@ from absl import flags
 from bert_tf import cli
 
 TOOLS = ("build_vocab", "create_pretraining_data", "run_pretraining", "export_saved_model",
-         "predict", "inspect_records", "sample_corpus", "quickstart")
+         "predict", "inspect_records", "sample_corpus", "split_corpus", "quickstart")
 
 
 def _main_raising(error):
@@ -84,12 +84,18 @@ def test_every_tool_on_the_command_line(tmp_path):
   time is importing TensorFlow)."""
   env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
   missing = str(tmp_path / "missing")
+  vocab = tmp_path / "vocab.txt"
+  vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\na\n")
   running = {  # bad input found while running, after TensorFlow is imported
       "run_pretraining": (f"--bert_config_file={missing}.json", f"--input_file={missing}",
                           f"--output_dir={tmp_path / 'out'}", "--do_train"),
       "inspect_records": (f"--input_file={missing}", f"--vocab_file={missing}"),
       "quickstart": (f"--output_dir={tmp_path / 'qs'}", f"--corpus={tmp_path}"),
       "build_vocab": (f"--input_file={missing}", f"--vocab_file={tmp_path / 'v' / 'vocab.txt'}"),
+      "create_pretraining_data": (f"--input_file={tmp_path}", f"--vocab_file={vocab}",
+                                  f"--output_dir={tmp_path / 'r' / 'records'}"),
+      "split_corpus": (f"--input_file={missing}", f"--train_file={tmp_path / 's' / 'a.txt'}",
+                       f"--heldout_file={tmp_path / 's' / 'b.txt'}"),
   }
   runs = {}
   for tool in TOOLS:
@@ -117,7 +123,8 @@ def test_every_tool_on_the_command_line(tmp_path):
       assert "no_such_flag" in lines[0], (tool, lines[0])
     else:
       assert "is required" in lines[0] or "give exactly one" in lines[0], (tool, lines[0])
-  assert not os.path.exists(tmp_path / "v"), "a failed build_vocab left its folder behind"
+  for left in ("v", "s", "r"):  # a failed tool leaves no (empty) output folder behind
+    assert not os.path.exists(tmp_path / left), left
 
 
 def test_tf_cpp_min_log_level_brings_tensorflow_log_back():
