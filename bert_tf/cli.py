@@ -36,6 +36,7 @@ import tempfile
 
 from absl import app
 from absl import flags
+from absl import logging as absl_logging
 
 USAGE_EXIT = 2
 ERROR_EXIT = 1
@@ -122,15 +123,28 @@ class _QuietTensorFlowImport(importlib.abc.MetaPathFinder):
     return spec
 
 
+class _TensorFlowInfoFilter(std_logging.Filter):
+  """Drops INFO (and debug) records logged from TensorFlow's own Python code."""
+
+  _TF_DIR = os.sep + "tensorflow" + os.sep
+
+  def filter(self, record):
+    return record.levelno >= std_logging.WARNING or self._TF_DIR not in (record.pathname or "")
+
+
 def quiet_tensorflow_log():
   """TF_CPP_MIN_LOG_LEVEL=3 unless set, kept also while TensorFlow is
   imported (see the module docstring). Must run before TensorFlow's import
   to have an effect; runs when this module is imported."""
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
   level = tf_log_level()
-  tf_python_log = std_logging.getLogger("tensorflow")  # its Python INFO lines, likewise
-  if level >= 1 and tf_python_log.level == std_logging.NOTSET:
-    tf_python_log.setLevel(std_logging.WARNING)
+  if level >= 1:  # its Python INFO lines (absl or "tensorflow" logger), likewise
+    tf_python_log = std_logging.getLogger("tensorflow")
+    if tf_python_log.level == std_logging.NOTSET:
+      tf_python_log.setLevel(std_logging.WARNING)
+    handler = absl_logging.get_absl_handler()
+    if not any(isinstance(f, _TensorFlowInfoFilter) for f in handler.filters):
+      handler.addFilter(_TensorFlowInfoFilter())
   if level >= 1 and "tensorflow" not in sys.modules and not any(
       isinstance(f, _QuietTensorFlowImport) for f in sys.meta_path):
     sys.meta_path.insert(0, _QuietTensorFlowImport(level))

@@ -150,3 +150,16 @@ def test_tf_cpp_min_log_level_brings_tensorflow_log_back():
 def test_which_tensorflow_log_lines_each_level_hides(line, hidden_at):
   for level in range(4):
     assert cli.hidden_by_log_level(line, level) == (level >= hidden_at), (line, level)
+
+
+def test_tensorflow_python_info_lines_are_hidden_ours_are_not():
+  import logging
+  from absl import logging as absl_logging
+  (tf_filter,) = [f for f in absl_logging.get_absl_handler().filters
+                  if isinstance(f, cli._TensorFlowInfoFilter)]  # pylint: disable=protected-access
+  def record(level, path):
+    return logging.LogRecord("absl", level, path, 1, "m", (), None)
+  tf_file = os.path.join("site-packages", "tensorflow", "python", "checkpoint", "functional_saver.py")
+  assert not tf_filter.filter(record(logging.INFO, tf_file))
+  assert tf_filter.filter(record(logging.WARNING, tf_file))
+  assert tf_filter.filter(record(logging.INFO, os.path.join("bert_tf", "training", "loop.py")))
