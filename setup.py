@@ -34,6 +34,7 @@ setuptools.setup(
             "bert_tf_quickstart=bert_tf.quickstart:run",
             "bert_tf_inspect_records=bert_tf.inspect_records:run",
             "bert_tf_sample_corpus=bert_tf.sample_corpus:run",
+            "bert_tf_split_corpus=bert_tf.split_corpus:run",
         ],
     },
 )

@@ -1,8 +1,13 @@
-"""Builds a BERT-style WordPiece vocabulary from raw text.
+"""Builds a BERT-style WordPiece vocabulary from raw text, and the model
+config that goes with it.
 
     python -m bert_tf.build_vocab --input_file=corpus/*.txt \
-        --vocab_file=vocab.txt --vocab_size=30522 --do_lower_case=True
+        --vocab_file=vocab.txt --vocab_size=30522 --do_lower_case=True \
+        --bert_config_template=configs/bert_base.json --bert_config_out=bert_config.json
 
+A small corpus has fewer distinct tokens than --vocab_size asks for; the vocab
+is then smaller, and the model's vocab_size must be its real size:
+--bert_config_out writes a copy of --bert_config_template with that size.
 The vocab's layout and the learner are described in bert_tf.data.vocab.
 """
 
@@ -11,7 +16,9 @@ from absl import flags
 from absl import logging
 
 from bert_tf import cli
-from bert_tf.data.vocab import build_vocab, write_vocab
+from bert_tf.data.vocab import build_vocab, write_text_atomically, write_vocab
+from bert_tf.models.config import BertConfig
+
 
 def define_flags(flag_values):
   """The tool's flags (see bert_tf.cli: defined when it runs, not at import)."""
@@ -28,9 +35,27 @@ def define_flags(flag_values):
   flags.DEFINE_integer("num_unused", 0, "Number of [unused{i}] tokens to reserve.", flag_values=f)
   flags.DEFINE_integer("max_token_length", 50,
                        "Longest learned token, in characters.", flag_values=f)
+  flags.DEFINE_string("bert_config_template", None,
+                      "A bert_config.json (e.g. configs/bert_tiny.json) to copy to "
+                      "--bert_config_out with vocab_size set to the built vocab's size.",
+                      flag_values=f)
+  flags.DEFINE_string("bert_config_out", None,
+                      "Where to write that config (with --bert_config_template).", flag_values=f)
 
 
 FLAGS = flags.FLAGS
+
+
+def write_bert_config(template_file, vocab_size, output_file, **overrides):
+  """Writes `template_file`'s BertConfig with `vocab_size` (and `overrides`,
+  config keys) to `output_file`, atomically; returns the written BertConfig.
+
+  Raises:
+    FileNotFoundError, ValueError: a missing or invalid template, or override.
+  """
+  config = BertConfig.from_json_file(template_file).replace(vocab_size=vocab_size, **overrides)
+  write_text_atomically(config.to_json_string(), output_file)
+  return config
 
 
 def main(argv):
@@ -43,6 +68,13 @@ def main(argv):
     raise app.UsageError(f"--vocab_size={FLAGS.vocab_size} must be positive")
   if FLAGS.max_lines < 0:
     raise app.UsageError(f"--max_lines={FLAGS.max_lines} must be >= 0")
+  if bool(FLAGS.bert_config_template) != bool(FLAGS.bert_config_out):
+    raise app.UsageError("--bert_config_template and --bert_config_out go together")
+  if FLAGS.bert_config_template:  # a bad template fails now, not after the vocab is built
+    try:
+      BertConfig.from_json_file(FLAGS.bert_config_template)
+    except (ValueError, OSError) as e:
+      raise app.UsageError(f"--bert_config_template: {e}") from None
   tokens = build_vocab(FLAGS.input_file, FLAGS.vocab_size, FLAGS.do_lower_case,
                        min_frequency=FLAGS.min_frequency,
                        max_lines=FLAGS.max_lines or None,
@@ -50,6 +82,14 @@ def main(argv):
                        max_token_length=FLAGS.max_token_length)
   write_vocab(tokens, FLAGS.vocab_file)
   logging.info("wrote %d tokens to %s", len(tokens), FLAGS.vocab_file)
+  if FLAGS.bert_config_out:
+    write_bert_config(FLAGS.bert_config_template, len(tokens), FLAGS.bert_config_out)
+    logging.info("wrote %s with vocab_size=%d to %s", FLAGS.bert_config_template, len(tokens),
+                 FLAGS.bert_config_out)
+  elif len(tokens) < FLAGS.vocab_size:
+    logging.warning("the vocab has %d tokens, fewer than --vocab_size=%d: use vocab_size=%d in "
+                    "the model's bert_config.json (--bert_config_template and "
+                    "--bert_config_out write one)", len(tokens), FLAGS.vocab_size, len(tokens))
 
 
 def run():

@@ -12,6 +12,9 @@ New: --output_dir with --num_output_shards (resumable shards), --num_workers,
 bytes that are not UTF-8: dropped and counted, or an error as in the original).
 """
 
+import contextlib
+import os
+
 from absl import app
 from absl import flags
 from absl import logging
@@ -56,6 +59,29 @@ def define_flags(flag_values):
                     "the original does under Python 3).", flag_values=f)
 
 
+@contextlib.contextmanager
+def _removed_if_left_empty(folders):
+  """On an error, removes the folders (and their missing parents) that did
+  not exist before and hold no file: a failed run leaves no empty output
+  folder behind. Folders with files stay (shards a rerun resumes from)."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  new = []
+  for folder in folders:
+    outermost = ""
+    while folder and not tf.io.gfile.exists(folder):
+      outermost, folder = folder, os.path.dirname(folder.rstrip("/"))
+    if outermost:
+      new.append(outermost)
+  try:
+    yield
+  except BaseException:
+    for folder in new:
+      if tf.io.gfile.exists(folder) and not any(
+          files for _, _, files in tf.io.gfile.walk(folder)):
+        tf.io.gfile.rmtree(folder)
+    raise
+
+
 def main(argv):
   beam_args = argv[1:]
   if beam_args and FLAGS.driver != "beam":
@@ -87,16 +113,19 @@ def main(argv):
   else:
     outputs = writer.Outputs(directory=FLAGS.output_dir,
                                        num_shards=FLAGS.num_output_shards, gzip=FLAGS.gzip)
-  if FLAGS.driver == "beam":
-    from bert_tf.data import beam  # pylint: disable=g-import-not-at-top
-    try:
-      manifest = beam.run_beam(FLAGS.input_file, outputs, FLAGS.vocab_file, options,
-                                        beam_args)
-    except ImportError as e:  # apache-beam is not installed
-      raise cli.Error(str(e)) from None
-  else:
-    manifest = writer.create_pretraining_data(
-        FLAGS.input_file, outputs, FLAGS.vocab_file, options, num_workers=num_workers)
+  output_dirs = [outputs.directory] if outputs.directory else [
+      os.path.dirname(path) for path in outputs.files]
+  with _removed_if_left_empty(output_dirs):
+    if FLAGS.driver == "beam":
+      from bert_tf.data import beam  # pylint: disable=g-import-not-at-top
+      try:
+        manifest = beam.run_beam(FLAGS.input_file, outputs, FLAGS.vocab_file, options,
+                                 beam_args)
+      except ImportError as e:  # apache-beam is not installed
+        raise cli.Error(str(e)) from None
+    else:
+      manifest = writer.create_pretraining_data(
+          FLAGS.input_file, outputs, FLAGS.vocab_file, options, num_workers=num_workers)
   counts, shares = manifest["counts"], manifest["shares"]
   logging.info("wrote %d instances from %d documents to %d file(s) in %.1f s (%.0f instances/s)",  # noqa
                counts["instances"], counts["documents"], len(manifest["files"]),

@@ -12,7 +12,6 @@ given; the checkpoint is read once. See bert_tf/serving/export.py for the signat
 
 from absl import app
 from absl import flags
-from absl import logging
 
 from bert_tf import cli
 from bert_tf.serving import export
@@ -77,8 +76,7 @@ def main(argv):
       keras_hub_preset_out=FLAGS.keras_hub_preset_out,
       overwrite=FLAGS.overwrite)
   written = export.run_export(options)
-  for name, path in written.items():
-    logging.info("%s: %s", name, path)
+  for name, path in written.items():  # once, on stdout (the library logs what it wrote)
     print(f"{name}: {path}")
 
 

@@ -6,6 +6,7 @@ The client lives in bert_tf/serving/predict.py, a file that needs only
 tensorflow, tensorflow-text and absl, so it can be copied beside a SavedModel.
 """
 
+from bert_tf import cli  # noqa: F401  pylint: disable=unused-import  (quiets TF's C++ log first)
 from bert_tf.serving import predict as _client
 
 define_flags = _client.define_flags

@@ -11,9 +11,12 @@ command-line tools call, with small settings.
 """
 
 import collections
+import hashlib
 import math
 import os
 import random
+import subprocess
+import sys
 import time
 
 from absl import flags
@@ -22,6 +25,9 @@ from absl import logging
 from bert_tf import cli
 
 FLAGS = flags.FLAGS
+
+_TINY_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                            "configs", "bert_tiny.json")
 
 
 def define_flags(flag_values):
@@ -32,6 +38,9 @@ def define_flags(flag_values):
                       "Input text; generated from the Python standard library's docstrings "
                       "(bert_tf.sample_corpus) when the file does not exist.", flag_values=f)
   flags.DEFINE_integer("vocab_size", 8000, "WordPiece vocab size.", flag_values=f)
+  flags.DEFINE_string("bert_config_template", _TINY_CONFIG,
+                      "Model config; the quickstart sets its vocab_size to the vocab's and its "
+                      "max_position_embeddings to --max_seq_length.", flag_values=f)
   flags.DEFINE_integer("train_steps", 2500, "Training steps.", flag_values=f)
   flags.DEFINE_integer("dupe_factor", 20, "Masked copies of the corpus (different masks and pairs).", flag_values=f)
   flags.DEFINE_integer("batch_size", 32, "Training batch size.", flag_values=f)
@@ -110,27 +119,14 @@ def score_fills(cases, top_fills, train_sentences, vocab):
   }
 
 
-def split_corpus(corpus, train_path, heldout_path, every=10):
-  """Every `every`-th document goes to the held-out file."""
-  import tensorflow as tf
-  with tf.io.gfile.GFile(corpus, "r") as f:
-    documents = [d for d in f.read().split("\n\n") if d.strip()]
-  train = [d for i, d in enumerate(documents) if i % every != every - 1]
-  held = [d for i, d in enumerate(documents) if i % every == every - 1]
-  for path, docs in ((train_path, train), (heldout_path, held)):
-    with tf.io.gfile.GFile(path, "w") as f:
-      f.write("\n\n".join(d.strip("\n") for d in docs) + "\n")
-  return len(train), len(held)
-
-
 def main(argv):
   del argv
   import tensorflow as tf
+  from bert_tf import build_vocab
+  from bert_tf import split_corpus
   from bert_tf.data import vocab as vocab_lib
-  from bert_tf.models import config as config_lib
-  from bert_tf.serving import export
   from bert_tf.data import writer
-  from bert_tf import sample_corpus
+  from bert_tf.serving import export
   from bert_tf.training import loop
 
   out = FLAGS.output_dir
@@ -141,24 +137,39 @@ def main(argv):
 
   t = _stage(1, "sample corpus")
   corpus = FLAGS.corpus
-  if not tf.io.gfile.exists(corpus):
-    docs, lines, size = sample_corpus.write_corpus(corpus)
-    _done(t, f"generated {corpus} from the standard library's docstrings: "
-             f"{docs} documents, {lines} sentences, {size / 1e6:.2f} MB")
-  else:
-    _done(t, f"using {corpus} ({tf.io.gfile.stat(corpus).length / 1e6:.2f} MB)")
+  generated = not tf.io.gfile.exists(corpus)
+  if generated:
+    # In a fresh interpreter: the corpus is the docstrings of the modules as
+    # they are after a plain import, not after this process's imports.
+    child = subprocess.run([sys.executable, "-m", "bert_tf.sample_corpus", f"--output={corpus}"],
+                           stdout=subprocess.DEVNULL, check=False)
+    if child.returncode:
+      raise cli.Error(f"generating the sample corpus {corpus} failed (its error is above)")
+  with tf.io.gfile.GFile(corpus, "rb") as f:
+    data = f.read()
+  # The figures below depend on the corpus: its fingerprint says whether it
+  # is the one a published figure came from (the standard library's
+  # docstrings change with the Python version).
+  fingerprint = f"sha256 {hashlib.sha256(data).hexdigest()[:12]}, {len(data) / 1e6:.2f} MB"
+  _done(t, f"generated {corpus} from the standard library's docstrings of Python "
+           f"{sys.version.split()[0]} ({fingerprint})" if generated else
+           f"using {corpus} ({fingerprint})")
   train_txt, held_txt = os.path.join(out, "train.txt"), os.path.join(out, "heldout.txt")
-  n_train, n_held = split_corpus(corpus, train_txt, held_txt)
+  n_train, n_held = split_corpus.split_corpus(corpus, train_txt, held_txt)
   print(f"    split by document: {n_train} for training, {n_held} held out")
 
-  t = _stage(2, "WordPiece vocab")
+  t = _stage(2, "WordPiece vocab and model config")
   vocab_file = os.path.join(out, "vocab.txt")
   tokens = vocab_lib.build_vocab([train_txt], FLAGS.vocab_size, do_lower_case=True)
   vocab_lib.write_vocab(tokens, vocab_file)
-  _done(t, f"{len(tokens)} entries -> {vocab_file}")
+  seq = FLAGS.max_seq_length
+  config_path = os.path.join(out, "bert_config.json")
+  bert_config = build_vocab.write_bert_config(FLAGS.bert_config_template, len(tokens),
+                                              config_path, max_position_embeddings=seq)
+  _done(t, f"{len(tokens)} entries -> {vocab_file}; {FLAGS.bert_config_template} with "
+           f"vocab_size={len(tokens)}, max_position_embeddings={seq} -> {config_path}")
 
   t = _stage(3, "pretraining records (original schema, 80/10/10 masking + NSP)")
-  seq = FLAGS.max_seq_length
   max_predictions = math.ceil(seq * 0.15)  # the original's 20 at 128, 80 at 512
   records = {}
   for name, path, dupe in (("train", train_txt, FLAGS.dupe_factor), ("heldout", held_txt, 1)):
@@ -178,11 +189,6 @@ def main(argv):
   _done(t, "records written")
 
   t = _stage(4, f"train a small BERT for {FLAGS.train_steps} steps")
-  bert_config = config_lib.BertConfig(
-      vocab_size=len(tokens), hidden_size=128, num_hidden_layers=2, num_attention_heads=2,
-      intermediate_size=512, max_position_embeddings=seq)
-  config_path = os.path.join(out, "bert_config.json")
-  bert_config.to_json_file(config_path)
   model_dir = os.path.join(out, "model")
   train_config = loop.TrainConfig(
       input_file=records["train"], eval_input_file=records["heldout"], output_dir=model_dir,

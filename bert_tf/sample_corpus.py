@@ -13,9 +13,11 @@ import contextlib
 import io
 import importlib
 import inspect
+import os
 import pkgutil
 import re
 import sys
+import sysconfig
 import warnings
 
 from absl import app
@@ -56,9 +58,13 @@ def _sentences(docstring):
 
 def _module_names():
   names = set(sys.builtin_module_names)
-  # walk_packages imports every package it descends into; some print.
+  # walk_packages imports every package it descends into (some print): only
+  # the standard library's folders, not site-packages, whose packages log
+  # warnings on import and take seconds each.
+  stdlib = sysconfig.get_paths()["stdlib"]
+  folders = [p for p in (stdlib, os.path.join(stdlib, "lib-dynload")) if os.path.isdir(p)]
   with contextlib.redirect_stdout(io.StringIO()):
-    for info in pkgutil.walk_packages(onerror=lambda name: None):
+    for info in pkgutil.walk_packages(path=folders, onerror=lambda name: None):
       names.add(info.name)
   stdlib = getattr(sys, "stdlib_module_names", None)
   keep = []

@@ -2,6 +2,7 @@
 `bert_tf.TOOL: error: ...`, with exit 2 (usage) or 1 (bad input found while
 running); a bug keeps its traceback; tool modules import side by side."""
 
+import os
 import subprocess
 import sys
 
@@ -12,7 +13,7 @@ from absl import flags
 from bert_tf import cli
 
 TOOLS = ("build_vocab", "create_pretraining_data", "run_pretraining", "export_saved_model",
-         "predict", "inspect_records", "sample_corpus", "quickstart")
+         "predict", "inspect_records", "sample_corpus", "split_corpus", "quickstart")
 
 
 def _main_raising(error):
@@ -63,31 +64,102 @@ def test_tool_modules_import_together_and_define_flags_privately():
   assert "vocab_file" not in flags.FLAGS and "input_file" not in flags.FLAGS
 
 
-def test_every_tool_on_the_command_line():
-  """A flag that does not exist, a missing required flag, and --help, for
-  each tool, as a shell sees them (all processes at once: most of their
-  time is importing TensorFlow)."""
-  def start(tool, *args):
-    return subprocess.Popen([sys.executable, "-m", f"bert_tf.{tool}", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+# What TensorFlow writes on its own when imported and first used (its C++ log),
+# which no tool may show by default.
+TF_NOISE = ("I0000", "W0000", "E0000", "cuInit", "oneDNN", "absl::InitializeLog",
+            "cpu_feature_guard", "To enable the following instructions")
 
+
+def _start(tool, *args, env=None):
+  return subprocess.Popen([sys.executable, "-m", f"bert_tf.{tool}", *args],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=env)
+
+
+def test_every_tool_on_the_command_line(tmp_path):
+  """A flag that does not exist, a missing required flag, --help, and (for
+  the tools that import TensorFlow only when they run) bad input found while
+  running, for each tool, as a shell sees them: nothing of TensorFlow's own
+  log, an error in exactly one line (all processes at once: most of their
+  time is importing TensorFlow)."""
+  env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+  missing = str(tmp_path / "missing")
+  vocab = tmp_path / "vocab.txt"
+  vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\na\n")
+  running = {  # bad input found while running, after TensorFlow is imported
+      "run_pretraining": (f"--bert_config_file={missing}.json", f"--input_file={missing}",
+                          f"--output_dir={tmp_path / 'out'}", "--do_train"),
+      "inspect_records": (f"--input_file={missing}", f"--vocab_file={missing}"),
+      "quickstart": (f"--output_dir={tmp_path / 'qs'}", f"--corpus={tmp_path}"),
+      "build_vocab": (f"--input_file={missing}", f"--vocab_file={tmp_path / 'v' / 'vocab.txt'}"),
+      "create_pretraining_data": (f"--input_file={tmp_path}", f"--vocab_file={vocab}",
+                                  f"--output_dir={tmp_path / 'r' / 'records'}"),
+      "split_corpus": (f"--input_file={missing}", f"--train_file={tmp_path / 's' / 'a.txt'}",
+                       f"--heldout_file={tmp_path / 's' / 'b.txt'}"),
+  }
   runs = {}
   for tool in TOOLS:
-    runs[tool, "unknown"] = start(tool, "--no_such_flag=1")
-    runs[tool, "help"] = start(tool, "--helpshort")
+    runs[tool, "unknown"] = _start(tool, "--no_such_flag=1", env=env)
+    runs[tool, "help"] = _start(tool, "--helpshort", env=env)
     if tool != "quickstart":  # with no flags it runs the whole job
-      runs[tool, "bare"] = start(tool)
+      runs[tool, "bare"] = _start(tool, env=env)
+    if tool in running:
+      runs[tool, "running"] = _start(tool, *running[tool], env=env)
   for (tool, case), proc in runs.items():
     out, err = proc.communicate(timeout=300)
-    lines = err.strip().splitlines()
+    assert not any(noise in err for noise in TF_NOISE), (tool, case, err[-2000:])
     if case == "help":
-      assert proc.returncode == 0, (tool, err[-2000:])
+      assert proc.returncode == 0 and err == "", (tool, err[-2000:])
       assert f"bert_tf.{tool}" in out and "--" in out, (tool, out[:2000])
       continue
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"bert_tf.{tool}: error: "), (tool, case, err)
+    if case == "running":
+      assert proc.returncode in (cli.USAGE_EXIT, cli.ERROR_EXIT), (tool, case, err)
+      assert "missing" in lines[0] or str(tmp_path) in lines[0], (tool, lines[0])
+      continue
     assert proc.returncode == cli.USAGE_EXIT, (tool, case, err[-2000:])
-    assert lines[-1].startswith(f"bert_tf.{tool}: error: "), (tool, case, lines[-1])
-    assert "Traceback" not in err and not any(l.startswith("  --") for l in lines), (tool, err)
     if case == "unknown":
-      assert "no_such_flag" in lines[-1], (tool, lines[-1])
+      assert "no_such_flag" in lines[0], (tool, lines[0])
     else:
-      assert "is required" in lines[-1] or "give exactly one" in lines[-1], (tool, lines[-1])
+      assert "is required" in lines[0] or "give exactly one" in lines[0], (tool, lines[0])
+  for left in ("v", "s", "r"):  # a failed tool leaves no (empty) output folder behind
+    assert not os.path.exists(tmp_path / left), left
+
+
+def test_tf_cpp_min_log_level_brings_tensorflow_log_back():
+  """TF_CPP_MIN_LOG_LEVEL=0 shows TensorFlow's start-up lines again, =2
+  hides their INFO and WARNING lines only."""
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="0")
+  proc = _start("build_vocab", "--helpshort", env=env)
+  _, err = proc.communicate(timeout=300)
+  assert proc.returncode == 0
+  assert "I0000" in err and "oneDNN" in err, err[-2000:]
+
+
+@pytest.mark.parametrize("line, hidden_at", [
+    ("I0000 00:00:1796083578.785759   10706 port.cc:153] oneDNN custom operations are on.", 1),
+    ("W0412 13:45:12.123456    42 gpu_device.cc:2342] Cannot dlopen some GPU libraries.", 2),
+    ("E0000 00:00:1796083662.364605   11307 cuda_platform.cc:52] failed call to cuInit: x", 3),
+    ("WARNING: All log messages before absl::InitializeLog() is called are written to STDERR", 1),
+    ("To enable the following instructions: AVX2 FMA, in other operations, rebuild", 1),
+    ("F0000 00:00:1796083662.364605   11307 x.cc:1] Check failed: fatal is always shown", 99),
+    ("bert_tf.build_vocab: error: --input_file is required", 99),
+    ("Traceback (most recent call last):", 99),
+])
+def test_which_tensorflow_log_lines_each_level_hides(line, hidden_at):
+  for level in range(4):
+    assert cli.hidden_by_log_level(line, level) == (level >= hidden_at), (line, level)
+
+
+def test_tensorflow_python_info_lines_are_hidden_ours_are_not():
+  import logging
+  from absl import logging as absl_logging
+  (tf_filter,) = [f for f in absl_logging.get_absl_handler().filters
+                  if isinstance(f, cli._TensorFlowInfoFilter)]  # pylint: disable=protected-access
+  def record(level, path):
+    return logging.LogRecord("absl", level, path, 1, "m", (), None)
+  tf_file = os.path.join("site-packages", "tensorflow", "python", "checkpoint", "functional_saver.py")
+  assert not tf_filter.filter(record(logging.INFO, tf_file))
+  assert tf_filter.filter(record(logging.WARNING, tf_file))
+  assert tf_filter.filter(record(logging.INFO, os.path.join("bert_tf", "training", "loop.py")))

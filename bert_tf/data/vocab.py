@@ -197,10 +197,11 @@ def learn_vocab(word_counts, vocab_size, reserved_tokens, min_frequency=1,
   too_big = learn(lo)
   if len(too_big) <= vocab_size:
     if len(too_big) < vocab_size:
-      logging.warning(
-          "built %d tokens, fewer than --vocab_size=%d: the corpus has no more "
-          "tokens with count >= %d (use vocab_size=%d in bert_config.json)",
-          len(too_big), vocab_size, lo, len(too_big))
+      # The caller says what to do about it (bert_tf.build_vocab: the model
+      # config's vocab_size); the returned length is the vocab's size.
+      logging.info(
+          "built %d tokens, fewer than the %d asked for: the corpus has no more "
+          "tokens with count >= %d", len(too_big), vocab_size, lo)
     return too_big
   best = None
   floor = vocab_size * (1 - slack_ratio)
@@ -268,17 +269,30 @@ def build_vocab(input_patterns, vocab_size, do_lower_case, min_frequency=1,
   return tokens
 
 
-def write_vocab(tokens, path):
-  """Writes one token a line to `path` atomically (temp name, then rename)."""
+def write_text_atomically(text, path):
+  """Writes `text` (str) to `path` via a temporary name and a rename, so a
+  failed write leaves neither a partial file under `path` nor a folder it
+  created."""
   parent = path.rsplit("/", 1)[0] if "/" in path else ""
-  if parent and not tf.io.gfile.exists(parent):
-    tf.io.gfile.makedirs(parent)
+  created = ""  # the outermost folder this call makes
+  while parent and not tf.io.gfile.exists(parent):
+    created, parent = parent, parent.rsplit("/", 1)[0] if "/" in parent else ""
+  if created:
+    tf.io.gfile.makedirs(path.rsplit("/", 1)[0])
   tmp = f"{path}.tmp-{uuid.uuid4().hex}"
   try:
     with tf.io.gfile.GFile(tmp, "wb") as f:
-      f.write("".join(token + "\n" for token in tokens).encode("utf-8"))
+      f.write(text.encode("utf-8"))
     tf.io.gfile.rename(tmp, path, overwrite=True)
   except BaseException:
     if tf.io.gfile.exists(tmp):
       tf.io.gfile.remove(tmp)
+    if created and tf.io.gfile.exists(created) and not any(
+        files for _, _, files in tf.io.gfile.walk(created)):
+      tf.io.gfile.rmtree(created)
     raise
+
+
+def write_vocab(tokens, path):
+  """Writes one token a line to `path` atomically (temp name, then rename)."""
+  write_text_atomically("".join(token + "\n" for token in tokens), path)

@@ -12,16 +12,59 @@ one JSON object a line, in input order.
 This file needs only tensorflow, tensorflow_text (whose ops the text signatures
 use) and absl, not the bert_tf package, so it runs wherever the SavedModel is
 copied. For that it keeps its own copy of bert_tf.cli's command-line shell:
-the same one-line errors and exit codes.
+the same one-line errors and exit codes, and the same quiet TensorFlow C++ log
+when run as a script (TF_CPP_MIN_LOG_LEVEL=3 unless set, also for the lines
+TensorFlow writes while it is imported; TF_CPP_MIN_LOG_LEVEL=0 shows them).
 """
 
 import json
+import os
+import re
 import sys
+import tempfile
 
 from absl import app
 from absl import flags
-import tensorflow as tf
-import tensorflow_text  # pylint: disable=unused-import  (registers the text ops)
+
+# TensorFlow's C++ log lines by severity (as bert_tf.cli), and lines that belong to them.
+_CPP_LOG_LINE = re.compile(r"^([IWE])\d{4} \d\d:\d\d:\d+\.\d+\s+\d+ \S+:\d+\] ")
+_CPP_LOG_INFO_LINES = re.compile(
+    r"^(WARNING: All log messages before absl::InitializeLog\(\) is called"
+    r"|To enable the following instructions: )")
+
+
+def _import_tensorflow_quietly():
+  """Imports TensorFlow with fd 2 captured, passing on only the lines that
+  TF_CPP_MIN_LOG_LEVEL (3 unless set) does not hide: the variable alone no
+  longer hides what TensorFlow writes while it is imported."""
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+  level = int(os.environ["TF_CPP_MIN_LOG_LEVEL"]) if os.environ[
+      "TF_CPP_MIN_LOG_LEVEL"].isdigit() else 0
+  sys.stderr.flush()
+  saved = os.dup(2)
+  with tempfile.TemporaryFile() as capture:
+    os.dup2(capture.fileno(), 2)
+    try:
+      import tensorflow  # pylint: disable=g-import-not-at-top,unused-import
+    finally:
+      sys.stderr.flush()
+      os.dup2(saved, 2)
+      os.close(saved)
+      capture.seek(0)
+      for line in capture.read().decode("utf-8", errors="replace").splitlines(keepends=True):
+        match = _CPP_LOG_LINE.match(line)
+        hidden = (level >= "_IWE".index(match.group(1)) if match
+                  else level >= 1 and _CPP_LOG_INFO_LINES.match(line))
+        if not hidden:
+          sys.stderr.write(line)
+      sys.stderr.flush()
+
+
+if __name__ == "__main__" and "tensorflow" not in sys.modules:
+  _import_tensorflow_quietly()
+
+import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-position
+import tensorflow_text  # pylint: disable=unused-import,g-import-not-at-top  (registers the text ops)
 
 FLAGS = flags.FLAGS
 
@@ -206,12 +249,15 @@ def main(argv):
     return
   if FLAGS.text is not None:
     result = predictor.fill_mask([FLAGS.text])[0]
-    print(format_fill_mask(result))
+    formatted = format_fill_mask(result)
   else:
     result = predictor.next_sentence([(FLAGS.text_a, FLAGS.text_b)])[0]
-    print(format_next_sentence(result))
+    formatted = format_next_sentence(result)
   if result["error"]:
+    # The query on stdout (as with an answer), the error once, on stderr.
+    print("\n".join(line for line in formatted.splitlines() if line.startswith("text")))
     raise Error(result["error"])
+  print(formatted)
 
 
 def _fail(message, code):

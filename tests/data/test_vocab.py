@@ -1,5 +1,7 @@
-"""Tests of bert_tf.build_vocab: layout, coverage of the corpus, bad input."""
+"""Tests of bert_tf.data.vocab and the bert_tf.build_vocab tool: layout,
+coverage of the corpus, bad input, the model config with the vocab's size."""
 
+import json
 import os
 import random
 import subprocess
@@ -125,19 +127,79 @@ def _start_cli(*args):
 def test_cli(tmp_path):
   _corpus(tmp_path / "a.txt")
   out = tmp_path / "vocab.txt"
-  # Both runs at once: most of their time is importing TensorFlow.
-  ok = _start_cli(f"--input_file={tmp_path}/a.txt", f"--vocab_file={out}",
-                  "--vocab_size=150", "--do_lower_case=True", "--num_unused=2")
-  bad = _start_cli(f"--input_file={tmp_path}/missing*.txt",
-                   f"--vocab_file={tmp_path}/bad.txt")
-  _, ok_err = ok.communicate(timeout=120)
-  _, bad_err = bad.communicate(timeout=120)
-  assert ok.returncode == 0, ok_err
+  config_out = tmp_path / "model" / "new" / "bert_config.json"
+  # All runs at once: most of their time is importing TensorFlow.
+  runs = {
+      "ok": _start_cli(f"--input_file={tmp_path}/a.txt", f"--vocab_file={out}",
+                       "--vocab_size=150", "--do_lower_case=True", "--num_unused=2"),
+      # Asks for more tokens than the corpus has: the config gets the real size.
+      "config": _start_cli(f"--input_file={tmp_path}/a.txt",
+                           f"--vocab_file={tmp_path}/small.txt", "--vocab_size=100000",
+                           "--bert_config_template=configs/bert_tiny.json",
+                           f"--bert_config_out={config_out}"),
+      "no_config": _start_cli(f"--input_file={tmp_path}/a.txt",
+                              f"--vocab_file={tmp_path}/small2.txt", "--vocab_size=100000"),
+      "bad": _start_cli(f"--input_file={tmp_path}/missing*.txt",
+                        f"--vocab_file={tmp_path}/bad/bad.txt"),
+      "bad_template": _start_cli(f"--input_file={tmp_path}/a.txt",
+                                 f"--vocab_file={tmp_path}/bad2.txt",
+                                 f"--bert_config_template={tmp_path}/missing.json",
+                                 f"--bert_config_out={tmp_path}/bad_config/c.json"),
+  }
+  err = {}
+  for name, proc in runs.items():
+    _, err[name] = proc.communicate(timeout=300)
+  assert runs["ok"].returncode == 0, err["ok"]
   tokens = out.read_text(encoding="utf-8").split("\n")[:-1]
   assert tokens[:7] == SPECIALS + ["[unused0]", "[unused1]"]
   assert len(tokens) == 150
-  assert "MB/s" in ok_err  # progress with rate
-  assert bad.returncode != 0
-  last = bad_err.strip().splitlines()[-1]
-  assert last.startswith("bert_tf.build_vocab: error:") and "missing*.txt" in last
-  assert not os.path.exists(tmp_path / "bad.txt")
+  assert "MB/s" in err["ok"]  # progress with rate
+  assert "use vocab_size" not in err["ok"]
+
+  assert runs["config"].returncode == 0, err["config"]
+  size = len((tmp_path / "small.txt").read_text(encoding="utf-8").splitlines())
+  assert 150 < size < 100000
+  written = json.loads(config_out.read_text())
+  template = json.loads(open(os.path.join(_ROOT, "configs", "bert_tiny.json")).read())
+  assert written == dict(template, vocab_size=size)
+  assert os.listdir(config_out.parent) == ["bert_config.json"]  # no temp file
+  assert "use vocab_size" not in err["config"]  # done already: no advice
+
+  assert runs["no_config"].returncode == 0, err["no_config"]
+  assert f"use vocab_size={size} in the model's bert_config.json" in err["no_config"]
+
+  for name, code in (("bad", 1), ("bad_template", 2)):
+    assert runs[name].returncode == code, err[name]
+    lines = err[name].splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bert_tf.build_vocab: error:"), err[name]
+  assert "missing*.txt" in err["bad"] and "missing.json" in err["bad_template"]
+  for left in ("bad", "bad2.txt", "bad_config"):  # no output, no empty folder
+    assert not os.path.exists(tmp_path / left), left
+
+
+def test_a_failed_write_leaves_no_folder_it_made(tmp_path, monkeypatch):
+  class Boom(Exception):
+    pass
+
+  def failing_rename(*args, **kwargs):
+    raise Boom()
+
+  (tmp_path / "kept").mkdir()
+  monkeypatch.setattr(bv.tf.io.gfile, "rename", failing_rename)
+  with pytest.raises(Boom):
+    bv.write_text_atomically("x", str(tmp_path / "new" / "deeper" / "vocab.txt"))
+  with pytest.raises(Boom):
+    bv.write_text_atomically("x", str(tmp_path / "kept" / "vocab.txt"))
+  assert os.listdir(tmp_path) == ["kept"] and os.listdir(tmp_path / "kept") == []
+
+
+def test_write_bert_config_sets_the_vocab_size(tmp_path):
+  from bert_tf import build_vocab
+  out = str(tmp_path / "c.json")
+  config = build_vocab.write_bert_config(os.path.join(_ROOT, "configs", "bert_tiny.json"), 1234,
+                                         out, max_position_embeddings=64)
+  assert config.vocab_size == 1234 and config.max_position_embeddings == 64
+  assert json.loads(open(out).read())["vocab_size"] == 1234
+  with pytest.raises(ValueError, match="unknown BERT config key"):
+    build_vocab.write_bert_config(out, 10, str(tmp_path / "d.json"), vocab_sise=3)
+  assert not os.path.exists(tmp_path / "d.json")

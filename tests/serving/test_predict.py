@@ -77,14 +77,30 @@ def test_human_readable_output(predictor):
   assert text.splitlines()[-1].startswith("P(text_b follows text_a) = 0.")
 
 
-def test_cli_text_without_mask_prints_and_fails(saved_model):
+def _without_tf_log_level():
+  return {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+
+
+def test_cli_text_without_mask_echoes_it_and_says_the_error_once(saved_model):
   child = subprocess.run(
       [sys.executable, "-m", "bert_tf.predict", f"--saved_model={saved_model}",
        "--text=nothing to fill"], cwd=REPO, capture_output=True, text=True,
-      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+      env=_without_tf_log_level())
   assert child.returncode == 1
-  assert child.stdout.splitlines() == ["text: nothing to fill", "error: no [MASK] in text"]
-  assert child.stderr.strip().splitlines()[-1] == "bert_tf.predict: error: no [MASK] in text"
+  assert child.stdout == "text: nothing to fill\n"
+  # Once, on stderr only; nothing of TensorFlow's own start-up log.
+  assert child.stderr == "bert_tf.predict: error: no [MASK] in text\n"
+
+
+def test_cli_answers_on_stdout_only(saved_model):
+  child = subprocess.run(
+      [sys.executable, "-m", "bert_tf.predict", f"--saved_model={saved_model}",
+       "--text_a=the day was long", "--text_b=he said so ."], cwd=REPO, capture_output=True,
+      text=True, env=_without_tf_log_level())
+  assert child.returncode == 0 and child.stderr == ""
+  lines = child.stdout.splitlines()
+  assert lines[:2] == ["text_a: the day was long", "text_b: he said so ."]
+  assert lines[2].startswith("P(text_b follows text_a) = 0.") and len(lines) == 3
 
 
 def test_predictor_refuses_an_export_without_text_signatures(tmp_path):
@@ -96,18 +112,20 @@ def test_predictor_refuses_an_export_without_text_signatures(tmp_path):
 
 
 def test_input_file_without_bert_tf(saved_model, tmp_path):
-  """predict.py alone (bert_tf made unimportable) turns a file into JSON lines."""
+  """predict.py alone (bert_tf made unimportable) turns a file into JSON lines,
+  quietly."""
   (tmp_path / "in.txt").write_bytes(b"the [MASK] was long .\nthe day\twas long\nno mask\n")
   out_file = tmp_path / "out.jsonl"
   code = ("import runpy, sys; sys.modules['bert_tf'] = None; "
           f"sys.argv = ['predict', '--saved_model={saved_model}', "
           f"'--input_file={tmp_path / 'in.txt'}', '--output_file={out_file}']; "
           f"runpy.run_path({PREDICT_PY!r}, run_name='__main__')")
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+  env = _without_tf_log_level()
   env.pop("PYTHONPATH", None)
   child = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
                          capture_output=True, text=True)
   assert child.returncode == 0, child.stderr[-3000:]
+  assert child.stderr == "", child.stderr[-3000:]  # its own copy of the quiet TF log
   results = [json.loads(line) for line in out_file.read_text().splitlines()]
   assert len(results) == 3
   assert len(results[0]["masks"]) == 1 and len(results[0]["masks"][0]["predictions"]) == TOP_K
