@@ -154,10 +154,12 @@ def test_the_writer_writes_the_earlier_layout(tmp_path):
   assert returned == written
   earlier = json.loads(EARLIER_MANIFEST)
   # Same sections, same keys, same types: tools that parse manifests keep
-  # working. (Counts may gain keys: a new count is not a layout change.)
+  # working. (Counts and flags may gain keys: a new count or option is not a
+  # layout change; every earlier key keeps its type.)
   for section in earlier:
-    if section == "counts":
-      assert set(earlier["counts"]) <= set(written["counts"])
+    if section in ("counts", "flags"):
+      assert set(earlier[section]) <= set(written[section])
+      assert layout({k: written[section][k] for k in earlier[section]}) == layout(earlier[section])
       continue
     assert layout(written[section]) == layout(earlier[section]), section
   assert set(written) == set(earlier)

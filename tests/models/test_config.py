@@ -87,6 +87,7 @@ def _messages(caplog, level):
 
 def test_released_multilingual_config_loads_and_round_trips(tmp_path, caplog):
   caplog.set_level(logging.INFO)
+  caplog.set_level(logging.INFO, logger="absl")  # whatever an earlier test left
   path = tmp_path / "bert_config.json"
   # Written as the release writes it (Python 2 json: ", " before newlines).
   path.write_text(json.dumps(_RELEASED_MULTILINGUAL, indent=2, sort_keys=True).replace(",\n", ", \n"))
@@ -109,6 +110,7 @@ def test_released_multilingual_config_loads_and_round_trips(tmp_path, caplog):
 
 def test_misspelled_key_is_a_warning_naming_it(tmp_path, caplog):
   caplog.set_level(logging.INFO)
+  caplog.set_level(logging.INFO, logger="absl")  # whatever an earlier test left
   path = tmp_path / "bert_config.json"
   path.write_text(json.dumps(_tiny_dict(hidden_sise=3, type_vocab_sise=3, my_note="x")))
   config = BertConfig.from_json_file(str(path))
