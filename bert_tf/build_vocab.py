@@ -16,7 +16,8 @@ from absl import flags
 from absl import logging
 
 from bert_tf import cli
-from bert_tf.data.vocab import build_vocab, write_text_atomically, write_vocab
+from bert_tf.data.files import atomic_write
+from bert_tf.data.vocab import build_vocab, write_vocab
 from bert_tf.models.config import BertConfig
 
 
@@ -54,7 +55,7 @@ def write_bert_config(template_file, vocab_size, output_file, **overrides):
     FileNotFoundError, ValueError: a missing or invalid template, or override.
   """
   config = BertConfig.from_json_file(template_file).replace(vocab_size=vocab_size, **overrides)
-  write_text_atomically(config.to_json_string(), output_file)
+  atomic_write(output_file, config.to_json_string())
   return config
 
 

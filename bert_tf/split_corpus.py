@@ -46,7 +46,7 @@ def split_corpus(corpus, train_path, heldout_path, every=10):
     ValueError: `every` < 2, or too few documents for a held-out one.
   """
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from bert_tf.data.vocab import write_text_atomically  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.files import atomic_write  # pylint: disable=g-import-not-at-top
   if every < 2:
     raise ValueError(f"--heldout_every={every}: must be at least 2")
   with tf.io.gfile.GFile(corpus, "r") as f:
@@ -56,7 +56,7 @@ def split_corpus(corpus, train_path, heldout_path, every=10):
         f"{corpus}: {len(train)} document(s), fewer than --heldout_every={every}, so none "
         "is held out (documents are separated by blank lines)")
   for path, docs in ((train_path, train), (heldout_path, held)):
-    write_text_atomically("\n\n".join(docs) + "\n", path)
+    atomic_write(path, "\n\n".join(docs) + "\n")
   return len(train), len(held)
 
 

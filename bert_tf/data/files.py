@@ -99,8 +99,11 @@ def atomic_path(path):
   it was. Never half a file under the final name.
   """
   parent = parent_of(path)
-  if parent:
-    _gfile().makedirs(parent)
+  created = ""  # the outermost folder this call makes, removed again on failure
+  while parent and not _gfile().exists(parent):
+    created, parent = parent, parent_of(parent)
+  if created:
+    _gfile().makedirs(parent_of(path))
   tmp = temp_path(path)
   try:
     yield tmp
@@ -109,6 +112,9 @@ def atomic_path(path):
     _gfile().rename(tmp, path, overwrite=True)
   except BaseException:
     _remove(tmp)
+    if created and _gfile().exists(created) and not any(
+        names for _, _, names in _gfile().walk(created)):
+      _gfile().rmtree(created)
     raise
 
 

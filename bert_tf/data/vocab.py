@@ -18,39 +18,16 @@ than its own linear bisection when the threshold that fits is small.
 import collections
 import math
 import time
-import uuid
 
 from absl import logging
 import tensorflow as tf
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner_lib
 
+from bert_tf.data import files as files_lib
 from bert_tf.data import tokenization
 
 _READ_CHUNK_BYTES = 16 << 20
 _LOG_EVERY_S = 10.0
-
-
-def expand_patterns(input_patterns):
-  """Comma-separated glob(s) or a list of them -> sorted list of files.
-
-  Raises:
-    FileNotFoundError: a pattern matches no file.
-  """
-  if isinstance(input_patterns, str):
-    input_patterns = [input_patterns]
-  files = []
-  for item in input_patterns:
-    for pattern in item.split(","):
-      pattern = pattern.strip()
-      if not pattern:
-        continue
-      matched = sorted(tf.io.gfile.glob(pattern))
-      if not matched:
-        raise FileNotFoundError(f"--input_file pattern {pattern!r} matches no file")
-      files.extend(matched)
-  if not files:
-    raise FileNotFoundError("--input_file is empty: no input pattern given")
-  return files
 
 
 def _line_batches(files, max_lines, batch_lines):
@@ -89,7 +66,7 @@ def count_words(input_patterns, do_lower_case, max_lines=None, batch_lines=8192)
   Returns:
     collections.Counter str word -> count.
   """
-  files = expand_patterns(input_patterns)
+  files = files_lib.expand_patterns(input_patterns)
   total_bytes = sum(tf.io.gfile.stat(p).length for p in files)
   basic = tokenization.TFBasicTokenizer(do_lower_case)
   split = tf.function(basic.tokenize,
@@ -269,30 +246,6 @@ def build_vocab(input_patterns, vocab_size, do_lower_case, min_frequency=1,
   return tokens
 
 
-def write_text_atomically(text, path):
-  """Writes `text` (str) to `path` via a temporary name and a rename, so a
-  failed write leaves neither a partial file under `path` nor a folder it
-  created."""
-  parent = path.rsplit("/", 1)[0] if "/" in path else ""
-  created = ""  # the outermost folder this call makes
-  while parent and not tf.io.gfile.exists(parent):
-    created, parent = parent, parent.rsplit("/", 1)[0] if "/" in parent else ""
-  if created:
-    tf.io.gfile.makedirs(path.rsplit("/", 1)[0])
-  tmp = f"{path}.tmp-{uuid.uuid4().hex}"
-  try:
-    with tf.io.gfile.GFile(tmp, "wb") as f:
-      f.write(text.encode("utf-8"))
-    tf.io.gfile.rename(tmp, path, overwrite=True)
-  except BaseException:
-    if tf.io.gfile.exists(tmp):
-      tf.io.gfile.remove(tmp)
-    if created and tf.io.gfile.exists(created) and not any(
-        files for _, _, files in tf.io.gfile.walk(created)):
-      tf.io.gfile.rmtree(created)
-    raise
-
-
 def write_vocab(tokens, path):
   """Writes one token a line to `path` atomically (temp name, then rename)."""
-  write_text_atomically("".join(token + "\n" for token in tokens), path)
+  files_lib.atomic_write(path, "".join(token + "\n" for token in tokens))

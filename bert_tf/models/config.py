@@ -204,10 +204,8 @@ class BertConfig:
 
   def to_json_file(self, path):
     """Writes the config as JSON (local path or gs://), via a temporary name."""
-    tmp = f"{path}.tmp"
-    with tf.io.gfile.GFile(tmp, "w") as f:
-      f.write(self.to_json_string())
-    tf.io.gfile.rename(tmp, path, overwrite=True)
+    from bert_tf.data import files  # pylint: disable=g-import-not-at-top
+    files.atomic_write(path, self.to_json_string())
 
   def replace(self, **kw):
     """Returns a copy with some fields changed (validated like a new config).

@@ -31,6 +31,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.data import files
 from bert_tf.data import pipeline
 from bert_tf.models import modeling
 from bert_tf.models.config import BertConfig
@@ -354,11 +355,7 @@ def _log_progress(step, total, m, rate):
 
 
 def _write_eval_results(path, results):
-  tmp = path + ".tmp"
-  with tf.io.gfile.GFile(tmp, "w") as f:
-    for key in sorted(results):
-      f.write(f"{key} = {results[key]}\n")
-  tf.io.gfile.rename(tmp, path, overwrite=True)
+  files.atomic_write(path, "".join(f"{key} = {results[key]}\n" for key in sorted(results)))
 
 
 class _StopOnSignal:

@@ -2,6 +2,7 @@
 compression detected by the bytes rather than the name."""
 
 import gzip
+import os
 
 import pytest
 import tensorflow as tf
@@ -112,3 +113,21 @@ def test_compression_by_the_bytes_not_the_name(tmp_path):
   assert files.compression_of(str(tmp_path / "empty.gz")) == "GZIP"
   with pytest.raises(FileNotFoundError, match="missing.tfrecord"):
     files.compression_of(str(tmp_path / "missing.tfrecord"))
+
+
+def test_a_failed_write_leaves_no_folder_it_made(tmp_path, monkeypatch):
+  import tensorflow as tf
+
+  class Boom(Exception):
+    pass
+
+  def failing_rename(*args, **kwargs):
+    raise Boom()
+
+  (tmp_path / "kept").mkdir()
+  monkeypatch.setattr(tf.io.gfile, "rename", failing_rename)
+  with pytest.raises(Boom):
+    files.atomic_write(str(tmp_path / "new" / "deeper" / "vocab.txt"), "x")
+  with pytest.raises(Boom):
+    files.atomic_write(str(tmp_path / "kept" / "vocab.txt"), "x")
+  assert os.listdir(tmp_path) == ["kept"] and os.listdir(tmp_path / "kept") == []

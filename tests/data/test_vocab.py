@@ -177,22 +177,6 @@ def test_cli(tmp_path):
     assert not os.path.exists(tmp_path / left), left
 
 
-def test_a_failed_write_leaves_no_folder_it_made(tmp_path, monkeypatch):
-  class Boom(Exception):
-    pass
-
-  def failing_rename(*args, **kwargs):
-    raise Boom()
-
-  (tmp_path / "kept").mkdir()
-  monkeypatch.setattr(bv.tf.io.gfile, "rename", failing_rename)
-  with pytest.raises(Boom):
-    bv.write_text_atomically("x", str(tmp_path / "new" / "deeper" / "vocab.txt"))
-  with pytest.raises(Boom):
-    bv.write_text_atomically("x", str(tmp_path / "kept" / "vocab.txt"))
-  assert os.listdir(tmp_path) == ["kept"] and os.listdir(tmp_path / "kept") == []
-
-
 def test_write_bert_config_sets_the_vocab_size(tmp_path):
   from bert_tf import build_vocab
   out = str(tmp_path / "c.json")
