@@ -118,6 +118,13 @@ def define_flags(flag_values):
   flags.DEFINE_integer("keep_checkpoint_max", d.keep_checkpoint_max, "Checkpoints to keep.",
                        flag_values=f)
   flags.DEFINE_integer("seed", d.seed, "Seed of initialization and shuffling.", flag_values=f)
+  flags.DEFINE_enum("objective", d.objective,
+                    list(train_config.OBJECTIVE_FAMILIES + train_config.OBJECTIVE_NAMES),
+                    "Pretraining objective. bert: masked LM plus the records' sentence task "
+                    "(next-sentence for the original's records, sentence order for "
+                    "--sentence_task=sop, none for --sentence_task=none), i.e. mlm_nsp, "
+                    "mlm_sop or mlm; naming one of those checks the records agree.",
+                    flag_values=f)
 
 
 def config_from_flags():

@@ -103,20 +103,26 @@ class BertPretrainer(keras.Model):
     encoder: the `keras_hub.models.BertBackbone` (exports alone).
     mlm_head: `keras_hub.layers.MaskedLMHead`: dense(H, tanh-GELU) ->
       LayerNorm(1e-12) -> logits against the tied word embeddings + bias.
-    nsp_head: `keras.layers.Dense(2)` on the pooled output; index 0 means
-      "B follows A" (schema.IS_NEXT), index 1 "B is random".
+    nsp_head: the sentence-pair head, `keras.layers.Dense(2)` on the pooled
+      output, or None (`sentence_head=False`, MLM alone). For NSP index 0
+      means "B follows A" (schema.IS_NEXT), index 1 "B is random"; for
+      ALBERT's sentence order (SOP) index 1 means "A and B swapped". The
+      original (and ALBERT) store both under cls/seq_relationship, so the
+      attribute keeps the NSP name for either task.
 
   Both heads run in float32 whatever the encoder's dtype policy, so logits and
   losses are float32 under "mixed_bfloat16" too.
   """
 
-  def __init__(self, config: BertConfig, encoder=None, dtype=None, **kwargs):
+  def __init__(self, config: BertConfig, encoder=None, dtype=None, sentence_head=True,
+               **kwargs):
     """Makes the model, with all weights created.
 
     Args:
       config: a BertConfig (or a dict of its keys, as `from_config` passes).
       encoder: an encoder made by `build_encoder(config)`; None makes one.
       dtype: dtype policy of the encoder (None: the global policy).
+      sentence_head: False builds no sentence-pair head (MLM alone).
       **kwargs: passed to keras.Model (name, ...).
     """
     if isinstance(config, dict):
@@ -146,12 +152,13 @@ class BertPretrainer(keras.Model):
         kernel_initializer=_initializer(config),
         bias_initializer="zeros",
         dtype="float32",
-        name="nsp_head")
+        name="nsp_head") if sentence_head else None
     # Create every weight now, so checkpoints restore and optimizers build
     # before the first batch.
     hidden = config.hidden_size
     self.mlm_head.build((None, None, hidden))
-    self.nsp_head.build((None, hidden))
+    if self.nsp_head is not None:
+      self.nsp_head.build((None, hidden))
     self.built = True
 
   def call(self, inputs, training=False):
@@ -167,7 +174,7 @@ class BertPretrainer(keras.Model):
     Returns:
       dict with
         mlm_logits: float32 [batch, preds, vocab_size] (if positions given),
-        nsp_logits: float32 [batch, 2],
+        nsp_logits: float32 [batch, 2] (with a sentence-pair head),
         sequence_output: [batch, seq, H] (encoder compute dtype),
         pooled_output: [batch, H] (encoder compute dtype).
     """
@@ -180,11 +187,9 @@ class BertPretrainer(keras.Model):
         training=training)
     sequence_output = encoded["sequence_output"]
     pooled_output = encoded["pooled_output"]
-    outputs = {
-        "sequence_output": sequence_output,
-        "pooled_output": pooled_output,
-        "nsp_logits": tf.cast(self.nsp_head(pooled_output), tf.float32),
-    }
+    outputs = {"sequence_output": sequence_output, "pooled_output": pooled_output}
+    if self.nsp_head is not None:
+      outputs["nsp_logits"] = tf.cast(self.nsp_head(pooled_output), tf.float32)
     if "masked_lm_positions" in inputs:
       positions = tf.cast(inputs["masked_lm_positions"], tf.int32)
       outputs["mlm_logits"] = tf.cast(
@@ -195,7 +200,8 @@ class BertPretrainer(keras.Model):
     # The whole model is a function of the BertConfig; layer configs are not
     # serialized (the MLM head would otherwise lose its tie to the encoder).
     return {"name": self.name, "config": self.config.to_dict(),
-            "dtype": keras.dtype_policies.serialize(self.encoder.dtype_policy)}
+            "dtype": keras.dtype_policies.serialize(self.encoder.dtype_policy),
+            "sentence_head": self.nsp_head is not None}
 
   @classmethod
   def from_config(cls, config):

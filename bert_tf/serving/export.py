@@ -9,6 +9,9 @@ The SavedModel carries the vocab as an asset and has these signatures
     masked_lm_positions                 int32 [batch, predictions]
     -> masked_lm_log_probs      float32 [batch, predictions, vocab_size]
        next_sentence_log_probs  float32 [batch, 2]; index 0 = B follows A
+                                (objective mlm_nsp), or
+       sentence_order_log_probs float32 [batch, 2]; index 0 = A, B in order
+                                (mlm_sop); neither for MLM alone (mlm)
   encode (stock TensorFlow ops only):
     input_ids, input_mask, segment_ids  int32 [batch, seq]
     -> sequence_output float32 [batch, seq, hidden], pooled_output float32 [batch, hidden]
@@ -26,6 +29,14 @@ The SavedModel carries the vocab as an asset and has these signatures
     -> is_next_probability float32 [batch] (probability that B follows A),
        truncated bool [batch], error string [batch]; [CLS] A [SEP] B [SEP] is
        cut to max_seq_length as the original's classifier does (longer side first)
+  sentence_order (mlm_sop, instead of next_sentence; tensorflow-text's ops):
+    text_a, text_b string [batch]
+    -> in_order_probability float32 [batch] (probability that A comes before
+       B in the text), truncated, error as next_sentence
+
+The objective (training.objectives) decides which sentence outputs and
+signatures exist; a checkpoint records its objective, an original TF1
+checkpoint is taken as MLM + NSP.
 
 Because TensorFlow checks every op of every function when it loads a
 SavedModel, a server without tensorflow-text's ops (stock TF Serving) cannot
@@ -46,6 +57,7 @@ from bert_tf.models import modeling
 from bert_tf.models import tf1_checkpoint
 from bert_tf.data import tokenization
 from bert_tf.training import checkpoints
+from bert_tf.training import objectives
 
 # Errors reported per example by the text signatures (the batch still runs).
 ERROR_EMPTY_TEXT = "empty text"
@@ -64,13 +76,15 @@ ERROR_EMPTY_TEXT_B = "empty text_b"
 resolve_checkpoint = checkpoints.resolve_checkpoint
 
 
-def load_pretrainer(bert_config, checkpoint):
+def load_pretrainer(bert_config, checkpoint, objective=None):
   """Builds a BertPretrainer and fills every weight from a checkpoint.
 
   Args:
     bert_config: a config.BertConfig.
     checkpoint: see `checkpoints.resolve_checkpoint`: a training output
       directory, a checkpoint prefix, or an original TF1 BERT checkpoint.
+    objective: an objectives name; None takes the one the checkpoint
+      records (MLM + NSP when it records none, as the original's).
 
   Returns:
     (pretrainer, prefix): the built modeling.BertPretrainer and the
@@ -81,7 +95,11 @@ def load_pretrainer(bert_config, checkpoint):
     ValueError: the checkpoint does not match the config (a shape names the
       variable and both shapes; a weight count names num_hidden_layers).
   """
-  pretrainer = modeling.BertPretrainer(bert_config)  # creates every weight
+  if objective is None:
+    objective = objectives.from_checkpoint(checkpoints.resolve_checkpoint(checkpoint))
+  elif isinstance(objective, str):
+    objective = objectives.get(objective)
+  pretrainer = objective.build_model(bert_config)  # creates every weight
   report = checkpoints.read_weights(pretrainer, checkpoint, require_all=True)
   logging.info("Read %d weights from %s checkpoint %s", len(report.initialized),
                "original TF1" if report.format == "tf1" else "bert_tf", report.prefix)
@@ -139,8 +157,10 @@ class BertServingModule(tf.Module):
     pretrainer: the modeling.BertPretrainer (not itself saved).
     model_variables: its tf.Variables, which the SavedModel saves.
     vocab_file: tf.saved_model.Asset of the vocab the text signatures use.
-    pretraining, encode, fill_mask, next_sentence: the signature functions
-      (the last two only with text_signatures).
+    objective: the training.objectives objective the model was built for.
+    pretraining, encode, fill_mask, next_sentence / sentence_order: the
+      signature functions (the text ones only with text_signatures; the
+      sentence one as the objective has it).
   """
 
   def __init__(self, pretrainer, vocab_file, do_lower_case, max_seq_length=128,
@@ -162,6 +182,7 @@ class BertServingModule(tf.Module):
     # as keras.export.ExportArchive does, the module tracks the underlying
     # tf.Variables only and holds the model out of tracking.
     self._holder = _Untracked(pretrainer)
+    self.objective = objectives.of_model(pretrainer)
     seen, weights = set(), []
     for weight in pretrainer.weights:
       variable = getattr(weight, "value", weight)
@@ -193,11 +214,15 @@ class BertServingModule(tf.Module):
       self._id_to_token = tf.constant(vocab.tokens, tf.string)
       self.fill_mask = tf.function(
           self._fill_mask, input_signature=[tf.TensorSpec([None], tf.string, name="text")])
-      self.next_sentence = tf.function(
-          self._next_sentence,
-          input_signature=[tf.TensorSpec([None], tf.string, name="text_a"),
-                           tf.TensorSpec([None], tf.string, name="text_b")])
-      self._signature_names += ["fill_mask", "next_sentence"]
+      self._signature_names.append("fill_mask")
+      pair_spec = [tf.TensorSpec([None], tf.string, name="text_a"),
+                   tf.TensorSpec([None], tf.string, name="text_b")]
+      if self.objective.sentence_name == "next_sentence":
+        self.next_sentence = tf.function(self._next_sentence, input_signature=pair_spec)
+        self._signature_names.append("next_sentence")
+      elif self.objective.sentence_name == "sentence_order":
+        self.sentence_order = tf.function(self._sentence_order, input_signature=pair_spec)
+        self._signature_names.append("sentence_order")
 
   @property
   def pretrainer(self):
@@ -217,15 +242,18 @@ class BertServingModule(tf.Module):
         message=f"sequence longer than max_position_embeddings={self._max_positions}")]
 
   def _pretraining(self, input_ids, input_mask, segment_ids, masked_lm_positions):
-    """Log-probs of the two pretraining heads; see the module docstring."""
+    """Log-probs of the pretraining heads; see the module docstring."""
     with tf.control_dependencies(self._check_length(input_ids)):
       outputs = self.pretrainer(
           {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids,
            "masked_lm_positions": masked_lm_positions}, training=False)
-    return {
+    result = {
         "masked_lm_log_probs": tf.nn.log_softmax(tf.cast(outputs["mlm_logits"], tf.float32)),
-        "next_sentence_log_probs": tf.nn.log_softmax(tf.cast(outputs["nsp_logits"], tf.float32)),
     }
+    if self.objective.sentence_name:
+      result[f"{self.objective.sentence_name}_log_probs"] = tf.nn.log_softmax(
+          tf.cast(outputs["nsp_logits"], tf.float32))
+    return result
 
   def _encode(self, input_ids, input_mask, segment_ids):
     """Encoder outputs; see the module docstring."""
@@ -306,6 +334,15 @@ class BertServingModule(tf.Module):
 
   def _next_sentence(self, text_a, text_b):
     """Probability that B follows A; see the module docstring."""
+    return self._sentence_pair(text_a, text_b, "is_next_probability")
+
+  def _sentence_order(self, text_a, text_b):
+    """Probability that A and B are in their order; see the module docstring."""
+    return self._sentence_pair(text_a, text_b, "in_order_probability")
+
+  def _sentence_pair(self, text_a, text_b, output_name):
+    """The sentence-pair head's probability of class 0 (NSP: B follows A;
+    SOP: in order) for [CLS] A [SEP] B [SEP], under `output_name`."""
     tokens_a = self._tokenize(text_a, self.tokenizer)
     tokens_b = self._tokenize(text_b, self.tokenizer)
     len_a, len_b = tokens_a.row_lengths(), tokens_b.row_lengths()
@@ -327,7 +364,7 @@ class BertServingModule(tf.Module):
         training=False)
     probs = tf.nn.softmax(tf.cast(outputs["nsp_logits"], tf.float32))
     error = tf.where(len_a == 0, ERROR_EMPTY_TEXT_A, tf.where(len_b == 0, ERROR_EMPTY_TEXT_B, ""))
-    return {"is_next_probability": probs[:, 0], "truncated": truncated, "error": error}
+    return {output_name: probs[:, 0], "truncated": truncated, "error": error}
 
 
 # ------------------------------------------------------------------------------

@@ -83,8 +83,8 @@ def define_flags(flag_values):
 
   string("saved_model", "SavedModel directory written by bert_tf.export_saved_model.")
   string("text", "A text with one or more [MASK]: prints the top fills of each.")
-  string("text_a", "First sentence of a next-sentence query (with --text_b).")
-  string("text_b", "Second sentence of a next-sentence query (with --text_a).")
+  string("text_a", "First text of a sentence-pair query (next_sentence or sentence_order; with --text_b).")
+  string("text_b", "Second text of a sentence-pair query (with --text_a).")
   string("input_file",
          "One example a line: `text_a<TAB>text_b` (next sentence) or a fill-mask text.")
   string("output_file", "JSON lines output of --input_file (default: stdout).")
@@ -96,12 +96,18 @@ def _str(value):
   return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value
 
 
+# Sentence-pair signatures an export may have -> their probability output.
+SENTENCE_SIGNATURES = {"next_sentence": "is_next_probability",
+                       "sentence_order": "in_order_probability"}
+
+
 class Predictor:
   """Calls the text signatures of an exported SavedModel.
 
   Args:
-    saved_model_dir: directory of an export with the fill_mask and
-      next_sentence signatures.
+    saved_model_dir: directory of an export with the fill_mask signature
+      and, when its objective has a sentence task, next_sentence (NSP) or
+      sentence_order (SOP).
 
   Raises:
     ValueError: the export lacks the text signatures.
@@ -109,13 +115,17 @@ class Predictor:
 
   def __init__(self, saved_model_dir):
     self._loaded = tf.saved_model.load(saved_model_dir)
-    missing = {"fill_mask", "next_sentence"} - set(self._loaded.signatures)
-    if missing:
+    signatures = self._loaded.signatures
+    if "fill_mask" not in signatures:
       raise ValueError(
-          f"SavedModel {saved_model_dir} has no {' / '.join(sorted(missing))} signature "
-          f"(exported with --notext_signatures?); it has {sorted(self._loaded.signatures)}")
-    self._fill_mask = self._loaded.signatures["fill_mask"]
-    self._next_sentence = self._loaded.signatures["next_sentence"]
+          f"SavedModel {saved_model_dir} has no fill_mask signature "
+          f"(exported with --notext_signatures?); it has {sorted(signatures)}")
+    self._fill_mask = signatures["fill_mask"]
+    # The sentence-pair signature, if the objective has one, and its output.
+    self.sentence_signature, self._probability_key = next(
+        ((name, key) for name, key in SENTENCE_SIGNATURES.items() if name in signatures),
+        (None, None))
+    self._saved_model_dir = saved_model_dir
 
   def fill_mask(self, texts):
     """Top-k fills of each [MASK] of each text.
@@ -147,24 +157,37 @@ class Predictor:
                       "truncated": bool(out["truncated"][i]), "error": _str(out["error"][i])})
     return results
 
-  def next_sentence(self, pairs):
-    """Probability that text_b follows text_a, for each pair.
+  def sentence_pair(self, pairs):
+    """The sentence-pair head's answer for each pair: the probability that
+    text_b follows text_a (next_sentence) or that the two are in order
+    (sentence_order).
 
     Args:
       pairs: list of (text_a, text_b), str or bytes.
 
     Returns:
-      list of dicts {"text_a", "text_b", "is_next_probability", "truncated", "error"}.
+      list of dicts {"text_a", "text_b", "is_next_probability" or
+      "in_order_probability", "truncated", "error"}.
+
+    Raises:
+      ValueError: the export has no sentence-pair signature (objective mlm).
     """
     if not pairs:
       return []
-    out = self._next_sentence(text_a=tf.constant([a for a, _ in pairs], tf.string),
-                              text_b=tf.constant([b for _, b in pairs], tf.string))
+    if self.sentence_signature is None:
+      raise ValueError(f"SavedModel {self._saved_model_dir} has no sentence-pair signature "
+                       "(next_sentence or sentence_order): its model was trained without "
+                       "a sentence task")
+    out = self._loaded.signatures[self.sentence_signature](
+        text_a=tf.constant([a for a, _ in pairs], tf.string),
+        text_b=tf.constant([b for _, b in pairs], tf.string))
     out = {k: v.numpy() for k, v in out.items()}
-    return [{"text_a": _str(a), "text_b": _str(b),
-             "is_next_probability": float(out["is_next_probability"][i]),
+    key = self._probability_key
+    return [{"text_a": _str(a), "text_b": _str(b), key: float(out[key][i]),
              "truncated": bool(out["truncated"][i]), "error": _str(out["error"][i])}
             for i, (a, b) in enumerate(pairs)]
+
+  next_sentence = sentence_pair
 
   def predict_lines(self, lines, batch_size=32):
     """Results for input-file lines (bytes or str, without the newline), in order.
@@ -177,7 +200,7 @@ class Predictor:
       tab = b"\t" if chunk and isinstance(chunk[0], bytes) else "\t"
       nsp_index = [i for i, line in enumerate(chunk) if tab in line]
       mlm_index = [i for i, line in enumerate(chunk) if tab not in line]
-      by_index = dict(zip(nsp_index, self.next_sentence(
+      by_index = dict(zip(nsp_index, self.sentence_pair(
           [tuple(chunk[i].split(tab, 1)) for i in nsp_index])))
       by_index.update(zip(mlm_index, self.fill_mask([chunk[i] for i in mlm_index])))
       results.extend(by_index[i] for i in range(len(chunk)))
@@ -204,7 +227,10 @@ def format_next_sentence(result):
     lines.append(f"error: {result['error']}")
   if result["truncated"]:
     lines.append("note: pair truncated to max_seq_length tokens")
-  lines.append(f"P(text_b follows text_a) = {result['is_next_probability']:.4f}")
+  if "in_order_probability" in result:
+    lines.append(f"P(text_a, text_b in order) = {result['in_order_probability']:.4f}")
+  else:
+    lines.append(f"P(text_b follows text_a) = {result['is_next_probability']:.4f}")
   return "\n".join(lines)
 
 
@@ -251,7 +277,7 @@ def main(argv):
     result = predictor.fill_mask([FLAGS.text])[0]
     formatted = format_fill_mask(result)
   else:
-    result = predictor.next_sentence([(FLAGS.text_a, FLAGS.text_b)])[0]
+    result = predictor.sentence_pair([(FLAGS.text_a, FLAGS.text_b)])[0]
     formatted = format_next_sentence(result)
   if result["error"]:
     # The query on stdout (as with an answer), the error once, on stderr.

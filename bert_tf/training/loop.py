@@ -33,10 +33,9 @@ from absl import logging
 
 from bert_tf.data import files
 from bert_tf.data import pipeline
-from bert_tf.models import modeling
 from bert_tf.models.config import BertConfig
 from bert_tf.training import checkpoints
-from bert_tf.training import losses
+from bert_tf.training import objectives
 from bert_tf.training import optimization
 from bert_tf.training import train_config
 from bert_tf.training.train_config import MIXED_PRECISION  # noqa: F401  (re-exported)
@@ -45,12 +44,9 @@ from bert_tf.training.train_config import STRATEGIES
 from bert_tf.training.train_config import TrainConfig
 
 CLIP_NORM = 1.0
-# Names of eval_results.txt, exactly the original's keys.
-EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
-             "next_sentence_accuracy", "next_sentence_loss")
-# Metrics of a training step, averaged over a host loop.
-TRAIN_KEYS = ("loss", "masked_lm_loss", "next_sentence_loss", "masked_lm_accuracy",
-              "next_sentence_accuracy", "gradient_norm")
+# Names of eval_results.txt of the original objective (MLM + NSP), exactly the
+# original's keys; another objective reports its own `metric_keys`.
+EVAL_KEYS = ("global_step",) + tuple(sorted(objectives.get("mlm_nsp").metric_keys))
 
 
 class TrainingDivergedError(RuntimeError):
@@ -130,11 +126,24 @@ def _check_data(config, bert_config, replicas):
   return train_info, eval_info
 
 
-def _build(config, bert_config, strategy):
+def _objective(config, train_info, eval_info):
+  """The objective of `config.objective` on these records (training's and
+  eval's must hold the same sentence task)."""
+  tasks = {getattr(info, "sentence_task", None) for info in (train_info, eval_info)
+           if info is not None}
+  if len(tasks) > 1:
+    raise ValueError(f"training records have sentence_task={train_info.sentence_task} but "
+                     f"eval records ({config.eval_input_file}) have "
+                     f"sentence_task={eval_info.sentence_task}; write both with one "
+                     "--sentence_task")
+  return objectives.resolve(config.objective, tasks.pop() if tasks else None)
+
+
+def _build(config, bert_config, strategy, objective):
   """(model, optimizer, global_step) created under the strategy's scope."""
   keras.utils.set_random_seed(config.seed)
   with strategy.scope():
-    model = modeling.BertPretrainer(
+    model = objective.build_model(
         bert_config, dtype=train_config.MIXED_PRECISION_POLICIES[config.mixed_precision])
     optimizer = optimization.create_optimizer(
         config.optimizer, config.learning_rate, config.num_train_steps,
@@ -154,10 +163,10 @@ def _files_phrase(info):
   return f"{len(info.files)} file{'s' if len(info.files) != 1 else ''}{count}"
 
 
-def _plan_line(config, bert_config, params, strategy, train_info, eval_info):
+def _plan_line(config, bert_config, params, strategy, train_info, eval_info, objective):
   """One readable line of what `run` will do."""
   parts = [f"BERT {params / 1e6:.2f}M params ({bert_config.num_hidden_layers} layers, "
-           f"hidden {bert_config.hidden_size})"]
+           f"hidden {bert_config.hidden_size}), objective {objective.name}"]
   if train_info:
     parts.append(f"train {config.num_train_steps} steps x batch {config.train_batch_size} x "
                  f"{config.max_seq_length} tokens, lr {config.learning_rate:g} warmup "
@@ -186,16 +195,19 @@ class StepFunctions:
   """What runs on each replica and the tf.functions that run it.
 
   train_loop(iterator, num_steps): up to num_steps optimizer steps in one
-    call; returns (TRAIN_KEYS metrics averaged over the steps run: float32,
-    steps run: int32, all losses finite: bool), stopping after a non-finite
-    loss.
-  eval_step(batch): the all-reduced `losses.loss_sums` of a global batch plus
-    its "loss" (the original's total loss of that batch).
+    call; returns (`train_keys` metrics averaged over the steps run:
+    float32, steps run: int32, all losses finite: bool), stopping after a
+    non-finite loss.
+  eval_step(batch): the all-reduced `objective.loss_sums` of a global batch
+    plus its "loss" (the original's total loss of that batch).
   """
 
-  def __init__(self, strategy, model, optimizer, global_step, config):
+  def __init__(self, strategy, model, optimizer, global_step, config, objective):
     self.strategy, self.model, self.optimizer = strategy, model, optimizer
     self.global_step = global_step
+    self.objective = objective
+    # Metrics of a training step, averaged over a host loop.
+    self.train_keys = objective.metric_keys + ("gradient_norm",)
     self.trainable = model.trainable_variables
     self.accum = config.grad_accum_steps
     self.loss_scaling = config.mixed_precision == "float16"
@@ -206,10 +218,10 @@ class StepFunctions:
     self.train_loop = tf.function(self._train_loop)
     self.eval_step = tf.function(self._eval_step)
 
-  def _micro_gradients(self, features, weight_sum, batch_size):
+  def _micro_gradients(self, features, counts):
     with tf.GradientTape() as tape:
-      sums = losses.loss_sums(self.model(features, training=True), features)
-      loss = losses.replica_loss(sums, weight_sum, batch_size)
+      sums = self.objective.loss_sums(self.model(features, training=True), features)
+      loss = self.objective.replica_loss(sums, counts)
       if self.loss_scaling:
         loss = self.optimizer.scale_loss(loss)
     grads = tape.gradient(loss, self.trainable)
@@ -218,26 +230,27 @@ class StepFunctions:
     # accumulate and clip uniformly.
     return [tf.convert_to_tensor(g) for g in grads], sums
 
-  def _gradients(self, features, weight_sum, batch_size):
+  def _gradients(self, features, counts):
     """This replica's gradients (float32, like `trainable`) and loss sums,
-    over `accum` micro-batches."""
+    over `accum` micro-batches; `counts` are the objective's global
+    normalizers."""
     if self.accum == 1:
-      return self._micro_gradients(features, weight_sum, batch_size)
+      return self._micro_gradients(features, counts)
     split = {k: tf.reshape(v, [self.accum, -1] + v.shape[1:].as_list())
              for k, v in features.items()}
     grads = [tf.zeros_like(v) for v in self.trainable]
-    sums = {k: tf.constant(0.0) for k in losses.SUM_KEYS}
+    sums = {k: tf.constant(0.0) for k in self.objective.sum_keys}
     for i in tf.range(self.accum):
       micro_grads, micro_sums = self._micro_gradients(
-          {k: v[i] for k, v in split.items()}, weight_sum, batch_size)
+          {k: v[i] for k, v in split.items()}, counts)
       grads = [g + m for g, m in zip(grads, micro_grads)]
       sums = {k: sums[k] + micro_sums[k] for k in sums}
     return grads, sums
 
   def _train_replica(self, features):
     ctx = tf.distribute.get_replica_context()
-    weight_sum, batch_size = losses.global_counts(features)
-    grads, sums = self.gradients(features, weight_sum, batch_size)
+    counts = self.objective.global_counts(features)
+    grads, sums = self.gradients(features, counts)
     grads, sums = ctx.all_reduce(tf.distribute.ReduceOp.SUM, (grads, sums))
     if self.loss_scaling:
       grads = [g / self.optimizer.dynamic_scale for g in grads]
@@ -251,17 +264,17 @@ class StepFunctions:
     elif replicas > 1:
       grads = [g * (1.0 / replicas) for g in grads]
     self.optimizer.apply(grads, self.trainable)
-    return dict(losses.metrics_from_sums(sums), gradient_norm=grad_norm)
+    return dict(self.objective.metrics(sums), gradient_norm=grad_norm)
 
   def _train_loop(self, iterator, num_steps):
-    totals = {k: tf.constant(0.0) for k in TRAIN_KEYS}
+    totals = {k: tf.constant(0.0) for k in self.train_keys}
     done, finite = tf.constant(0), tf.constant(True)
     for _ in tf.range(num_steps):
       metrics = _first_replica(self.strategy,
                                self.strategy.run(self._train_replica, args=(next(iterator),)))
       self.global_step.assign_add(1)
       done += 1
-      totals = {k: totals[k] + metrics[k] for k in TRAIN_KEYS}
+      totals = {k: totals[k] + metrics[k] for k in self.train_keys}
       if not tf.math.is_finite(metrics["loss"]):
         finite = tf.constant(False)
         break
@@ -269,9 +282,9 @@ class StepFunctions:
 
   def _eval_replica(self, features):
     ctx = tf.distribute.get_replica_context()
-    sums = losses.loss_sums(self.model(features, training=False), features)
+    sums = self.objective.loss_sums(self.model(features, training=False), features)
     sums = ctx.all_reduce(tf.distribute.ReduceOp.SUM, sums)
-    return dict(sums, loss=losses.metrics_from_sums(sums)["loss"])
+    return dict(sums, loss=self.objective.metrics(sums)["loss"])
 
   def _eval_step(self, batch):
     return _first_replica(self.strategy, self.strategy.run(self._eval_replica, args=(batch,)))
@@ -281,16 +294,18 @@ def evaluate(step_fns, eval_info, config, step):
   """Up to max_eval_steps batches -> the original's eval metrics.
 
   Streaming means over every batch, as the original's tf.metrics: masked-LM
-  loss and accuracy weighted by masked_lm_weights over all predictions, NSP
-  over all examples; "loss" is the mean of the batches' total losses.
+  loss and accuracy weighted by masked_lm_weights over all predictions, the
+  sentence task over all examples; "loss" is the mean of the batches' total
+  losses.
 
   Returns:
-    dict EVAL_KEYS -> float (global_step: int).
+    dict "global_step" (int) and the objective's metric_keys -> float.
   """
+  objective = step_fns.objective
   start = time.time()
   dataset = pipeline.distributed_dataset(step_fns.strategy, eval_info, config.eval_batch_size,
                                          is_training=False)
-  totals = {k: 0.0 for k in losses.SUM_KEYS}
+  totals = {k: 0.0 for k in objective.sum_keys}
   batch_losses = []
   for batch in dataset:
     out = step_fns.eval_step(batch)
@@ -302,12 +317,13 @@ def evaluate(step_fns, eval_info, config, step):
   if not batch_losses:
     raise ValueError(f"eval data {config.eval_input_file or config.input_file} holds fewer "
                      f"than eval_batch_size={config.eval_batch_size} records")
-  metrics = losses.metrics_from_sums(
-      {k: tf.constant(v, tf.float64) for k, v in totals.items()}, mlm_epsilon=0)
+  metrics = objective.metrics({k: tf.constant(v, tf.float64) for k, v in totals.items()},
+                              mlm_epsilon=0)
   results = {k: float(v) for k, v in metrics.items()}
   results.update(global_step=step, loss=sum(batch_losses) / len(batch_losses))
   logging.info("Eval at step %d over %d batches (%.1f s): %s", step, len(batch_losses),
-               time.time() - start, "  ".join(f"{k} = {results[k]:.4f}" for k in EVAL_KEYS[1:]))
+               time.time() - start,
+               "  ".join(f"{k} = {results[k]:.4f}" for k in sorted(objective.metric_keys)))
   return results
 
 
@@ -344,13 +360,12 @@ def _format_eta(seconds):
   return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
-def _log_progress(step, total, m, rate):
+def _log_progress(step, total, m, rate, objective):
+  fields = "  ".join(f"{label} {m[key]:.4f}" for label, key in objective.progress_fields())
   logging.info(
-      "step %d/%d  loss %.4f  mlm %.4f  nsp %.4f  mlm_acc %.4f  nsp_acc %.4f  "
-      "lr %.3g  grad_norm %.3g  %.1f ex/s  %.0f tok/s  ETA %s",
-      step, total, m["loss"], m["masked_lm_loss"], m["next_sentence_loss"],
-      m["masked_lm_accuracy"], m["next_sentence_accuracy"], m["learning_rate"],
-      m["gradient_norm"], m["examples_per_second"], m["tokens_per_second"],
+      "step %d/%d  %s  lr %.3g  grad_norm %.3g  %.1f ex/s  %.0f tok/s  ETA %s",
+      step, total, fields, m["learning_rate"], m["gradient_norm"],
+      m["examples_per_second"], m["tokens_per_second"],
       _format_eta((total - step) / rate if rate else float("inf")))
 
 
@@ -448,13 +463,16 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
 
   # === Data ===
   train_info, eval_info = _check_data(config, bert_config, strategy.num_replicas_in_sync)
+  objective = _objective(config, train_info, eval_info)
   train_config.log_setting_warnings(config)
 
   # === Model, optimizer, checkpoint ===
-  model, optimizer, global_step = _build(config, bert_config, strategy)
+  model, optimizer, global_step = _build(config, bert_config, strategy, objective)
   logging.info("%s", _plan_line(config, bert_config, model.count_params(), strategy,
-                                train_info, eval_info))
-  checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, step=global_step)
+                                train_info, eval_info, objective))
+  checkpoints.check_objective(config.output_dir, objective)
+  checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, step=global_step,
+                                   objective=objectives.checkpoint_variable(objective))
   ckpt_dir = config.output_dir
   if not is_chief:
     # Every worker takes part in saving; only the chief keeps its files.
@@ -469,7 +487,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
     logging.info("Resumed from %s at step %d", resumed, int(global_step.numpy()))
   elif config.init_checkpoint:
     checkpoints.warm_start(model, config.init_checkpoint)
-  step_fns = StepFunctions(strategy, model, optimizer, global_step, config)
+  step_fns = StepFunctions(strategy, model, optimizer, global_step, config, objective)
   step = int(global_step.numpy())
   result = {"global_step": step, "train": {}, "train_history": [], "eval_history": [],
             "model": model, "optimizer": optimizer,
@@ -501,7 +519,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
         last = step == config.num_train_steps
         if step % config.log_steps == 0 or last:
           rate = (step - start_step) / max(time.time() - start_time, 1e-9)
-          _log_progress(step, config.num_train_steps, metrics, rate)
+          _log_progress(step, config.num_train_steps, metrics, rate, objective)
         if step % config.save_checkpoints_steps == 0 or last or stop.requested:
           logging.info("Saved checkpoint %s", manager.save(checkpoint_number=step))
         if stop.requested:
@@ -510,7 +528,8 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
         if (config.do_eval and config.eval_every_steps and not last
             and step % config.eval_every_steps == 0):
           result["eval_history"].append(evaluate(step_fns, eval_info, config, step))
-          out.scalars(out.eval, step, {k: result["eval_history"][-1][k] for k in EVAL_KEYS[1:]})
+          out.scalars(out.eval, step, {k: result["eval_history"][-1][k]
+                                       for k in objective.metric_keys})
       # Stop the training input pipeline now, not when run() returns: its
       # threads would read on during eval, and deleting the iterator (tf.data
       # stopping them) took from 0.01 to 28 s in our measurements, a silent
@@ -530,7 +549,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
       history = result["eval_history"]
       if not (history and history[-1]["global_step"] == step):
         history.append(evaluate(step_fns, eval_info, config, step))
-        out.scalars(out.eval, step, {k: history[-1][k] for k in EVAL_KEYS[1:]})
+        out.scalars(out.eval, step, {k: history[-1][k] for k in objective.metric_keys})
       result["eval"] = history[-1]
 
       # === Save ===

@@ -4,6 +4,9 @@
   nsp_loss = mean(CE)                        over the batch
   total    = mlm_loss + nsp_loss
 
+The sentence-pair term is the same for NSP and ALBERT's SOP (a 2-way
+softmax on the pooled output) and absent for MLM alone (RoBERTa).
+
 Everything starts from one set of additive SUMS (`loss_sums`): the weighted
 masked-LM cross-entropy sum, the weight sum, the NSP cross-entropy sum, the
 example count and the correct counts. Sums add across replicas,
@@ -27,52 +30,79 @@ MLM_EPSILON = 1e-5
 # The additive sums of a batch; see `loss_sums`.
 SUM_KEYS = ("mlm_ce_sum", "mlm_weight_sum", "mlm_correct", "nsp_ce_sum", "nsp_correct",
             "num_examples")
+# The same without a sentence-pair task (MLM alone).
+MLM_SUM_KEYS = ("mlm_ce_sum", "mlm_weight_sum", "mlm_correct", "num_examples")
 
 
-def loss_sums(outputs, features):
-  """The additive sums of one batch (or one replica's slice of it).
+def mlm_sums(mlm_logits, features):
+  """The masked-LM sums of a batch: mlm_ce_sum = sum(w * CE), mlm_weight_sum
+  = sum(w), mlm_correct = sum(w * [argmax == id]) (float32 scalars).
 
   Args:
-    outputs: model outputs; float32 (or float16/bfloat16) `mlm_logits`
-      [b, p, vocab] and `nsp_logits` [b, 2].
-    features: the batch; int `masked_lm_ids` [b, p], float32
-      `masked_lm_weights` [b, p] (1 real prediction, 0 padding), int
-      `next_sentence_labels` [b, 1] or [b] (0 = B follows A).
-
-  Returns:
-    dict of float32 scalars (SUM_KEYS): mlm_ce_sum = sum(w * CE),
-    mlm_weight_sum = sum(w), mlm_correct = sum(w * [argmax == id]),
-    nsp_ce_sum = sum(CE), nsp_correct = correct NSP predictions,
-    num_examples = b.
+    mlm_logits: float [b, p, vocab] at the masked positions.
+    features: int `masked_lm_ids` [b, p], float `masked_lm_weights` [b, p]
+      (1 real prediction, 0 padding).
   """
-  mlm_logits = tf.cast(outputs["mlm_logits"], tf.float32)
-  nsp_logits = tf.cast(outputs["nsp_logits"], tf.float32)
+  mlm_logits = tf.cast(mlm_logits, tf.float32)
   ids = tf.cast(features["masked_lm_ids"], tf.int32)
   weights = tf.cast(features["masked_lm_weights"], tf.float32)
-  labels = tf.reshape(tf.cast(features["next_sentence_labels"], tf.int32), [-1])
   mlm_ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=ids, logits=mlm_logits)
   mlm_hit = tf.cast(tf.equal(tf.argmax(mlm_logits, axis=-1, output_type=tf.int32), ids),
-                    tf.float32)
-  nsp_ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=nsp_logits)
-  nsp_hit = tf.cast(tf.equal(tf.argmax(nsp_logits, axis=-1, output_type=tf.int32), labels),
                     tf.float32)
   return {
       "mlm_ce_sum": tf.reduce_sum(weights * mlm_ce),
       "mlm_weight_sum": tf.reduce_sum(weights),
       "mlm_correct": tf.reduce_sum(weights * mlm_hit),
-      "nsp_ce_sum": tf.reduce_sum(nsp_ce),
-      "nsp_correct": tf.reduce_sum(nsp_hit),
-      "num_examples": tf.cast(tf.size(nsp_ce), tf.float32),
   }
+
+
+def sentence_sums(logits, labels):
+  """The sums of a 2-way sentence-pair head (NSP or SOP): nsp_ce_sum =
+  sum(CE), nsp_correct = correct predictions (float32 scalars). The keys
+  say "nsp" for both tasks: they are the sentence-pair head's sums; the
+  metric names (`metrics_from_sums`) name the task.
+
+  Args:
+    logits: float [b, 2].
+    labels: int [b, 1] or [b].
+  """
+  logits = tf.cast(logits, tf.float32)
+  labels = tf.reshape(tf.cast(labels, tf.int32), [-1])
+  ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+  hit = tf.cast(tf.equal(tf.argmax(logits, axis=-1, output_type=tf.int32), labels), tf.float32)
+  return {"nsp_ce_sum": tf.reduce_sum(ce), "nsp_correct": tf.reduce_sum(hit)}
+
+
+def loss_sums(outputs, features, sentence_task=True):
+  """The additive sums of one batch (or one replica's slice of it).
+
+  Args:
+    outputs: model outputs; float32 (or float16/bfloat16) `mlm_logits`
+      [b, p, vocab] and (with sentence_task) `nsp_logits` [b, 2].
+    features: the batch; int `masked_lm_ids` [b, p], float32
+      `masked_lm_weights` [b, p] (1 real prediction, 0 padding), and with
+      sentence_task int `next_sentence_labels` [b, 1] or [b] (NSP: 0 = B
+      follows A; SOP: 1 = swapped).
+    sentence_task: False for MLM alone (no sentence-pair head).
+
+  Returns:
+    dict of float32 scalars: `mlm_sums`, with sentence_task `sentence_sums`,
+    and num_examples = b (SUM_KEYS, or MLM_SUM_KEYS without a sentence task).
+  """
+  sums = mlm_sums(outputs["mlm_logits"], features)
+  if sentence_task:
+    sums.update(sentence_sums(outputs["nsp_logits"], features["next_sentence_labels"]))
+  sums["num_examples"] = tf.cast(tf.shape(features["masked_lm_ids"])[0], tf.float32)
+  return sums
 
 
 def replica_loss(sums, global_weight_sum, global_batch_size):
   """This replica's share of the global batch's total loss (float32 scalar).
 
-  sums["mlm_ce_sum"] / (W + 1e-5) + sums["nsp_ce_sum"] / B: summed over the
-  replicas (and micro-batches) it is the original's total loss of the whole
-  global batch. Differentiate it and let the replicas' gradients be SUMMED
-  (not averaged).
+  sums["mlm_ce_sum"] / (W + 1e-5) (+ sums["nsp_ce_sum"] / B with a sentence
+  task): summed over the replicas (and micro-batches) it is the original's
+  total loss of the whole global batch. Differentiate it and let the
+  replicas' gradients be SUMMED (not averaged).
 
   Args:
     sums: `loss_sums` of this replica's slice (or micro-batch).
@@ -81,38 +111,45 @@ def replica_loss(sums, global_weight_sum, global_batch_size):
     global_batch_size: scalar B, examples in the global batch.
   """
   weight_sum = tf.cast(global_weight_sum, tf.float32)
-  batch_size = tf.cast(global_batch_size, tf.float32)
-  return sums["mlm_ce_sum"] / (weight_sum + MLM_EPSILON) + sums["nsp_ce_sum"] / batch_size
+  loss = sums["mlm_ce_sum"] / (weight_sum + MLM_EPSILON)
+  if "nsp_ce_sum" in sums:
+    loss += sums["nsp_ce_sum"] / tf.cast(global_batch_size, tf.float32)
+  return loss
 
 
-def metrics_from_sums(sums, mlm_epsilon=MLM_EPSILON):
+def metrics_from_sums(sums, mlm_epsilon=MLM_EPSILON, sentence_name="next_sentence"):
   """The logged losses and accuracies from (all-reduced, accumulated) sums.
 
   Args:
-    sums: dict with SUM_KEYS, scalars of one float dtype (tensors).
+    sums: dict with SUM_KEYS (or MLM_SUM_KEYS), scalars of one float dtype.
     mlm_epsilon: added to the weight sum in masked_lm_loss. The default is
       the original's training loss; 0 gives the original eval metric
       (tf.metrics.mean of the CE weighted by w), 0.0 when no prediction.
+    sentence_name: the sentence task's metric prefix ("next_sentence",
+      "sentence_order"), used when `sums` has the sentence-pair sums.
 
   Returns:
-    dict of scalars in the dtype of `sums`: loss (masked_lm_loss +
-    next_sentence_loss), masked_lm_loss, next_sentence_loss,
-    masked_lm_accuracy (over real predictions; 0 when none),
-    next_sentence_accuracy.
+    dict of scalars in the dtype of `sums`: loss (masked_lm_loss plus the
+    sentence loss), masked_lm_loss, masked_lm_accuracy (over real
+    predictions; 0 when none) and, with a sentence task,
+    <sentence_name>_loss and <sentence_name>_accuracy.
   """
   if mlm_epsilon:
     mlm_loss = sums["mlm_ce_sum"] / (sums["mlm_weight_sum"] + mlm_epsilon)
   else:
     mlm_loss = tf.math.divide_no_nan(sums["mlm_ce_sum"], sums["mlm_weight_sum"])
-  nsp_loss = tf.math.divide_no_nan(sums["nsp_ce_sum"], sums["num_examples"])
-  return {
-      "loss": mlm_loss + nsp_loss,
+  metrics = {
+      "loss": mlm_loss,
       "masked_lm_loss": mlm_loss,
-      "next_sentence_loss": nsp_loss,
       "masked_lm_accuracy": tf.math.divide_no_nan(sums["mlm_correct"], sums["mlm_weight_sum"]),
-      "next_sentence_accuracy": tf.math.divide_no_nan(sums["nsp_correct"],
-                                                      sums["num_examples"]),
   }
+  if "nsp_ce_sum" in sums:
+    sentence_loss = tf.math.divide_no_nan(sums["nsp_ce_sum"], sums["num_examples"])
+    metrics["loss"] = mlm_loss + sentence_loss
+    metrics[f"{sentence_name}_loss"] = sentence_loss
+    metrics[f"{sentence_name}_accuracy"] = tf.math.divide_no_nan(sums["nsp_correct"],
+                                                               sums["num_examples"])
+  return metrics
 
 
 def pretraining_losses(outputs, features):

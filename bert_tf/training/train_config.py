@@ -14,6 +14,9 @@ STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 MIXED_PRECISION_POLICIES = {"none": None, "bfloat16": "mixed_bfloat16",
                             "float16": "mixed_float16"}
 MIXED_PRECISION = tuple(MIXED_PRECISION_POLICIES)
+# Kept in step with training.objectives (FAMILIES, OBJECTIVES; a test checks).
+OBJECTIVE_FAMILIES = ("bert",)
+OBJECTIVE_NAMES = ("mlm_nsp", "mlm_sop", "mlm")
 # Kept in step with optimization.create_optimizer (a test checks).
 OPTIMIZERS = ("adamw_original", "adamw", "lamb")
 
@@ -71,6 +74,9 @@ class TrainConfig:
   keep_checkpoint_max: int = 5
   seed: int = 12345
   shuffle_buffer: int = 10000
+  # The pretraining objective's family (training.objectives.FAMILIES) or an
+  # objective's name; the records' sentence task picks the BERT member.
+  objective: str = "bert"
 
   def validate(self):
     """Raises ValueError naming the first bad setting."""
@@ -85,6 +91,9 @@ class TrainConfig:
       value = getattr(self, name)
       if (value or name != "strategy") and value not in choices:
         raise ValueError(f"{name}={value!r} is not one of {', '.join(choices)}")
+    objective_names = OBJECTIVE_FAMILIES + OBJECTIVE_NAMES
+    if self.objective not in objective_names:
+      raise ValueError(f"objective={self.objective!r} is not one of {', '.join(objective_names)}")
     for name in ("max_seq_length", "max_predictions_per_seq", "train_batch_size",
                  "eval_batch_size", "save_checkpoints_steps", "iterations_per_loop",
                  "grad_accum_steps", "log_steps", "keep_checkpoint_max"):

@@ -7,10 +7,12 @@ import sys
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from bert_tf.serving import export
 from bert_tf.models import modeling
 from bert_tf.serving import predict
+from bert_tf.training import objectives
 
 from test_export import CONFIG, write_vocab
 
@@ -107,7 +109,7 @@ def test_predictor_refuses_an_export_without_text_signatures(tmp_path):
   ids_only = str(tmp_path / "ids_only")
   export.export_saved_model(modeling.BertPretrainer(CONFIG), write_vocab(tmp_path / "v.txt"),
                             True, ids_only, max_seq_length=16, text_signatures=False)
-  with pytest.raises(ValueError, match="no fill_mask / next_sentence signature"):
+  with pytest.raises(ValueError, match="no fill_mask signature"):
     predict.Predictor(ids_only)
 
 
@@ -131,3 +133,39 @@ def test_input_file_without_bert_tf(saved_model, tmp_path):
   assert len(results[0]["masks"]) == 1 and len(results[0]["masks"][0]["predictions"]) == TOP_K
   assert 0 < results[1]["is_next_probability"] < 1
   assert results[2]["error"] == "no [MASK] in text"
+
+
+def test_exports_of_sentence_order_and_mlm_alone_have_their_signatures(tmp_path):
+  """The objective a checkpoint records decides the export's sentence outputs
+  and signature; the predictor answers what the export has."""
+  vocab_file = write_vocab(tmp_path / "vocab.txt")
+  found = {}
+  for name in ("mlm_sop", "mlm"):
+    objective = objectives.get(name)
+    model = objective.build_model(CONFIG)
+    ckpt_dir = tmp_path / name
+    tf.train.Checkpoint(model=model,
+                        objective=objectives.checkpoint_variable(objective)).save(
+                            str(ckpt_dir / "ckpt"))
+    pretrainer, _ = export.load_pretrainer(CONFIG, str(ckpt_dir))
+    assert objectives.of_model(pretrainer) is objective
+    export_dir = str(tmp_path / f"{name}_export")
+    export.export_saved_model(pretrainer, vocab_file, True, export_dir, max_seq_length=16)
+    loaded = tf.saved_model.load(export_dir)
+    ones = tf.ones([1, 6], tf.int32)
+    outputs = loaded.signatures["pretraining"](input_ids=ones, input_mask=ones,
+                                               segment_ids=ones * 0,
+                                               masked_lm_positions=ones[:, :2])
+    found[name] = (set(loaded.signatures), set(outputs), predict.Predictor(export_dir))
+  signatures, outputs, predictor = found["mlm_sop"]
+  assert "sentence_order" in signatures and "next_sentence" not in signatures
+  assert outputs == {"masked_lm_log_probs", "sentence_order_log_probs"}
+  (result,) = predictor.sentence_pair([("the day was long", "he said so .")])
+  assert 0 < result["in_order_probability"] < 1 and "is_next_probability" not in result
+  assert "P(text_a, text_b in order) = " in predict.format_next_sentence(result)
+  signatures, outputs, predictor = found["mlm"]
+  assert not {"sentence_order", "next_sentence"} & signatures and "fill_mask" in signatures
+  assert outputs == {"masked_lm_log_probs"}
+  assert predictor.fill_mask(["the [MASK] ."])[0]["error"] == ""
+  with pytest.raises(ValueError, match="has no sentence-pair signature"):
+    predictor.sentence_pair([("a", "b")])

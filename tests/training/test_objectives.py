@@ -1,0 +1,127 @@
+"""Tests of bert_tf.training.objectives: the registry, how records choose an
+objective, what each BERT-family objective builds and computes, and the
+objective a checkpoint records."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.training import checkpoints
+from bert_tf.training import losses
+from bert_tf.training import objectives
+from bert_tf.training import train_config
+
+from test_loop import tiny_bert_config
+
+BATCH, SEQ, PREDS = 4, 16, 3
+
+
+def _batch(vocab_size, with_labels=True, seed=0):
+  rng = np.random.default_rng(seed)
+  features = {
+      "input_ids": rng.integers(5, vocab_size, (BATCH, SEQ)).astype(np.int32),
+      "input_mask": np.ones((BATCH, SEQ), np.int32),
+      "segment_ids": np.zeros((BATCH, SEQ), np.int32),
+      "masked_lm_positions": np.tile(np.arange(1, PREDS + 1, dtype=np.int32), (BATCH, 1)),
+      "masked_lm_ids": rng.integers(5, vocab_size, (BATCH, PREDS)).astype(np.int32),
+      "masked_lm_weights": np.array([[1, 1, 0]] * BATCH, np.float32),
+  }
+  if with_labels:
+    features["next_sentence_labels"] = rng.integers(0, 2, (BATCH, 1)).astype(np.int32)
+  return features
+
+
+def test_option_lists_of_train_config_are_the_registry():
+  assert train_config.OBJECTIVE_FAMILIES == objectives.FAMILIES
+  assert train_config.OBJECTIVE_NAMES == tuple(objectives.OBJECTIVES)
+
+
+@pytest.mark.parametrize("task, name", [(None, "mlm_nsp"), ("nsp", "mlm_nsp"),
+                                        ("sop", "mlm_sop"), ("none", "mlm")])
+def test_the_records_sentence_task_picks_the_bert_objective(task, name):
+  assert objectives.resolve("bert", task).name == name
+  assert objectives.resolve(name, task).name == name
+
+
+def test_an_objective_the_records_contradict_is_a_one_line_error():
+  with pytest.raises(ValueError, match="--objective=mlm_sop needs records written with "
+                     "--sentence_task=sop; these records have sentence_task=nsp"):
+    objectives.resolve("mlm_sop", "nsp")
+  with pytest.raises(ValueError, match="'electric' is not one of bert, mlm_nsp"):
+    objectives.resolve("electric", "nsp")
+  with pytest.raises(ValueError, match="objective='electric' is not one of"):
+    train_config.TrainConfig(input_file="x", output_dir="y", do_train=True,
+                             objective="electric").validate()
+
+
+def test_mlm_alone_has_no_sentence_head_and_its_loss_is_the_masked_lm_loss():
+  config = tiny_bert_config(dropout=0.0)
+  mlm = objectives.get("mlm")
+  model = mlm.build_model(config)
+  assert model.nsp_head is None
+  assert not any("nsp_head" in w.path for w in model.weights)
+  features = _batch(config.vocab_size, with_labels=False)
+  outputs = model(features)
+  assert "nsp_logits" not in outputs
+  sums = mlm.loss_sums(outputs, features)
+  assert tuple(sums) == losses.MLM_SUM_KEYS
+  metrics = mlm.metrics(sums)
+  assert tuple(sorted(metrics)) == tuple(sorted(mlm.metric_keys))
+  # The masked-LM loss computed directly: weighted mean of the cross-entropy.
+  logits = outputs["mlm_logits"].numpy().astype(np.float64)
+  log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+  ce = -np.take_along_axis(log_probs, features["masked_lm_ids"][..., None], -1)[..., 0]
+  w = features["masked_lm_weights"]
+  expected = (w * ce).sum() / (w.sum() + losses.MLM_EPSILON)
+  np.testing.assert_allclose(float(metrics["loss"]), expected, rtol=1e-5)
+  np.testing.assert_allclose(float(metrics["masked_lm_loss"]), expected, rtol=1e-5)
+  assert [label for label, _ in mlm.progress_fields()] == ["loss", "mlm", "mlm_acc"]
+  assert mlm.signatures == ("fill_mask",)
+
+
+def test_sentence_order_reports_under_its_own_name_with_the_same_loss():
+  config = tiny_bert_config(dropout=0.0)
+  sop, nsp = objectives.get("mlm_sop"), objectives.get("mlm_nsp")
+  model = sop.build_model(config)
+  features = _batch(config.vocab_size)
+  outputs = model(features)
+  sop_metrics = sop.metrics(sop.loss_sums(outputs, features))
+  nsp_metrics = nsp.metrics(nsp.loss_sums(outputs, features))
+  assert set(sop_metrics) == {"loss", "masked_lm_loss", "masked_lm_accuracy",
+                              "sentence_order_loss", "sentence_order_accuracy"}
+  np.testing.assert_allclose(float(sop_metrics["sentence_order_loss"]),
+                             float(nsp_metrics["next_sentence_loss"]))
+  np.testing.assert_allclose(float(sop_metrics["loss"]), float(nsp_metrics["loss"]))
+  assert ("sop_acc", "sentence_order_accuracy") in sop.progress_fields()
+  assert sop.signatures == ("fill_mask", "sentence_order")
+  assert objectives.of_model(model) is sop
+
+
+@pytest.mark.parametrize("name", ["mlm_nsp", "mlm"])
+def test_replica_shares_add_up_to_the_loss_of_the_whole_batch(name):
+  objective = objectives.get(name)
+  config = tiny_bert_config(dropout=0.0)
+  model = objective.build_model(config)
+  features = _batch(config.vocab_size, with_labels=name != "mlm", seed=3)
+  whole = objective.metrics(objective.loss_sums(model(features), features))["loss"]
+  counts = objective.global_counts(features)  # outside a strategy: the whole batch
+  shares = 0.0
+  for part in (slice(0, 1), slice(1, BATCH)):
+    piece = {k: v[part] for k, v in features.items()}
+    shares += objective.replica_loss(objective.loss_sums(model(piece), piece), counts)
+  np.testing.assert_allclose(float(shares), float(whole), rtol=1e-5)
+
+
+def test_a_checkpoint_records_its_objective(tmp_path):
+  sop = objectives.get("mlm_sop")
+  tf.train.Checkpoint(objective=objectives.checkpoint_variable(sop)).save(str(tmp_path / "ckpt"))
+  prefix = tf.train.latest_checkpoint(str(tmp_path))
+  assert objectives.from_checkpoint(prefix) is sop
+  checkpoints.check_objective(str(tmp_path), sop)
+  with pytest.raises(ValueError, match="holds a checkpoint trained for objective mlm_sop .*"
+                     "this run's objective is mlm_nsp"):
+    checkpoints.check_objective(str(tmp_path), objectives.get("mlm_nsp"))
+  # A checkpoint that does not say (an older run, an original TF1 one) is MLM + NSP.
+  older = tmp_path / "older"
+  tf.train.Checkpoint(step=tf.Variable(3)).save(str(older / "ckpt"))
+  assert objectives.from_checkpoint(tf.train.latest_checkpoint(str(older))).name == "mlm_nsp"
