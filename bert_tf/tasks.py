@@ -82,7 +82,9 @@ def main(argv):
   for task, counts in built.items():
     for split, labels in counts.items():
       total = sum(labels.values())
-      if task == "wic":
+      if not total:
+        detail = "empty: too few lemmas or synsets for this split"
+      elif task == "wic":
         detail = ", ".join(f"label {k}: {v}" for k, v in labels.items())
       else:
         top = sorted(labels.items(), key=lambda kv: -kv[1])
