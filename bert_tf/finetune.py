@@ -1,0 +1,129 @@
+"""Fine-tunes BERT on a GLUE-style TSV task (the original run_classifier's recipe).
+
+    python -m bert_tf.finetune --bert_config_file=model/bert_config.json \\
+      --init_checkpoint=model --vocab_file=model/vocab.txt \\
+      --train_file=tasks/wic/train.tsv --dev_file=tasks/wic/dev.tsv \\
+      --text_a_column=sentence1 --text_b_column=sentence2 --label_column=label \\
+      --output_dir=/tmp/wic --seeds=3
+
+Task files are tab-separated with a header row; columns by name or 0-based
+index. --init_checkpoint takes a bert_tf training directory or checkpoint,
+an original TF1 BERT checkpoint (or its release directory), or a keras-hub
+preset directory; without it the encoder starts from random weights (the
+baseline). eval_results.txt in --output_dir holds each dev metric's mean
+over the seeds and its standard deviation (_sd); --export_dir writes a
+SavedModel with a text-in `classify` signature.
+"""
+
+from absl import app
+from absl import flags
+from absl import logging
+
+from bert_tf import cli
+
+FLAGS = flags.FLAGS
+
+
+def define_flags(flag_values):
+  """The tool's flags (see bert_tf.cli: defined when it runs, not at import)."""
+  from bert_tf.training.finetune import FinetuneConfig  # pylint: disable=g-import-not-at-top
+  f = flag_values
+  d = FinetuneConfig()
+  flags.DEFINE_string("bert_config_file", None, "bert_config.json of the model.", flag_values=f)
+  flags.DEFINE_string("vocab_file", None, "The model's vocab.txt.", flag_values=f)
+  flags.DEFINE_string("train_file", None, "Training TSV (header row).", flag_values=f)
+  flags.DEFINE_string("dev_file", None, "Dev TSV: the metrics are computed on it.",
+                      flag_values=f)
+  flags.DEFINE_string("test_file", "", "Optional test TSV (labels optional): "
+                      "test_results.tsv gets the first seed's predictions.", flag_values=f)
+  flags.DEFINE_string("text_a_column", d.text_a_column, "Column of the (first) text: "
+                      "header name or 0-based index.", flag_values=f)
+  flags.DEFINE_string("text_b_column", "", "Column of the second text of a sentence-pair "
+                      "task (empty: single-sentence task).", flag_values=f)
+  flags.DEFINE_string("label_column", d.label_column, "Column of the label.", flag_values=f)
+  flags.DEFINE_enum("task_type", d.task_type, ["auto", "classification", "regression"],
+                    "auto: regression when every train label is a number and some are not "
+                    "whole numbers.", flag_values=f)
+  flags.DEFINE_bool("do_lower_case", d.do_lower_case, "Lower-case and strip accents "
+                    "(uncased models).", flag_values=f)
+  flags.DEFINE_integer("max_seq_length", d.max_seq_length, "[CLS] A [SEP] B [SEP] length; "
+                       "longer pairs are cut as the original (longer side first).",
+                       flag_values=f)
+  flags.DEFINE_string("init_checkpoint", "", "Encoder weights: bert_tf checkpoint or "
+                      "training dir, original TF1 checkpoint, or keras-hub preset dir. "
+                      "Empty: random initialization.", flag_values=f)
+  flags.DEFINE_string("output_dir", None, "eval_results.txt, TensorBoard logs (seed_<n>/), "
+                      "the first seed's model.", flag_values=f)
+  flags.DEFINE_float("num_train_epochs", d.num_train_epochs, "Training epochs.", flag_values=f)
+  flags.DEFINE_float("learning_rate", d.learning_rate, "Peak learning rate (the original "
+                     "suggests 2e-5 to 5e-5 for BERT-base).", flag_values=f)
+  flags.DEFINE_float("warmup_proportion", d.warmup_proportion, "Share of steps of linear "
+                     "warmup.", flag_values=f)
+  flags.DEFINE_integer("train_batch_size", d.train_batch_size, "Training batch size.",
+                       flag_values=f)
+  flags.DEFINE_integer("eval_batch_size", d.eval_batch_size, "Eval batch size.",
+                       flag_values=f)
+  flags.DEFINE_integer("seeds", d.seeds, "Runs with seeds seed, seed+1, ...; the metrics "
+                       "are their mean and standard deviation.", flag_values=f)
+  flags.DEFINE_integer("seed", d.seed, "First seed.", flag_values=f)
+  flags.DEFINE_string("export_dir", "", "Write the first seed's classifier as a SavedModel "
+                      "here (signatures classify and classify_ids).", flag_values=f)
+  flags.DEFINE_bool("overwrite", False, "Replace an existing --export_dir.", flag_values=f)
+
+
+def config_from_flags():
+  """(FinetuneConfig, BertConfig) from FLAGS; raises app.UsageError."""
+  from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  for name in ("bert_config_file", "vocab_file", "train_file", "dev_file", "output_dir"):
+    if not FLAGS[name].value:
+      raise app.UsageError(f"--{name} is required")
+  try:
+    bert_config = BertConfig.from_json_file(FLAGS.bert_config_file)
+  except (ValueError, OSError) as e:
+    raise app.UsageError(f"--bert_config_file={FLAGS.bert_config_file}: {e}") from None
+  values = {field: FLAGS[field].value for field in (
+      "train_file", "dev_file", "test_file", "output_dir", "vocab_file", "text_a_column",
+      "text_b_column", "label_column", "do_lower_case", "max_seq_length", "init_checkpoint",
+      "num_train_epochs", "learning_rate", "warmup_proportion", "train_batch_size",
+      "eval_batch_size", "seeds", "seed", "task_type")}
+  config = finetune.FinetuneConfig(**values)
+  try:
+    config.validate(bert_config)
+  except ValueError as e:
+    raise app.UsageError(f"--{e}") from None
+  return config, bert_config
+
+
+def main(argv):
+  del argv
+  config, bert_config = config_from_flags()
+  if FLAGS.export_dir:
+    from bert_tf.serving import export  # pylint: disable=g-import-not-at-top
+    export._check_can_write(FLAGS.export_dir, FLAGS.overwrite, "--export_dir")  # pylint: disable=protected-access
+  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  logging.set_verbosity(logging.INFO)
+  results = finetune.run(config, bert_config)
+  names = [k for k in finetune.CLASSIFICATION_METRICS + finetune.REGRESSION_METRICS
+           if k in results]
+  print(f"{results['init']}; {results['num_train_examples']} train, "
+        f"{results['num_dev_examples']} dev examples, {results['num_seeds']} seed(s)")
+  for name in names:
+    print(f"{name} = {results[name]:.4f} (sd {results[name + '_sd']:.4f})")
+  for note in results["notes"]:
+    print(note)
+  print(f"wrote {config.output_dir}/eval_results.txt")
+  if FLAGS.export_dir:
+    from bert_tf.serving import classifier_export  # pylint: disable=g-import-not-at-top
+    classifier_export.export_finetuned(config, bert_config, results, FLAGS.export_dir,
+                                       overwrite=FLAGS.overwrite)
+    print(f"wrote SavedModel {FLAGS.export_dir} (signatures classify, classify_ids)")
+  return 0
+
+
+def run():
+  cli.run(main, define_flags)
+
+
+if __name__ == "__main__":
+  run()

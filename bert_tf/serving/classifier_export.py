@@ -1,0 +1,196 @@
+"""SavedModel of a fine-tuned classifier: text in, labels and probabilities out.
+
+Signatures (`batch` any size; ids up to max_position_embeddings long):
+
+  serving_default, also named classify_ids (stock TensorFlow ops only):
+    input_ids, input_mask, segment_ids  int32 [batch, seq]
+    -> logits float32 [batch, num_outputs], and for classification
+       probabilities float32 [batch, num_labels], label_ids int32 [batch]
+  classify (needs tensorflow-text's ops):
+    text_a string [batch] (and text_b string [batch] for a sentence-pair task)
+    -> classification: labels string [batch], probabilities float32
+       [batch, num_labels] (columns in the order of the `label_names`
+       output: string [num_labels]); regression: scores float32 [batch];
+       both: truncated bool [batch].
+    The text is tokenized as in training (the original rules) and packed
+    [CLS] A [SEP] (B [SEP]) to max_seq_length, a pair cut as the original
+    (longer side first).
+
+The export loads with only tensorflow and tensorflow-text (no bert_tf, no
+Keras): `tf.saved_model.load(dir).signatures["classify"](text_a=...)`.
+"""
+
+import tensorflow as tf
+from absl import logging
+
+from bert_tf.data import tokenization
+# The pretraining export's helpers: one pair-truncation rule, one atomic
+# directory writer, one way of tracking a Keras model's variables.
+from bert_tf.serving.export import _check_can_write  # pylint: disable=protected-access
+from bert_tf.serving.export import _truncate_pair_lengths  # pylint: disable=protected-access
+from bert_tf.serving.export import _Untracked  # pylint: disable=protected-access
+from bert_tf.serving.export import _write_dir_atomically  # pylint: disable=protected-access
+
+
+class ClassifierServingModule(tf.Module):
+  """What `export_classifier` saves: the classifier's variables, the vocab
+  asset, the label names and the signature functions."""
+
+  def __init__(self, model, vocab_file, do_lower_case, labels, pair, max_seq_length=128):
+    """
+    Args:
+      model: a models.classifier.BertClassifier.
+      vocab_file: the vocab it was fine-tuned with.
+      do_lower_case: the tokenizer setting of fine-tuning.
+      labels: class names in output order (empty for regression).
+      pair: whether `classify` takes text_b.
+      max_seq_length: the [CLS] ... [SEP] length `classify` packs to.
+
+    Raises:
+      ValueError: the vocab's size is not the model's, max_seq_length out of
+        range, or labels that do not fit the model's outputs.
+    """
+    super().__init__(name="bert_tf_classifier")
+    config = model.config
+    vocab = tokenization.load_vocab(vocab_file)
+    if vocab.size != config.vocab_size:
+      raise ValueError(f"vocab file {vocab_file} has {vocab.size} tokens but the "
+                       f"bert_config's vocab_size is {config.vocab_size}")
+    if not (4 if pair else 3) <= max_seq_length <= config.max_position_embeddings:
+      raise ValueError(f"max_seq_length={max_seq_length} must lie in [4, "
+                       f"max_position_embeddings={config.max_position_embeddings}]")
+    regression = not labels
+    if (1 if regression else len(labels)) != model.num_outputs:
+      raise ValueError(f"{len(labels)} labels for a model with {model.num_outputs} outputs")
+    # As the pretraining export: track the tf.Variables, hold the model out.
+    self._holder = _Untracked(model)
+    seen, variables = set(), []
+    for weight in model.weights:
+      variable = getattr(weight, "value", weight)
+      if id(variable) not in seen:
+        seen.add(id(variable))
+        variables.append(variable)
+    self.model_variables = variables
+    self.vocab_file = tf.saved_model.Asset(vocab_file)
+    self.tokenizer = tokenization.TFTokenizer(vocab, do_lower_case,
+                                              vocab_asset_path=vocab_file)
+    self._vocab = vocab
+    self._regression = regression
+    self._pair = bool(pair)
+    self._max_seq_length = max_seq_length
+    self._max_positions = config.max_position_embeddings
+    self.label_names = tf.Variable(list(labels) or [""], trainable=False, dtype=tf.string,
+                                   name="label_names")
+    ids = [tf.TensorSpec([None, None], tf.int32, name=n)
+           for n in ("input_ids", "input_mask", "segment_ids")]
+    self.classify_ids = tf.function(self._classify_ids, input_signature=ids)
+    texts = [tf.TensorSpec([None], tf.string, name="text_a")]
+    if pair:
+      texts.append(tf.TensorSpec([None], tf.string, name="text_b"))
+    self.classify = tf.function(self._classify, input_signature=texts)
+
+  @property
+  def model(self):
+    return self._holder.model
+
+  def signature_functions(self):
+    return {"serving_default": self.classify_ids, "classify_ids": self.classify_ids,
+            "classify": self.classify}
+
+  def _outputs(self, input_ids, input_mask, segment_ids):
+    check = tf.debugging.assert_less_equal(
+        tf.shape(input_ids)[1], self._max_positions,
+        message=f"sequence longer than max_position_embeddings={self._max_positions}")
+    with tf.control_dependencies([check]):
+      logits = self.model({"input_ids": input_ids, "input_mask": input_mask,
+                           "segment_ids": segment_ids}, training=False)
+    return tf.cast(logits, tf.float32)
+
+  def _classify_ids(self, input_ids, input_mask, segment_ids):
+    logits = self._outputs(input_ids, input_mask, segment_ids)
+    if self._regression:
+      return {"logits": logits}
+    return {"logits": logits, "probabilities": tf.nn.softmax(logits),
+            "label_ids": tf.argmax(logits, axis=-1, output_type=tf.int32)}
+
+  def _tokenize(self, texts):
+    texts = tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
+    return self.tokenizer.tokenize_eager(texts)
+
+  def _classify(self, text_a, text_b=None):
+    tokens_a = self._tokenize(text_a)
+    len_a = tokens_a.row_lengths()
+    batch = tf.shape(text_a, out_type=tf.int64)[0]
+    cls = tf.fill([batch, 1], tf.constant(self._vocab.cls_id, tf.int64))
+    sep = tf.fill([batch, 1], tf.constant(self._vocab.sep_id, tf.int64))
+    if text_b is None:
+      keep_a = tf.minimum(len_a, self._max_seq_length - 2)
+      truncated = keep_a < len_a
+      tokens_a = tokens_a[:, :self._max_seq_length - 2]
+      ids = tf.concat([cls, tokens_a, sep], axis=1)
+      segments = tf.zeros_like(ids)
+    else:
+      tokens_b = self._tokenize(text_b)
+      len_b = tokens_b.row_lengths()
+      keep_a, keep_b = _truncate_pair_lengths(len_a, len_b, self._max_seq_length - 3)
+      truncated = (keep_a < len_a) | (keep_b < len_b)
+      tokens_a = tf.ragged.boolean_mask(tokens_a, tf.ragged.range(len_a) < keep_a[:, None])
+      tokens_b = tf.ragged.boolean_mask(tokens_b, tf.ragged.range(len_b) < keep_b[:, None])
+      ids = tf.concat([cls, tokens_a, sep, tokens_b, sep], axis=1)
+      segments = tf.concat([tf.zeros_like(cls), tf.zeros_like(tokens_a), tf.zeros_like(sep),
+                            tf.ones_like(tokens_b), tf.ones_like(sep)], axis=1)
+    input_ids = tf.cast(ids.to_tensor(self._vocab.pad_id), tf.int32)
+    input_mask = tf.cast(tf.ones_like(ids).to_tensor(0), tf.int32)
+    logits = self._outputs(input_ids, input_mask, tf.cast(segments.to_tensor(0), tf.int32))
+    if self._regression:
+      return {"scores": logits[:, 0], "truncated": truncated}
+    probabilities = tf.nn.softmax(logits)
+    return {"labels": tf.gather(self.label_names, tf.argmax(logits, axis=-1)),
+            "probabilities": probabilities, "label_names": tf.identity(self.label_names),
+            "truncated": truncated}
+
+
+def export_classifier(model, vocab_file, do_lower_case, labels, pair, export_dir,
+                      max_seq_length=128, overwrite=False):
+  """Writes the classifier's SavedModel to export_dir (atomically: a
+  temporary directory renamed when complete).
+
+  Returns:
+    The ClassifierServingModule saved.
+
+  Raises:
+    FileExistsError: export_dir exists and overwrite is false.
+    ValueError: see ClassifierServingModule.
+  """
+  _check_can_write(export_dir, overwrite, "export_dir")
+  module = ClassifierServingModule(model, vocab_file, do_lower_case, labels, pair,
+                                   max_seq_length=max_seq_length)
+
+  def write(tmp):
+    tf.saved_model.save(module, tmp, signatures=module.signature_functions())
+  _write_dir_atomically(export_dir, overwrite, "export_dir", write)
+  logging.info("Wrote classifier SavedModel (signatures classify, classify_ids) to %s",
+               export_dir)
+  return module
+
+
+def export_finetuned(config, bert_config, results, export_dir, overwrite=False):
+  """Exports the classifier that `training.finetune.run(config, bert_config)`
+  saved (its first seed's, output_dir/seed_<seed>/model).
+
+  Args:
+    config: the finetune.FinetuneConfig of the run (save_model True).
+    bert_config: its BertConfig.
+    results: what run returned (labels, task_type).
+    export_dir: the SavedModel directory to create.
+  """
+  import os  # pylint: disable=g-import-not-at-top
+  from bert_tf.models import classifier as classifier_lib  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  labels = results["labels"]
+  model = classifier_lib.BertClassifier(bert_config, len(labels) or 1)
+  prefix = os.path.join(config.output_dir, f"seed_{config.seed}", finetune.CHECKPOINT_NAME)
+  tf.train.Checkpoint(model=model).read(prefix).assert_existing_objects_matched()
+  return export_classifier(model, config.vocab_file, config.do_lower_case, labels,
+                           bool(config.text_b_column), export_dir,
+                           max_seq_length=config.max_seq_length, overwrite=overwrite)

@@ -1,0 +1,453 @@
+"""Fine-tuning BERT on a GLUE-style TSV task, as the original run_classifier.
+
+`run(FinetuneConfig, BertConfig) -> results` reads the task, then for each
+seed: builds a `models.classifier.BertClassifier`, fills its encoder from
+`init_checkpoint` (none: random initialization, the baseline a comparison
+needs), trains, and evaluates on the dev file. The original's recipe:
+AdamWeightDecay (`optimization.AdamWeightDecay`: weight decay 0.01, no bias
+correction, epsilon 1e-6), linear warmup over `warmup_proportion` of the
+steps then linear decay to 0, gradients clipped to global norm 1.0,
+`num_train_steps = int(train examples / batch size * epochs)`, batches
+drop their remainder, the model of the last step is evaluated (no early
+stopping). Differences: the training shuffle buffer holds the whole task
+(the original's held 100 examples), and a task may be regression
+(mean squared error on one output; the original had none).
+
+Metrics: classification: accuracy, Matthews correlation (multi-class as
+Gorodkin's R_K), F1 of the second label (binary tasks: "1" of "0"/"1");
+regression: Pearson, Spearman, MSE. Each is the mean over seeds, with
+`<name>_sd` (sample standard deviation, ddof=1) and each seed's value;
+TensorBoard scalars per seed under output_dir/seed_<n>/{train,eval}, and
+`eval_results.txt` (`key = value` lines, sorted, as the original's) written
+atomically. The first seed's classifier is saved as output_dir/seed_<n>/
+model (a tf.train.Checkpoint(model=...)) for export.
+"""
+
+import dataclasses
+import math
+import os
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from bert_tf.data import classification
+from bert_tf.data import files
+from bert_tf.models import classifier as classifier_lib
+from bert_tf.models import modeling
+from bert_tf.models.config import BertConfig
+from bert_tf.training import checkpoints
+from bert_tf.training import optimization
+
+CLIP_NORM = 1.0
+# Below this many dev examples a single run's score is noisy: said in the output.
+SMALL_DEV_SET = 1000
+CHECKPOINT_NAME = "model"
+CLASSIFICATION_METRICS = ("accuracy", "f1", "mcc")
+REGRESSION_METRICS = ("pearson", "spearman", "mse")
+
+
+@dataclasses.dataclass(frozen=True)
+class FinetuneConfig:
+  """One fine-tuning task and its recipe (defaults: the original run_classifier's).
+
+  Columns are header names or 0-based indices (as str); text_b_column ""
+  for single-sentence tasks; test_file "" for none. init_checkpoint "":
+  random initialization. seeds: how many runs (seed, seed + 1, ...).
+  task_type: "auto", "classification" or "regression".
+  """
+  train_file: str = ""
+  dev_file: str = ""
+  output_dir: str = ""
+  vocab_file: str = ""
+  text_a_column: str = "sentence"
+  text_b_column: str = ""
+  label_column: str = "label"
+  test_file: str = ""
+  do_lower_case: bool = True
+  max_seq_length: int = 128
+  init_checkpoint: str = ""
+  num_train_epochs: float = 3.0
+  learning_rate: float = 5e-5
+  warmup_proportion: float = 0.1
+  weight_decay: float = 0.01
+  train_batch_size: int = 32
+  eval_batch_size: int = 32
+  seeds: int = 1
+  seed: int = 0
+  task_type: str = "auto"
+  save_model: bool = True
+
+  def validate(self, bert_config=None):
+    """Raises ValueError naming the field for a value that cannot run."""
+    for name in ("train_file", "dev_file", "output_dir", "vocab_file", "text_a_column",
+                 "label_column"):
+      if not getattr(self, name):
+        raise ValueError(f"{name} is required")
+    checks = [
+        ("num_train_epochs", self.num_train_epochs > 0),
+        ("learning_rate", self.learning_rate > 0),
+        ("warmup_proportion", 0 <= self.warmup_proportion < 1),
+        ("train_batch_size", self.train_batch_size >= 1),
+        ("eval_batch_size", self.eval_batch_size >= 1),
+        ("seeds", self.seeds >= 1),
+        ("max_seq_length", self.max_seq_length >= 4),
+    ]
+    for name, ok in checks:
+      if not ok:
+        raise ValueError(f"{name}={getattr(self, name)} is out of range")
+    if self.task_type not in classification.TASK_TYPES:
+      raise ValueError(f"task_type={self.task_type!r}: choose one of "
+                       f"{', '.join(classification.TASK_TYPES)}")
+    if bert_config is not None and self.max_seq_length > bert_config.max_position_embeddings:
+      raise ValueError(f"max_seq_length={self.max_seq_length} exceeds the bert_config's "
+                       f"max_position_embeddings={bert_config.max_position_embeddings}")
+
+
+# ------------------------------------------------------------------------------
+# Metrics (numpy)
+# ------------------------------------------------------------------------------
+
+
+def accuracy(labels, predictions):
+  return float(np.mean(np.asarray(labels) == np.asarray(predictions)))
+
+
+def f1_score(labels, predictions, positive=1):
+  """F1 of class `positive`; 0.0 when it is never predicted nor present."""
+  labels, predictions = np.asarray(labels), np.asarray(predictions)
+  tp = np.sum((predictions == positive) & (labels == positive))
+  fp = np.sum((predictions == positive) & (labels != positive))
+  fn = np.sum((predictions != positive) & (labels == positive))
+  return float(2 * tp / (2 * tp + fp + fn)) if tp + fp + fn else 0.0
+
+
+def matthews_corrcoef(labels, predictions, num_classes):
+  """Matthews correlation; for K classes Gorodkin's R_K (0.0 when undefined)."""
+  confusion = np.zeros([num_classes, num_classes], np.float64)
+  np.add.at(confusion, (np.asarray(labels), np.asarray(predictions)), 1)
+  t, p = confusion.sum(axis=1), confusion.sum(axis=0)
+  c, s = np.trace(confusion), confusion.sum()
+  denominator = math.sqrt((s * s - p @ p) * (s * s - t @ t))
+  return float((c * s - t @ p) / denominator) if denominator else 0.0
+
+
+def pearson(x, y):
+  x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+  x, y = x - x.mean(), y - y.mean()
+  denominator = math.sqrt(float(x @ x) * float(y @ y))
+  return float(x @ y / denominator) if denominator else 0.0
+
+
+def _ranks(x):
+  """1-based ranks, ties sharing their average rank."""
+  x = np.asarray(x, np.float64)
+  order = np.argsort(x, kind="stable")
+  ranks = np.empty(len(x), np.float64)
+  sorted_x = x[order]
+  start = 0
+  for end in range(1, len(x) + 1):
+    if end == len(x) or sorted_x[end] != sorted_x[start]:
+      ranks[order[start:end]] = (start + end + 1) / 2.0
+      start = end
+  return ranks
+
+
+def spearman(x, y):
+  return pearson(_ranks(x), _ranks(y))
+
+
+def compute_metrics(outputs, labels, space):
+  """Dev metrics from model outputs.
+
+  Args:
+    outputs: float [n, num_outputs] logits (regression: [n, 1] values).
+    labels: int class ids [n] or float values [n].
+    space: the task's classification.LabelSpace.
+  """
+  if space.regression:
+    values = np.asarray(outputs, np.float64)[:, 0]
+    return {"pearson": pearson(values, labels), "spearman": spearman(values, labels),
+            "mse": float(np.mean((values - np.asarray(labels)) ** 2))}
+  predictions = np.argmax(outputs, axis=-1)
+  metrics = {"accuracy": accuracy(labels, predictions),
+             "mcc": matthews_corrcoef(labels, predictions, len(space.labels))}
+  if len(space.labels) == 2:
+    metrics["f1"] = f1_score(labels, predictions, positive=1)
+  return metrics
+
+
+def summarize(per_seed):
+  """Mean and sample sd (ddof=1; 0.0 for one seed) of each metric over seeds."""
+  out = {}
+  for key in per_seed[0]:
+    values = np.asarray([m[key] for m in per_seed], np.float64)
+    out[key] = float(values.mean())
+    out[f"{key}_sd"] = float(values.std(ddof=1)) if len(values) > 1 else 0.0
+  return out
+
+
+# ------------------------------------------------------------------------------
+# Model
+# ------------------------------------------------------------------------------
+
+
+def load_encoder_weights(classifier, checkpoint):
+  """Fills a BertClassifier's encoder from `checkpoint`; the head stays new.
+
+  Args:
+    classifier: a models.classifier.BertClassifier.
+    checkpoint: a keras-hub preset directory, or anything
+      `checkpoints.resolve_checkpoint` takes (a bert_tf training directory or
+      prefix, an original TF1 checkpoint or release directory, pretrained or
+      fine-tuned).
+
+  Returns:
+    A one-line description of what was read.
+
+  Raises:
+    FileNotFoundError: no checkpoint there.
+    ValueError: shapes or depth differ from the bert_config, or the
+      checkpoint lacks encoder weights (nothing is assigned then).
+  """
+  encoder = classifier.encoder
+  if classifier_lib.is_keras_hub_preset(checkpoint):
+    count = classifier_lib.copy_from_preset(encoder, checkpoint)
+    return f"initialized {count} encoder weights from keras-hub preset {checkpoint}"
+  # A pretrainer around the classifier's own encoder: the checkpoint's object
+  # paths (model/encoder/...) and TF1 names (bert/...) then find its weights.
+  pretrainer = modeling.BertPretrainer(classifier.config, encoder=encoder)
+  before = [w.numpy() for w in encoder.weights]
+  report = checkpoints.read_weights(pretrainer, checkpoint, require_all=False)
+  encoder_names = {w.path for w in encoder.weights}
+  missing = sorted(name for name in report.missing if name in encoder_names)
+  if missing:
+    for weight, value in zip(encoder.weights, before):
+      weight.assign(value)
+    more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+    raise ValueError(f"checkpoint {report.prefix} lacks encoder weights: "
+                     f"{', '.join(missing[:3])}{more}")
+  kind = "original TF1 checkpoint" if report.format == "tf1" else "checkpoint"
+  return f"initialized {len(encoder.weights)} encoder weights from {kind} {report.prefix}"
+
+
+def build_classifier(bert_config, num_outputs, init_checkpoint="", seed=0):
+  """A BertClassifier with seeded initialization, its encoder read from
+  init_checkpoint when given. Returns (classifier, description)."""
+  keras.utils.set_random_seed(seed)
+  model = classifier_lib.BertClassifier(bert_config, num_outputs)
+  if not init_checkpoint:
+    return model, "random initialization (no init_checkpoint)"
+  return model, load_encoder_weights(model, init_checkpoint)
+
+
+# ------------------------------------------------------------------------------
+# Data
+# ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskData:
+  """Features (dicts of int32 [n, seq]) and targets of each split."""
+  space: classification.LabelSpace
+  train: dict
+  train_labels: np.ndarray
+  dev: dict
+  dev_labels: np.ndarray
+  test: dict | None
+  notes: tuple
+
+
+def load_task(config):
+  """Reads and tokenizes the train, dev (and test) files of `config`."""
+  tokenizer = classification.make_tokenizer(config.vocab_file, config.do_lower_case)
+  columns = (config.text_a_column, config.text_b_column or None, config.label_column)
+  train = classification.read_tsv(config.train_file, *columns)
+  dev = classification.read_tsv(config.dev_file, *columns)
+  space = classification.label_space(train, config.task_type)
+  notes = []
+  splits = {}
+  for name, examples in (("train", train), ("dev", dev)):
+    features, truncated = classification.convert_examples(
+        examples, tokenizer, config.max_seq_length)
+    splits[name] = features
+    if truncated:
+      notes.append(f"{truncated} of {len(examples)} {name} examples cut to "
+                   f"max_seq_length={config.max_seq_length}")
+  test = None
+  if config.test_file:
+    test_examples = classification.read_tsv(config.test_file, *columns, require_labels=False)
+    test, _ = classification.convert_examples(test_examples, tokenizer, config.max_seq_length)
+  return TaskData(space, splits["train"],
+                  classification.label_values(train, space, config.train_file),
+                  splits["dev"], classification.label_values(dev, space, config.dev_file),
+                  test, tuple(notes))
+
+
+# ------------------------------------------------------------------------------
+# Training
+# ------------------------------------------------------------------------------
+
+
+def _loss_fn(space):
+  if space.regression:
+    return lambda labels, outputs: tf.reduce_mean(
+        tf.square(outputs[:, 0] - tf.cast(labels, tf.float32)))
+  return lambda labels, outputs: tf.reduce_mean(
+      tf.nn.sparse_softmax_cross_entropy_with_logits(tf.cast(labels, tf.int32), outputs))
+
+
+def predict(model, features, batch_size):
+  """Model outputs float32 [n, num_outputs] for features (dict of [n, seq])."""
+  call = tf.function(lambda x: model(x, training=False))
+  dataset = classification.make_dataset(features, batch_size=batch_size)
+  return np.concatenate([call(batch).numpy() for batch in dataset], axis=0)
+
+
+def num_train_steps(config, num_examples):
+  """The original's int(examples / batch * epochs), at least 1."""
+  return max(1, int(num_examples / config.train_batch_size * config.num_train_epochs))
+
+
+def train_seed(config, bert_config, task, seed, seed_dir):
+  """Trains one classifier with `seed`; returns (model, dev metrics, init description)."""
+  model, described = build_classifier(bert_config, task.space.num_outputs,
+                                      config.init_checkpoint, seed)
+  num_examples = len(task.train_labels)
+  steps = num_train_steps(config, num_examples)
+  steps_per_epoch = max(1, num_examples // config.train_batch_size)
+  optimizer = optimization.create_optimizer(
+      "adamw_original", config.learning_rate, num_train_steps=steps,
+      num_warmup_steps=int(steps * config.warmup_proportion),
+      weight_decay=config.weight_decay)
+  optimizer.build(model.trainable_variables)
+  loss_fn = _loss_fn(task.space)
+
+  @tf.function
+  def train_step(features, labels):
+    with tf.GradientTape() as tape:
+      loss = loss_fn(labels, model(features, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    grads, _ = tf.clip_by_global_norm(grads, CLIP_NORM)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+  # Drop the remainder as the original, unless the task is smaller than a batch.
+  dataset = classification.make_dataset(
+      task.train, task.train_labels, batch_size=min(config.train_batch_size, num_examples),
+      shuffle=True, seed=seed, repeat=True, drop_remainder=True)
+  train_writer = tf.summary.create_file_writer(os.path.join(seed_dir, "train"))
+  eval_writer = tf.summary.create_file_writer(os.path.join(seed_dir, "eval"))
+  metrics, losses, start = {}, [], time.time()
+  for step, (features, labels) in enumerate(dataset.take(steps), start=1):
+    losses.append(float(train_step(features, labels)))
+    if step % steps_per_epoch == 0 or step == steps:
+      with train_writer.as_default(step=step):
+        tf.summary.scalar("loss", np.mean(losses))
+        tf.summary.scalar("learning_rate", float(optimizer.learning_rate))
+      outputs = predict(model, task.dev, config.eval_batch_size)
+      metrics = compute_metrics(outputs, task.dev_labels, task.space)
+      with eval_writer.as_default(step=step):
+        for key, value in metrics.items():
+          tf.summary.scalar(key, value)
+      logging.info("seed %d step %d/%d: train loss %.4f, dev %s (%.0f s)", seed, step, steps,
+                   np.mean(losses), _format(metrics), time.time() - start)
+      losses = []
+  train_writer.close()
+  eval_writer.close()
+  return model, metrics, described
+
+
+def _format(metrics):
+  return ", ".join(f"{k} {v:.4f}" for k, v in sorted(metrics.items()))
+
+
+def noise_note(num_dev, results, space):
+  """The line that says how noisy a dev score of this size is (or None)."""
+  if space.regression or num_dev >= SMALL_DEV_SET:
+    return None
+  acc = results["accuracy"]
+  se = math.sqrt(max(acc * (1 - acc), 1e-12) / num_dev)
+  return (f"note: the dev set has only {num_dev} examples: accuracy {acc:.4f} has a "
+          f"sampling standard error of about {se:.4f} from the examples alone, before "
+          f"seed-to-seed variation (accuracy_sd); compare means over several seeds "
+          f"(--seeds) and differences larger than both")
+
+
+def write_eval_results(path, results):
+  """`key = value` lines, sorted, as the original's eval_results.txt; atomic."""
+  lines = [f"{key} = {results[key]}" for key in sorted(results)
+           if isinstance(results[key], (int, float, str))]
+  files.atomic_write(path, "\n".join(lines) + "\n")
+
+
+def _write_test_predictions(path, model, task, config):
+  outputs = predict(model, task.test, config.eval_batch_size)
+  if task.space.regression:
+    text = "prediction\n" + "".join(f"{v:.6f}\n" for v in outputs[:, 0])
+  else:
+    probs = tf.nn.softmax(outputs).numpy()
+    header = "label\t" + "\t".join(f"p_{label}" for label in task.space.labels)
+    rows = [task.space.labels[int(np.argmax(p))] + "\t" + "\t".join(f"{x:.6f}" for x in p)
+            for p in probs]
+    text = header + "\n" + "".join(r + "\n" for r in rows)
+  files.atomic_write(path, text)
+
+
+def run(config: FinetuneConfig, bert_config: BertConfig):
+  """Fine-tunes `config.seeds` classifiers and evaluates them on the dev file.
+
+  Returns:
+    dict: each metric's mean over seeds and `<metric>_sd`, `seed_<s>_<metric>`
+    per seed, num_seeds, num_train_examples, num_dev_examples,
+    num_train_steps, task_type, labels (list), init (what the encoder was
+    read from), notes (list of lines, the noise note among them).
+    eval_results.txt in output_dir holds the numbers.
+
+  Raises:
+    ValueError, FileNotFoundError: bad config, files, columns or labels
+      (before any training).
+  """
+  config.validate(bert_config)
+  task = load_task(config)
+  vocab_size = len(classification.make_tokenizer(config.vocab_file, False).vocab)
+  if vocab_size != bert_config.vocab_size:
+    raise ValueError(f"vocab file {config.vocab_file} has {vocab_size} tokens but the "
+                     f"bert_config's vocab_size is {bert_config.vocab_size}")
+  num_train, num_dev = len(task.train_labels), len(task.dev_labels)
+  steps = num_train_steps(config, num_train)
+  logging.info("Fine-tuning on %d examples (%s, %s), %d steps of batch %d, %d seed(s); "
+               "dev %d examples", num_train,
+               "regression" if task.space.regression else f"{len(task.space.labels)} classes",
+               "pairs" if config.text_b_column else "single texts", steps,
+               config.train_batch_size, config.seeds, num_dev)
+  per_seed, results = [], {}
+  for i in range(config.seeds):
+    seed = config.seed + i
+    seed_dir = os.path.join(config.output_dir, f"seed_{seed}")
+    model, metrics, described = train_seed(config, bert_config, task, seed, seed_dir)
+    per_seed.append(metrics)
+    results.update({f"seed_{seed}_{k}": v for k, v in metrics.items()})
+    if i == 0:
+      results["init"] = described
+      if config.save_model:
+        tf.train.Checkpoint(model=model).write(os.path.join(seed_dir, CHECKPOINT_NAME))
+      if task.test is not None:
+        _write_test_predictions(os.path.join(config.output_dir, "test_results.tsv"),
+                                model, task, config)
+    del model
+    keras.backend.clear_session()
+  results.update(summarize(per_seed))
+  results.update(num_seeds=config.seeds, num_train_examples=num_train,
+                 num_dev_examples=num_dev, num_train_steps=steps,
+                 task_type="regression" if task.space.regression else "classification")
+  write_eval_results(os.path.join(config.output_dir, "eval_results.txt"), results)
+  notes = list(task.notes)
+  note = noise_note(num_dev, results, task.space)
+  if note:
+    notes.append(note)
+  results["labels"] = list(task.space.labels)
+  results["notes"] = notes
+  return results

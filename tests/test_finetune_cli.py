@@ -1,0 +1,87 @@
+"""Tests of the bert_tf.finetune tool: a tiny run with --export_dir whose
+SavedModel answers text in a fresh process with only tensorflow and
+tensorflow-text; bad input is one line, a non-zero exit and no result file."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from test_finetune import tiny_config, write_task, write_vocab  # tests/training/test_finetune.py
+
+REPO = os.path.dirname(os.path.abspath(__file__)).rsplit(os.sep, 1)[0]
+
+
+def _run_tool(args, cwd):
+  return subprocess.run([sys.executable, "-m", "bert_tf.finetune"] + args, cwd=cwd,
+                        capture_output=True, text=True, timeout=600,
+                        env=dict(os.environ, PYTHONPATH=REPO))
+
+
+@pytest.fixture
+def files(tmp_path):
+  config = tmp_path / "bert_config.json"
+  tiny_config().to_json_file(str(config))
+  return {"config": str(config), "vocab": write_vocab(tmp_path / "vocab.txt"),
+          "train": write_task(tmp_path / "train.tsv", 128, seed=1, pair=True),
+          "dev": write_task(tmp_path / "dev.tsv", 48, seed=2, pair=True)}
+
+
+def _args(files, out, *extra):
+  return [f"--bert_config_file={files['config']}", f"--vocab_file={files['vocab']}",
+          f"--train_file={files['train']}", f"--dev_file={files['dev']}",
+          "--text_a_column=sentence", "--text_b_column=2", "--max_seq_length=16",
+          "--learning_rate=1e-3", "--num_train_epochs=6", "--train_batch_size=16",
+          f"--output_dir={out}"] + list(extra)
+
+
+def test_run_and_export_answer_text_in_a_fresh_process(files, tmp_path):
+  child = _run_tool(_args(files, tmp_path / "out", f"--export_dir={tmp_path / 'model'}"),
+                    tmp_path)
+  assert child.returncode == 0, child.stderr[-3000:]
+  assert "accuracy = " in child.stdout and "(sd 0.0000)" in child.stdout
+  assert "only 48 examples" in child.stdout  # the noise note
+  results = dict(line.split(" = ") for line in
+                 (tmp_path / "out" / "eval_results.txt").read_text().splitlines())
+  assert float(results["accuracy"]) > 0.8
+  code = textwrap.dedent(f"""
+      import json, sys
+      import tensorflow as tf, tensorflow_text  # noqa
+      assert "bert_tf" not in sys.modules
+      model = tf.saved_model.load({str(tmp_path / 'model')!r})
+      out = model.signatures["classify"](
+          text_a=tf.constant(["the movie was great", "an awful plot", "good " * 40]),
+          text_b=tf.constant(["the show", "the actor", "very"]))
+      ids = model.signatures["classify_ids"](
+          input_ids=tf.constant([[2, 5, 3]]), input_mask=tf.constant([[1, 1, 1]]),
+          segment_ids=tf.constant([[0, 0, 0]]))
+      print(json.dumps({{"labels": [x.decode() for x in out["labels"].numpy()],
+                        "probs": out["probabilities"].numpy().tolist(),
+                        "truncated": out["truncated"].numpy().tolist(),
+                        "names": [x.decode() for x in out["label_names"].numpy()],
+                        "ids_probs": ids["probabilities"].numpy().tolist()}}))
+      """)
+  env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+  fresh = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300, env=env)
+  assert fresh.returncode == 0, fresh.stderr[-3000:]
+  answer = json.loads(fresh.stdout.strip().splitlines()[-1])
+  assert answer["names"] == ["0", "1"]
+  assert answer["labels"][:2] == ["1", "0"]
+  assert answer["truncated"] == [False, False, True]
+  for row in answer["probs"] + answer["ids_probs"]:
+    assert abs(sum(row) - 1) < 1e-5
+
+
+def test_bad_input_is_one_line_nonzero_exit_and_no_result_file(files, tmp_path):
+  child = _run_tool(_args(files, tmp_path / "out", "--label_column=gold"), tmp_path)
+  assert child.returncode == 1
+  lines = child.stderr.strip().splitlines()
+  assert lines[-1].startswith("bert_tf.finetune: error: ") and "label_column='gold'" in lines[-1]
+  assert "Traceback" not in child.stderr
+  assert not (tmp_path / "out" / "eval_results.txt").exists()
+  child = _run_tool(_args(files, tmp_path / "out", "--seeds=0"), tmp_path)
+  assert child.returncode == 2 and "seeds=0 is out of range" in child.stderr

@@ -1,0 +1,58 @@
+"""Tests of the bert_tf.tasks tool on a few WordNet lines in the documented
+format (tests/data/test_wordnet.py writes them)."""
+
+import json
+import os
+import subprocess
+import sys
+
+from bert_tf import tasks
+from bert_tf.data import classification
+from test_wordnet import write_wordnet  # tests/data/test_wordnet.py
+
+REPO = os.path.dirname(os.path.abspath(__file__)).rsplit(os.sep, 1)[0]
+
+
+def _run_tool(args, cwd):
+  return subprocess.run([sys.executable, "-m", "bert_tf.tasks"] + args, cwd=cwd,
+                        capture_output=True, text=True, timeout=300,
+                        env=dict(os.environ, PYTHONPATH=REPO))
+
+
+def test_tool_writes_tsvs_the_finetuner_reads(tmp_path):
+  wn = tmp_path / "wn"
+  wn.mkdir()
+  write_wordnet(wn)
+  child = _run_tool([f"--wordnet_dir={wn}", f"--output_dir={tmp_path / 'tasks'}"], tmp_path)
+  assert child.returncode == 0, child.stderr[-3000:]
+  assert "wic/train.tsv:" in child.stdout and "label 1:" in child.stdout
+  summary = json.loads((tmp_path / "tasks" / "summary.json").read_text())
+  wic = summary["label_counts"]["wic"]
+  assert sum(sum(c.values()) for c in wic.values()) == 12
+  for split in ("train", "dev", "test"):
+    for task, columns in (("wic", ("sentence1", "sentence2", "label")),
+                          ("gloss", ("definition", None, "label"))):
+      path = tmp_path / "tasks" / task / f"{split}.tsv"
+      assert path.read_text().splitlines()[0].split("\t")[-1] == "label"
+      counts = summary["label_counts"][task][split]
+      if counts:
+        examples = classification.read_tsv(str(path), *columns)
+        assert len(examples) == sum(counts.values())
+  # Deterministic: a second build is byte-identical.
+  first = (tmp_path / "tasks" / "wic" / "train.tsv").read_bytes()
+  tasks.build_tasks(str(wn), str(tmp_path / "again"))
+  assert (tmp_path / "again" / "wic" / "train.tsv").read_bytes() == first
+
+
+def test_bad_input_is_one_line_nonzero_exit_and_no_files(tmp_path):
+  wn = tmp_path / "wn"
+  wn.mkdir()
+  write_wordnet(wn)
+  (wn / "data.verb").write_text("01926311 38 v 02 run 0 | broken\n")
+  child = _run_tool([f"--wordnet_dir={wn}", f"--output_dir={tmp_path / 'tasks'}"], tmp_path)
+  assert child.returncode == 1
+  assert child.stderr.strip().splitlines()[-1].startswith(
+      "bert_tf.tasks: error: ") and "data.verb:1: not a WordNet data line" in child.stderr
+  assert not (tmp_path / "tasks").exists()
+  child = _run_tool([f"--wordnet_dir={wn}"], tmp_path)
+  assert child.returncode == 2 and "--output_dir is required" in child.stderr
