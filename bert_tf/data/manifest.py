@@ -376,7 +376,7 @@ def record_files(patterns, flag="--input_file"):
 
 def write_json(obj, path):
   """Writes `obj` as JSON (indent 1, sorted keys) to `path` atomically."""
-  files_lib.atomic_write(path, json.dumps(obj, indent=1, sort_keys=True) + "\n")
+  files_lib.write_json(path, obj)
 
 
 def write_manifest(manifest, path):
