@@ -185,6 +185,23 @@ def atomic_dir(path, overwrite=False, what="output"):
     check_absent(path, overwrite, what)
 
 
+def read_json(path, what="JSON file"):
+  """The JSON value in the file `path`.
+
+  Raises:
+    FileNotFoundError: "{path}: no such {what}".
+    ValueError: "{path}: not a {what} (invalid JSON: ...)".
+  """
+  if not _gfile().exists(path):
+    raise FileNotFoundError(f"{path}: no such {what}")
+  with _gfile().GFile(path, "r") as f:
+    text = f.read()
+  try:
+    return json.loads(text)
+  except json.JSONDecodeError as e:
+    raise ValueError(f"{path}: not a {what} (invalid JSON: {e})") from None
+
+
 def write_json(path, obj, indent=1):
   """Writes `obj` as JSON (sorted keys, `indent`, a final newline) atomically."""
   atomic_write(path, json.dumps(obj, indent=indent, sort_keys=True) + "\n")

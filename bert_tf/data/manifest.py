@@ -223,15 +223,7 @@ class Manifest:
   @classmethod
   def read(cls, path):
     """Reads a manifest; raises FileNotFoundError or ValueError naming the file."""
-    if not tf.io.gfile.exists(path):
-      raise FileNotFoundError(f"{path}: no such manifest")
-    with tf.io.gfile.GFile(path, "r") as f:
-      text = f.read()
-    try:
-      obj = json.loads(text)
-    except json.JSONDecodeError as e:
-      raise ValueError(f"{path}: not a bert_tf manifest (invalid JSON: {e})") from None
-    return cls.from_dict(obj, path=path)
+    return cls.from_dict(files_lib.read_json(path, "bert_tf manifest"), path=path)
 
   @classmethod
   def find(cls, patterns):

@@ -192,3 +192,14 @@ def test_write_json_sorted_keys_indent_final_newline(tmp_path):
   assert open(path).read() == '{\n "a": [\n  1\n ],\n "b": 1\n}\n'
   files.write_json(path, {"k": "v"}, indent=4)
   assert open(path).read() == '{\n    "k": "v"\n}\n'
+
+
+def test_read_json_names_the_file_and_what_it_should_be(tmp_path):
+  path = str(tmp_path / "c.json")
+  files.write_json(path, {"a": 1})
+  assert files.read_json(path) == {"a": 1}
+  with pytest.raises(FileNotFoundError, match=r"absent\.json: no such BERT config file"):
+    files.read_json(str(tmp_path / "absent.json"), "BERT config file")
+  (tmp_path / "bad.json").write_text("{not json")
+  with pytest.raises(ValueError, match=r"bad\.json: not a bert_tf manifest \(invalid JSON: "):
+    files.read_json(str(tmp_path / "bad.json"), "bert_tf manifest")
