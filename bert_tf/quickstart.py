@@ -17,8 +17,6 @@ from absl import logging
 
 from bert_tf import cli
 
-FLAGS = flags.FLAGS
-
 _TINY_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                             "configs", "bert_tiny.json")
 
@@ -48,12 +46,7 @@ def define_flags(flag_values):
 def main(argv):
   del argv
   from bert_tf import quickstart_stages
-  quickstart_stages.run_quickstart(quickstart_stages.QuickstartOptions(
-      output_dir=FLAGS.output_dir, corpus=FLAGS.corpus, vocab_size=FLAGS.vocab_size,
-      bert_config_template=FLAGS.bert_config_template, train_steps=FLAGS.train_steps,
-      dupe_factor=FLAGS.dupe_factor, batch_size=FLAGS.batch_size,
-      max_seq_length=FLAGS.max_seq_length, learning_rate=FLAGS.learning_rate,
-      overwrite=FLAGS.overwrite))
+  quickstart_stages.run_quickstart(cli.options_from_flags(quickstart_stages.QuickstartOptions))
 
 
 def run():
