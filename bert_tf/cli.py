@@ -27,6 +27,7 @@ calls `cli.run(main, define_flags)`: its console script.
 
 import contextlib
 import importlib.abc
+import dataclasses
 import importlib.util
 import logging as std_logging
 import os
@@ -204,6 +205,19 @@ def parse(define_flags, argv):
   define_flags(flag_values)
   flag_values(argv)
   return flag_values
+
+
+def options_from_flags(cls, flag_values=None, **overrides):
+  """A `cls` (a dataclass of options) with each field the flag of its name.
+
+  Fields without a flag of their name keep their default; `overrides` are
+  fields given directly (a flag the tool names differently, or computes).
+  flag_values: default absl's global FLAGS, where `run` defines the flags.
+  """
+  flag_values = flags.FLAGS if flag_values is None else flag_values
+  values = {f.name: flag_values[f.name].value for f in dataclasses.fields(cls)
+            if f.name in flag_values and f.name not in overrides}
+  return cls(**values, **overrides)
 
 
 def _print_help(main, define_flags, full):

@@ -163,3 +163,24 @@ def test_tensorflow_python_info_lines_are_hidden_ours_are_not():
   assert not tf_filter.filter(record(logging.INFO, tf_file))
   assert tf_filter.filter(record(logging.WARNING, tf_file))
   assert tf_filter.filter(record(logging.INFO, os.path.join("bert_tf", "training", "loop.py")))
+
+
+def test_options_from_flags_takes_the_fields_of_the_same_name():
+  import dataclasses
+
+  @dataclasses.dataclass(frozen=True)
+  class Options:
+    output_dir: str
+    steps: int = 3
+    not_a_flag: float = 0.5
+    computed: str = ""
+
+  def define_flags(f):
+    flags.DEFINE_string("output_dir", None, "", flag_values=f)
+    flags.DEFINE_integer("steps", 10, "", flag_values=f)
+    flags.DEFINE_integer("other", 1, "", flag_values=f)
+
+  flag_values = cli.parse(define_flags, ["tool", "--output_dir=out"])
+  assert cli.options_from_flags(Options, flag_values) == Options("out", 10, 0.5, "")
+  assert cli.options_from_flags(Options, flag_values, steps=7, computed="x") == Options(
+      "out", 7, 0.5, "x")

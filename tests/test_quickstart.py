@@ -34,7 +34,7 @@ def test_quickstart_runs_every_stage(tmp_path):
 
 
 def test_masked_word_cases_mask_one_content_word_of_a_whole_token():
-  from bert_tf import quickstart
+  from bert_tf import quickstart_stages as quickstart
   vocab = {"return", "the", "list", "items", "of", "iterable", "new"}
   sentences = ["Return the list of items .", "too short", "of the of the of the",
                "Return a new list of the items."]
@@ -49,7 +49,7 @@ def test_masked_word_cases_mask_one_content_word_of_a_whole_token():
 
 
 def test_score_fills_against_the_frequency_baseline():
-  from bert_tf import quickstart
+  from bert_tf import quickstart_stages as quickstart
   vocab = {"list", "file", "name", "value", "string", "object", "socket"}
   train = ["list list list file file name value string"] * 3
   cases = [("a [MASK] x", "list"), ("b [MASK] y", "socket"), ("c [MASK] z", "object"),

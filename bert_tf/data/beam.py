@@ -19,6 +19,7 @@ import time
 
 from absl import logging
 
+from bert_tf.data import files as files_lib
 from bert_tf.data import writer
 
 
@@ -66,10 +67,11 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=()):
     def process(self, block):
       records, stats = self.processor(block)
       path = f"{tmp_dir}/block-{block.index:08d}.tfrecord"
-      with tf.io.TFRecordWriter(path + ".tmp", options=compression) as block_writer:
+      # A fixed temporary: a retried block writes over its own leftover.
+      with files_lib.atomic_path(path, path + ".tmp") as tmp, \
+          tf.io.TFRecordWriter(tmp, options=compression) as block_writer:
         for record in records:
           block_writer.write(record)
-      tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
       yield plan.shard_of_block[block.index], (block.index, path, stats.to_dict())
 
   class ShardFn(beam.DoFn):

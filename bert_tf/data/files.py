@@ -1,5 +1,6 @@
 """Small file helpers, one copy for the whole package: glob expansion,
-write-then-rename, compression detection.
+write-then-rename (a file, several files as one, a directory, JSON),
+compression detection.
 
 Every path goes through tf.io.gfile, so local paths and gs:// alike work.
 `bert_tf.data` is the most upstream package; models, training and serving
@@ -9,6 +10,7 @@ the module: the data writer's worker processes never import it.
 """
 
 import contextlib
+import json
 import uuid
 
 # gzip member header: ID1 ID2 (the magic) and CM=8 (deflate, the only method
@@ -88,7 +90,7 @@ def _remove(path):
 
 
 @contextlib.contextmanager
-def atomic_path(path):
+def atomic_path(path, tmp=None):
   """Yields a temporary path to write `path` under; renames it on success.
 
   For writers that open the file themselves (tf.io.TFRecordWriter) or write a
@@ -97,6 +99,10 @@ def atomic_path(path):
   there is a short moment with neither, as rename cannot replace a
   directory); on any exception the temporary is removed and `path` is left as
   it was. Never half a file under the final name.
+
+  `tmp` names the temporary (default: a fresh `temp_path(path)`). The record
+  writer passes a fixed name, so that a run killed and started again writes
+  over its own leftover instead of adding another beside its shards.
   """
   parent = parent_of(path)
   created = ""  # the outermost folder this call makes, removed again on failure
@@ -104,7 +110,7 @@ def atomic_path(path):
     created, parent = parent, parent_of(parent)
   if created:
     _gfile().makedirs(parent_of(path))
-  tmp = temp_path(path)
+  tmp = tmp or temp_path(path)
   try:
     yield tmp
     if _gfile().isdir(tmp) and _gfile().isdir(path):
@@ -131,6 +137,74 @@ def atomic_open(path, mode="w"):
   with atomic_path(path) as tmp:
     with _gfile().GFile(tmp, mode) as f:
       yield f
+
+
+@contextlib.contextmanager
+def atomic_paths(paths, temps=None):
+  """`atomic_path` for several files that are complete only together.
+
+  Yields the list of temporaries (`temps`, default a fresh `temp_path` of
+  each). When the block ends normally they are renamed in the order of
+  `paths`, so the last path existing means all exist (a TF1 checkpoint's
+  index is renamed last); when it raises, all temporaries are removed and
+  the files at `paths` are left as they were.
+  """
+  paths = list(paths)
+  temps = list(temps) if temps is not None else [temp_path(p) for p in paths]
+  if len(temps) != len(paths):
+    raise ValueError(f"atomic_paths: {len(temps)} temporaries for {len(paths)} paths")
+  with contextlib.ExitStack() as stack:
+    # Entered last to first: an ExitStack leaves them in the reverse order.
+    for path, tmp in reversed(list(zip(paths, temps))):
+      stack.enter_context(atomic_path(path, tmp))
+    yield temps
+
+
+def check_absent(path, overwrite, what):
+  """Raises FileExistsError naming `what` if `path` exists and not `overwrite`."""
+  if not overwrite and _gfile().exists(path):
+    raise FileExistsError(f"{what} {path} exists already; pass overwrite=True "
+                          f"(--overwrite) to replace it")
+
+
+@contextlib.contextmanager
+def atomic_dir(path, overwrite=False, what="output"):
+  """`with atomic_dir(path) as tmp:` writes the directory `path` whole.
+
+  Yields a temporary name beside `path` for the block to create and fill
+  (e.g. tf.saved_model.save(..., tmp)); on success it replaces `path`, on
+  any exception it is removed and `path` is left as it was.
+
+  Raises:
+    FileExistsError: `path` exists (before the block, or made by someone else
+      while it ran) and `overwrite` is false; the message names `what`.
+  """
+  check_absent(path, overwrite, what)
+  with atomic_path(path) as tmp:
+    yield tmp
+    check_absent(path, overwrite, what)
+
+
+def read_json(path, what="JSON file"):
+  """The JSON value in the file `path`.
+
+  Raises:
+    FileNotFoundError: "{path}: no such {what}".
+    ValueError: "{path}: not a {what} (invalid JSON: ...)".
+  """
+  if not _gfile().exists(path):
+    raise FileNotFoundError(f"{path}: no such {what}")
+  with _gfile().GFile(path, "r") as f:
+    text = f.read()
+  try:
+    return json.loads(text)
+  except json.JSONDecodeError as e:
+    raise ValueError(f"{path}: not a {what} (invalid JSON: {e})") from None
+
+
+def write_json(path, obj, indent=1):
+  """Writes `obj` as JSON (sorted keys, `indent`, a final newline) atomically."""
+  atomic_write(path, json.dumps(obj, indent=indent, sort_keys=True) + "\n")
 
 
 def atomic_write(path, data):

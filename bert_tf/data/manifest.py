@@ -223,15 +223,7 @@ class Manifest:
   @classmethod
   def read(cls, path):
     """Reads a manifest; raises FileNotFoundError or ValueError naming the file."""
-    if not tf.io.gfile.exists(path):
-      raise FileNotFoundError(f"{path}: no such manifest")
-    with tf.io.gfile.GFile(path, "r") as f:
-      text = f.read()
-    try:
-      obj = json.loads(text)
-    except json.JSONDecodeError as e:
-      raise ValueError(f"{path}: not a bert_tf manifest (invalid JSON: {e})") from None
-    return cls.from_dict(obj, path=path)
+    return cls.from_dict(files_lib.read_json(path, "bert_tf manifest"), path=path)
 
   @classmethod
   def find(cls, patterns):
@@ -376,7 +368,7 @@ def record_files(patterns, flag="--input_file"):
 
 def write_json(obj, path):
   """Writes `obj` as JSON (indent 1, sorted keys) to `path` atomically."""
-  files_lib.atomic_write(path, json.dumps(obj, indent=1, sort_keys=True) + "\n")
+  files_lib.write_json(path, obj)
 
 
 def write_manifest(manifest, path):

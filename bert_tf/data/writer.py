@@ -32,6 +32,7 @@ place at the end.
 
 import codecs
 import collections
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -43,6 +44,7 @@ import time
 
 from absl import logging
 
+from bert_tf.data import files as files_lib
 from bert_tf.data import instances
 from bert_tf.data import masking
 from bert_tf.data import schema
@@ -108,24 +110,6 @@ class Block:
 # ---------------------------------------------------------------------------
 # Input: globs -> files -> blocks
 # ---------------------------------------------------------------------------
-
-def expand_inputs(input_patterns):
-  """Comma-separated globs -> sorted, de-duplicated file list (per pattern order)."""
-  import tensorflow as tf
-  if isinstance(input_patterns, str):
-    input_patterns = [p for p in input_patterns.split(",") if p.strip()]
-  if not input_patterns:
-    raise ValueError("--input_file: no input given")
-  files = []
-  for pattern in input_patterns:
-    matched = sorted(tf.io.gfile.glob(pattern.strip()))
-    if not matched:
-      raise FileNotFoundError(f"--input_file: {pattern!r} matches no file")
-    for path in matched:
-      if path not in files:
-        files.append(path)
-  return files
-
 
 def scan_blocks(files, block_bytes, sampler=None):
   """Cuts the input files into blocks of whole documents.
@@ -747,7 +731,7 @@ def plan_run(input_patterns, outputs, tokenizer, options):
     ValueError / FileNotFoundError / PermissionError naming the bad input
     or output.
   """
-  files = expand_inputs(input_patterns)
+  files = files_lib.expand_patterns(input_patterns)
   paths = outputs.paths()
   _check_writable(paths)
   sampler = NegativeSampler(options.random_seed, tail_words=options.max_seq_length - 3)
@@ -775,7 +759,10 @@ class ShardWriter:
     import tensorflow as tf
     self.path = path
     self._fingerprint = fingerprint
-    self._writer = tf.io.TFRecordWriter(path + ".tmp", options="GZIP" if gzip else None)
+    # Held open until close(): the rename happens when the stack is closed.
+    self._rename = contextlib.ExitStack()
+    tmp = self._rename.enter_context(files_lib.atomic_path(path, path + ".tmp"))
+    self._writer = tf.io.TFRecordWriter(tmp, options="GZIP" if gzip else None)
 
   def write(self, records):
     for record in records:
@@ -783,11 +770,10 @@ class ShardWriter:
 
   def close(self, stats):
     """Closes the file, renames it into place, writes its stats (BlockStats)."""
-    import tensorflow as tf
     self._writer.close()
-    tf.io.gfile.rename(self.path + ".tmp", self.path, overwrite=True)
-    _write_json(self.path + ".stats.json", {"fingerprint": self._fingerprint,
-                                            "stats": stats.to_dict()})
+    self._rename.close()
+    files_lib.write_json(self.path + ".stats.json", {"fingerprint": self._fingerprint,
+                                                     "stats": stats.to_dict()})
 
 
 def read_complete_shard(path, fingerprint):
@@ -917,20 +903,19 @@ def _write(plan, outputs, tokenizer, options, pool):
 
   if outputs.files:
     # The original's --output_file: deal instances round-robin.
-    tmp_paths = [f"{p}.tmp-bert_tf" for p in paths]
     compression = "GZIP" if outputs.gzip else None
-    writers = [tf.io.TFRecordWriter(p, options=compression) for p in tmp_paths]
-    n = 0
-    for index, records, stats in _map_blocks(blocks, tokenizer, options, plan.negative_pool, pool):
-      for record in records:
-        writers[n % len(writers)].write(record)
-        n += 1
-      total.merge(stats)
-      progress.update(blocks[index].end - blocks[index].start, stats)
-    for writer in writers:
-      writer.close()
-    for tmp, path in zip(tmp_paths, paths):
-      tf.io.gfile.rename(tmp, path, overwrite=True)
+    with files_lib.atomic_paths(paths, [f"{p}.tmp-bert_tf" for p in paths]) as tmp_paths, \
+        contextlib.ExitStack() as opened:  # closed (all records flushed) before the renames
+      writers = [opened.enter_context(tf.io.TFRecordWriter(p, options=compression))
+                 for p in tmp_paths]
+      n = 0
+      for index, records, stats in _map_blocks(blocks, tokenizer, options, plan.negative_pool,
+                                               pool):
+        for record in records:
+          writers[n % len(writers)].write(record)
+          n += 1
+        total.merge(stats)
+        progress.update(blocks[index].end - blocks[index].start, stats)
     progress.update(0, BlockStats.for_options(options), force=True)
     return total, reused
 
@@ -976,11 +961,6 @@ def _write(plan, outputs, tokenizer, options, pool):
       finish(k)
   progress.update(0, BlockStats.for_options(options), force=True)
   return total, reused
-
-
-def _write_json(path, obj):
-  from bert_tf.data import manifest as manifest_lib
-  manifest_lib.write_json(obj, path)
 
 
 def manifest_of_run(files, paths, outputs, vocab, options, total, elapsed, num_workers,

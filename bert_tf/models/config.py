@@ -21,7 +21,6 @@ import json
 from typing import Any, Mapping
 
 from absl import logging
-import tensorflow as tf
 
 # Activations the original `bert_config.json` may name. The model supports
 # "gelu" (the tanh approximation, as the original's `gelu`); the others are
@@ -181,15 +180,8 @@ class BertConfig:
       FileNotFoundError: no file at `path`.
       ValueError: the file is not JSON, or has a missing or invalid key.
     """
-    if not tf.io.gfile.exists(path):
-      raise FileNotFoundError(f"BERT config file not found: {path}")
-    with tf.io.gfile.GFile(path, "r") as f:
-      text = f.read()
-    try:
-      d = json.loads(text)
-    except json.JSONDecodeError as e:
-      raise ValueError(f"{path}: not valid JSON ({e})") from None
-    return cls.from_dict(d, source=path)
+    from bert_tf.data import files  # pylint: disable=g-import-not-at-top
+    return cls.from_dict(files.read_json(path, "BERT config file"), source=path)
 
   def to_dict(self):
     """Returns the config as a dict: the original keys plus `extra`'s, as

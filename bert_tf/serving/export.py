@@ -47,11 +47,11 @@ writes the ids-in signatures only, which stock TF Serving loads.
 import dataclasses
 import json
 import os
-import uuid
 
 from absl import logging
 import tensorflow as tf
 
+from bert_tf.data import files as files_lib
 from bert_tf.models import config as config_lib
 from bert_tf.models import modeling
 from bert_tf.models import tf1_checkpoint
@@ -372,44 +372,6 @@ class BertServingModule(tf.Module):
 # ------------------------------------------------------------------------------
 
 
-def _temp_path_beside(path):
-  """A fresh name in the same directory, so the final rename stays on one filesystem."""
-  parent, name = os.path.split(path.rstrip("/"))
-  return os.path.join(parent, f".{name}.tmp-{uuid.uuid4().hex[:12]}")
-
-
-def _check_can_write(path, overwrite, what):
-  if tf.io.gfile.exists(path) and not overwrite:
-    raise FileExistsError(f"{what} {path} exists already; pass overwrite=True "
-                          f"(--overwrite) to replace it")
-
-
-def _move_into_place(tmp, path, overwrite):
-  """Renames the finished directory `tmp` to `path`, replacing it if allowed."""
-  if tf.io.gfile.exists(path):
-    _check_can_write(path, overwrite, "output")
-    tf.io.gfile.rmtree(path)
-  parent = os.path.dirname(path.rstrip("/"))
-  if parent:
-    tf.io.gfile.makedirs(parent)
-  tf.io.gfile.rename(tmp, path)
-
-
-def _write_dir_atomically(path, overwrite, what, write_fn):
-  """Calls write_fn(tmp_dir), then renames tmp_dir to `path`."""
-  _check_can_write(path, overwrite, what)
-  parent = os.path.dirname(path.rstrip("/"))
-  if parent:
-    tf.io.gfile.makedirs(parent)
-  tmp = _temp_path_beside(path)
-  try:
-    write_fn(tmp)
-    _move_into_place(tmp, path, overwrite)
-  finally:
-    if tf.io.gfile.exists(tmp):
-      tf.io.gfile.rmtree(tmp)
-
-
 def export_saved_model(pretrainer, vocab_file, do_lower_case, export_dir,
                        max_seq_length=128, top_k=5, text_signatures=True, overwrite=False):
   """Writes the serving SavedModel of `pretrainer` to `export_dir`.
@@ -435,7 +397,7 @@ def export_saved_model(pretrainer, vocab_file, do_lower_case, export_dir,
     FileExistsError: export_dir exists and overwrite is false.
     ValueError: vocab, config and arguments disagree.
   """
-  _check_can_write(export_dir, overwrite, "export_dir")
+  files_lib.check_absent(export_dir, overwrite, "export_dir")
   module = BertServingModule(pretrainer, vocab_file, do_lower_case,
                              max_seq_length=max_seq_length, top_k=top_k,
                              text_signatures=text_signatures)
@@ -446,7 +408,8 @@ def export_saved_model(pretrainer, vocab_file, do_lower_case, export_dir,
     status = tf.train.Checkpoint(root=module).read(
         os.path.join(tmp, "variables", "variables"))
     status.assert_existing_objects_matched()
-  _write_dir_atomically(export_dir, overwrite, "export_dir", write)
+  with files_lib.atomic_dir(export_dir, overwrite, "export_dir") as tmp:
+    write(tmp)
   logging.info("Wrote SavedModel with signatures %s to %s",
                sorted(module.signature_functions()), export_dir)
   return module
@@ -498,29 +461,20 @@ def write_tf1_checkpoint(pretrainer, prefix, vocab_file, overwrite=False):
   """
   files = tf1_checkpoint_files(prefix)
   for path in files:
-    _check_can_write(path, overwrite, "tf1_checkpoint_out file")
+    files_lib.check_absent(path, overwrite, "tf1_checkpoint_out file")
   vocab = tokenization.load_vocab(vocab_file)
   if vocab.size != pretrainer.config.vocab_size:
     raise ValueError(
         f"vocab file {vocab_file} has {vocab.size} tokens but the bert_config's "
         f"vocab_size is {pretrainer.config.vocab_size}")
-  parent = os.path.dirname(prefix)
-  if parent:
-    tf.io.gfile.makedirs(parent)
-  tmp_prefix = _temp_path_beside(prefix)
-  tmp_config, tmp_vocab = _temp_path_beside(files[0]), _temp_path_beside(files[1])
+  tmp_prefix = files_lib.temp_path(prefix)
+  tmp_config, tmp_vocab = files_lib.temp_path(files[0]), files_lib.temp_path(files[1])
   temps = [tmp_config, tmp_vocab] + [tmp_prefix + p[len(prefix):] for p in files[2:]]
-  try:
+  with files_lib.atomic_paths(files, temps):  # renamed in files' order, the index last
     with tf.io.gfile.GFile(tmp_config, "w") as f:
       f.write(pretrainer.config.to_json_string())
     tf.io.gfile.copy(vocab_file, tmp_vocab, overwrite=True)
     tf1_checkpoint.save_tf1_checkpoint(pretrainer, tmp_prefix)
-    for tmp, path in zip(temps, files):
-      tf.io.gfile.rename(tmp, path, overwrite=True)
-  finally:
-    for tmp in temps:
-      if tf.io.gfile.exists(tmp):
-        tf.io.gfile.remove(tmp)
   logging.info("Wrote TF1 checkpoint %s with %s and %s beside it", prefix,
                TF1_CONFIG_NAME, TF1_VOCAB_NAME)
 
@@ -584,7 +538,8 @@ def save_keras_hub_preset(pretrainer, vocab_file, do_lower_case, preset_dir,
         "do_lower_case": bool(do_lower_case)}
     with tf.io.gfile.GFile(metadata_path, "w") as f:
       f.write(json.dumps(metadata, indent=4))
-  _write_dir_atomically(preset_dir, overwrite, "keras_hub_preset_out", write)
+  with files_lib.atomic_dir(preset_dir, overwrite, "keras_hub_preset_out") as tmp:
+    write(tmp)
   logging.info("Wrote keras-hub preset %s (sequence length %d)", preset_dir, max_seq_length)
 
 
@@ -638,7 +593,7 @@ def run_export(options):
   for name, path in outputs.items():
     paths = tf1_checkpoint_files(path) if name == "tf1_checkpoint_out" else [path]
     for p in paths:
-      _check_can_write(p, options.overwrite, name)
+      files_lib.check_absent(p, options.overwrite, name)
   bert_config = config_lib.BertConfig.from_json_file(options.bert_config_file)
   vocab = tokenization.load_vocab(options.vocab_file)
   max_seq_length = options.max_seq_length or default_max_seq_length(bert_config)

@@ -131,3 +131,75 @@ def test_a_failed_write_leaves_no_folder_it_made(tmp_path, monkeypatch):
   with pytest.raises(Boom):
     files.atomic_write(str(tmp_path / "kept" / "vocab.txt"), "x")
   assert os.listdir(tmp_path) == ["kept"] and os.listdir(tmp_path / "kept") == []
+
+
+def test_atomic_paths_renames_in_order_or_removes_every_temporary(tmp_path, monkeypatch):
+  paths = [str(tmp_path / "out" / name) for name in ("a", "b", "index")]
+  with pytest.raises(KeyError):
+    with files.atomic_paths(paths) as temps:
+      for tmp in temps:
+        with tf.io.gfile.GFile(tmp, "w") as f:
+          f.write("half")
+      raise KeyError("killed")
+  assert os.listdir(tmp_path) == []  # no temporaries, not even the folder it made
+  renamed = []
+  rename = tf.io.gfile.rename
+  monkeypatch.setattr(tf.io.gfile, "rename",
+                      lambda src, dst, overwrite=False: (renamed.append(dst), rename(src, dst, overwrite)))
+  fixed = [p + ".partial" for p in paths]
+  with files.atomic_paths(paths, fixed) as temps:
+    assert temps == fixed
+    for tmp in temps:
+      with tf.io.gfile.GFile(tmp, "w") as f:
+        f.write(tmp)
+  assert renamed == paths  # the last one is the proof that all are there
+  assert sorted(os.listdir(tmp_path / "out")) == ["a", "b", "index"]
+  assert (tmp_path / "out" / "b").read_text() == fixed[1]
+  with pytest.raises(ValueError, match="2 temporaries for 3 paths"):
+    with files.atomic_paths(paths, fixed[:2]):
+      pass
+
+
+def test_atomic_dir_refuses_an_existing_directory_unless_overwrite(tmp_path):
+  out = str(tmp_path / "sub" / "model")
+  with files.atomic_dir(out, what="export_dir") as tmp:
+    assert not tmp.startswith(out + "/")
+    tf.io.gfile.makedirs(tmp)
+    with tf.io.gfile.GFile(tmp + "/v1", "w") as f:
+      f.write("1")
+  assert os.listdir(out) == ["v1"]
+  with pytest.raises(FileExistsError, match=r"export_dir .*model exists already"):
+    with files.atomic_dir(out, what="export_dir"):
+      raise AssertionError("not reached: refused before the block")
+  with files.atomic_dir(out, overwrite=True) as tmp:
+    tf.io.gfile.makedirs(tmp)
+    with tf.io.gfile.GFile(tmp + "/v2", "w") as f:
+      f.write("2")
+  assert os.listdir(out) == ["v2"]
+  # Someone else made it while this one was written: refused, temporary removed.
+  late = str(tmp_path / "late")
+  with pytest.raises(FileExistsError, match="late exists already"):
+    with files.atomic_dir(late) as tmp:
+      tf.io.gfile.makedirs(tmp)
+      os.makedirs(late)
+  assert sorted(os.listdir(tmp_path)) == ["late", "sub"]
+  assert os.listdir(late) == []
+
+
+def test_write_json_sorted_keys_indent_final_newline(tmp_path):
+  path = str(tmp_path / "x.json")
+  files.write_json(path, {"b": 1, "a": [1]})
+  assert open(path).read() == '{\n "a": [\n  1\n ],\n "b": 1\n}\n'
+  files.write_json(path, {"k": "v"}, indent=4)
+  assert open(path).read() == '{\n    "k": "v"\n}\n'
+
+
+def test_read_json_names_the_file_and_what_it_should_be(tmp_path):
+  path = str(tmp_path / "c.json")
+  files.write_json(path, {"a": 1})
+  assert files.read_json(path) == {"a": 1}
+  with pytest.raises(FileNotFoundError, match=r"absent\.json: no such BERT config file"):
+    files.read_json(str(tmp_path / "absent.json"), "BERT config file")
+  (tmp_path / "bad.json").write_text("{not json")
+  with pytest.raises(ValueError, match=r"bad\.json: not a bert_tf manifest \(invalid JSON: "):
+    files.read_json(str(tmp_path / "bad.json"), "bert_tf manifest")

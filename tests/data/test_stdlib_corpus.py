@@ -1,11 +1,11 @@
 """The bundled sample corpus is real prose in the original input format."""
 
-from bert_tf import sample_corpus
+from bert_tf.data import stdlib_corpus
 
 
 def test_sample_corpus_is_large_enough_and_in_the_original_format(tmp_path, capsys):
   path = str(tmp_path / "corpus.txt")
-  docs, lines, size = sample_corpus.write_corpus(path)
+  docs, lines, size = stdlib_corpus.write_corpus(path)
   # Importing the standard library's packages prints nothing into the
   # quickstart's stage output (some test packages print a banner).
   assert capsys.readouterr().out == ""
