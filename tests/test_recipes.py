@@ -60,9 +60,9 @@ def test_albert_base_flags(monkeypatch):
 
 
 @pytest.mark.parametrize("name,expected", [
-    ("roberta_base.data.flags", {"sentence_task": "none", "packing": "full_sentences",
+    ("data/roberta_base.flags", {"sentence_task": "none", "packing": "full_sentences",
                                  "dynamic_masking": True, "max_seq_length": 512}),
-    ("albert_base.data.flags", {"sentence_task": "sop", "max_ngram": 3,
+    ("data/albert_base.flags", {"sentence_task": "sop", "max_ngram": 3,
                                 "max_predictions_per_seq": 20, "dupe_factor": 40}),
 ])
 def test_data_flags_parse_with_create_pretraining_data(name, expected, monkeypatch):
