@@ -102,8 +102,16 @@ def define_flags(flag_values):
                        "With --do_train --do_eval, also evaluate every this many steps.",
                        flag_values=f)
   flags.DEFINE_enum("optimizer", d.optimizer, list(train_config.OPTIMIZERS),
-                    "adamw_original: the original AdamWeightDecay; adamw: Keras AdamW; "
-                    "lamb: Keras Lamb.", flag_values=f)
+                    "adamw_original: the original BERT AdamWeightDecay (no bias "
+                    "correction); adamw: bias-corrected Adam with decoupled decay "
+                    "(Keras AdamW, RoBERTa's update); lamb: ALBERT's LAMB "
+                    "(google-research/albert).", flag_values=f)
+  flags.DEFINE_float("adam_beta1", d.adam_beta1, "Adam beta1 (every --optimizer).",
+                     flag_values=f)
+  flags.DEFINE_float("adam_beta2", d.adam_beta2,
+                     "Adam beta2 (every --optimizer; RoBERTa: 0.98).", flag_values=f)
+  flags.DEFINE_float("adam_epsilon", d.adam_epsilon,
+                     "Epsilon added to sqrt(v) (every --optimizer).", flag_values=f)
   flags.DEFINE_float("weight_decay", d.weight_decay,
                      "Weight decay (not on LayerNorm and biases).", flag_values=f)
   flags.DEFINE_enum("mixed_precision", d.mixed_precision, list(train_config.MIXED_PRECISION),

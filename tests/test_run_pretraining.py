@@ -229,5 +229,6 @@ def test_recipe_flagfiles_parse(flagfile, monkeypatch, parse):
   monkeypatch.chdir(REPO)
   parse([f"--flagfile=configs/{flagfile}"])
   config, bert_config = run_pretraining.config_from_flags()
-  assert config.strategy == "tpu" and config.do_train
-  assert bert_config.hidden_size == 768
+  assert config.do_train and bert_config.hidden_size == 768
+  if "tpu" in flagfile:  # the BERT TPU recipes; RoBERTa/ALBERT's name no hardware
+    assert config.strategy == "tpu"

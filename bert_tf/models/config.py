@@ -18,7 +18,8 @@ then silently at its default.
 import dataclasses
 import difflib
 import json
-from typing import Any, Mapping
+import typing
+from typing import Any, Mapping, Optional
 
 from absl import logging
 
@@ -35,8 +36,25 @@ KNOWN_ACTIVATIONS = ("gelu", "relu", "tanh", "linear")
 RELEASED_EXTRA_KEYS = frozenset({
     "directionality", "pooler_fc_size", "pooler_num_attention_heads",
     "pooler_num_fc_layers", "pooler_size_per_head", "pooler_type"})
+# The keys an original ALBERT `albert_config.json` (google-research/albert)
+# adds to BERT's. They are fields of BertConfig, None when the file does not
+# have them, and written back only when present, so a BERT config round-trips
+# without them. `embedding_size` is what makes a config ALBERT.
+ALBERT_KEYS = ("embedding_size", "num_hidden_groups", "inner_group_num",
+               "down_scale_factor", "net_structure_type", "gap_size",
+               "num_memory_blocks", "layers_to_keep")
+# What the ALBERT keys mean when an ALBERT file leaves them out: the defaults
+# of the original's AlbertConfig (and of its released files) for the keys
+# it reads; no released code reads the last five (see BertConfig).
+ALBERT_DEFAULTS = {"num_hidden_groups": 1, "inner_group_num": 1,
+                   "down_scale_factor": 1, "net_structure_type": 0, "gap_size": 0,
+                   "num_memory_blocks": 0, "layers_to_keep": ()}
 # difflib similarity above which an unknown key is reported as a likely typo.
 _TYPO_CUTOFF = 0.8
+
+
+def _albert_field():
+  return dataclasses.field(default=None, kw_only=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,6 +78,18 @@ class BertConfig:
       original's BertConfig.
     initializer_range: stddev of the truncated normal used for every kernel
       and embedding.
+    embedding_size: ALBERT only (None for BERT): width E of the factorized
+      token, position and segment embeddings, projected to hidden_size by
+      `embedding_hidden_mapping_in`. A config with it is an ALBERT config
+      (`is_albert`).
+    num_hidden_groups: ALBERT: groups of layers that share parameters (1:
+      every layer shares one set, as in every released ALBERT).
+    inner_group_num: ALBERT: distinct attention+FFN blocks run inside each
+      group per layer (1 in every released ALBERT).
+    down_scale_factor, net_structure_type, gap_size, num_memory_blocks,
+    layers_to_keep: ALBERT keys that the released configs carry but that
+      google-research/albert's modeling.py never reads (the model is the same
+      whatever their value); kept so such a file round-trips.
     extra: (keyword only) keys of the config file that the model does not
       use, kept so that `to_dict` writes the file back unchanged; values are
       JSON values. Empty for configs made in code.
@@ -75,6 +105,16 @@ class BertConfig:
   max_position_embeddings: int = 512
   type_vocab_size: int = 16
   initializer_range: float = 0.02
+  # ALBERT's keys (see ALBERT_KEYS); None: not in the file. Keyword only,
+  # so positional construction stays that of the original's keys.
+  embedding_size: Optional[int] = _albert_field()
+  num_hidden_groups: Optional[int] = _albert_field()
+  inner_group_num: Optional[int] = _albert_field()
+  down_scale_factor: Optional[float] = _albert_field()
+  net_structure_type: Optional[int] = _albert_field()
+  gap_size: Optional[int] = _albert_field()
+  num_memory_blocks: Optional[int] = _albert_field()
+  layers_to_keep: Optional[tuple] = _albert_field()
   # Not hashed: a dict is unhashable, and the known fields identify a model.
   extra: Mapping[str, Any] = dataclasses.field(
       default_factory=dict, kw_only=True, hash=False)
@@ -112,10 +152,56 @@ class BertConfig:
     if self.hidden_act not in KNOWN_ACTIVATIONS:
       raise ValueError(f"BertConfig.hidden_act must be one of "
                        f"{list(KNOWN_ACTIVATIONS)}, got {self.hidden_act!r}")
+    self._check_albert_keys()
     if self.hidden_size % self.num_attention_heads:
       raise ValueError(
           f"BertConfig.hidden_size ({self.hidden_size}) is not a multiple of "
           f"num_attention_heads ({self.num_attention_heads})")
+
+  def _check_albert_keys(self):
+    present = [k for k in ALBERT_KEYS if getattr(self, k) is not None]
+    if present and self.embedding_size is None:
+      raise ValueError(
+          f"BertConfig has ALBERT key(s) {present} but no embedding_size: an "
+          f"ALBERT config needs embedding_size (the factorized embedding width)")
+    for name in ("embedding_size", "num_hidden_groups", "inner_group_num"):
+      value = getattr(self, name)
+      if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                or value <= 0):
+        raise ValueError(
+            f"BertConfig.{name} must be a positive integer, got {value!r}")
+    for name in ("net_structure_type", "gap_size", "num_memory_blocks"):
+      value = getattr(self, name)
+      if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                or value < 0):
+        raise ValueError(
+            f"BertConfig.{name} must be an integer >= 0, got {value!r}")
+    if self.down_scale_factor is not None and (
+        isinstance(self.down_scale_factor, bool) or
+        not isinstance(self.down_scale_factor, (int, float)) or
+        self.down_scale_factor <= 0):
+      raise ValueError("BertConfig.down_scale_factor must be a positive number, "
+                       f"got {self.down_scale_factor!r}")
+    if self.layers_to_keep is not None:
+      if (isinstance(self.layers_to_keep, (str, bytes)) or
+          not isinstance(self.layers_to_keep, (list, tuple)) or
+          not all(isinstance(n, int) and not isinstance(n, bool)
+                  for n in self.layers_to_keep)):
+        raise ValueError("BertConfig.layers_to_keep must be a list of layer "
+                         f"indices, got {self.layers_to_keep!r}")
+      # A tuple, so the frozen config stays hashable.
+      object.__setattr__(self, "layers_to_keep", tuple(self.layers_to_keep))
+
+  @property
+  def is_albert(self):
+    """True for an ALBERT config (it has `embedding_size`)."""
+    return self.embedding_size is not None
+
+  def albert_value(self, name):
+    """An ALBERT key's value, or the original's default when the file left
+    it out (ALBERT_DEFAULTS); for ALBERT configs only."""
+    value = getattr(self, name)
+    return ALBERT_DEFAULTS.get(name) if value is None else value
 
   @property
   def head_size(self):
@@ -163,9 +249,10 @@ class BertConfig:
     # accept ints for float fields, and floats with integral values for int
     # fields (some hand-written configs say 768.0).
     for name, value in values.items():
-      if fields[name].type is int and isinstance(value, float) and value.is_integer():
+      kind = _base_type(fields[name].type)
+      if kind is int and isinstance(value, float) and value.is_integer():
         values[name] = int(value)
-      if fields[name].type is float and isinstance(value, int) and not isinstance(value, bool):
+      if kind is float and isinstance(value, int) and not isinstance(value, bool):
         values[name] = float(value)
     try:
       return cls(**values, extra={k: d[k] for k in unknown})
@@ -185,8 +272,12 @@ class BertConfig:
 
   def to_dict(self):
     """Returns the config as a dict: the original keys plus `extra`'s, as
-    they were read (so from_dict(to_dict()) == self)."""
-    d = {name: getattr(self, name) for name in _known_keys()}
+    they were read (so from_dict(to_dict()) == self). ALBERT keys appear
+    only when set, so a BERT config gets none of them."""
+    d = {name: getattr(self, name) for name in _known_keys()
+         if not (name in ALBERT_KEYS and getattr(self, name) is None)}
+    if "layers_to_keep" in d:
+      d["layers_to_keep"] = list(d["layers_to_keep"])
     d.update(json.loads(json.dumps(self.extra)))  # a copy, deep
     return d
 
@@ -209,6 +300,12 @@ class BertConfig:
     if unknown:
       raise ValueError(f"unknown BERT config key(s) {unknown}")
     return dataclasses.replace(self, **kw)
+
+
+def _base_type(annotation):
+  """int for int and Optional[int], float for float and Optional[float]."""
+  args = [a for a in typing.get_args(annotation) if a is not type(None)]
+  return args[0] if len(args) == 1 else annotation
 
 
 def _known_keys():

@@ -20,6 +20,7 @@ import keras_hub
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.models import albert
 from bert_tf.models.config import BertConfig
 
 # What BertBackbone hard-codes; `build_encoder` re-initializes when the config
@@ -52,6 +53,9 @@ def build_encoder(config: BertConfig, dtype=None):
     tokens); its outputs a dict with `sequence_output` [batch, seq, H] and
     `pooled_output` [batch, H] in the policy's compute dtype.
 
+  An ALBERT config (`config.is_albert`) gives `albert.build_encoder`'s
+  AlbertBackbone instead (same inputs and outputs).
+
   Raises:
     ValueError: `config.hidden_act` is not "gelu".
 
@@ -62,6 +66,8 @@ def build_encoder(config: BertConfig, dtype=None):
   rebuild encoders with this function (from the BertConfig), not from a
   serialized Keras config.
   """
+  if config.is_albert:
+    return albert.build_encoder(config, dtype=dtype)
   if config.hidden_act != "gelu":
     # BertBackbone hard-codes the tanh GELU in every layer; every released
     # BERT uses "gelu", so other activations are not worth patching in.

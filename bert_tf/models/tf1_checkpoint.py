@@ -1,4 +1,4 @@
-"""Reading and writing checkpoints of the original TF1 BERT, by variable name.
+"""Reading and writing checkpoints of the original TF1 BERT and ALBERT, by name.
 
 The original stores each weight under a fixed name, e.g.
 `bert/encoder/layer_3/attention/self/query/kernel` [H, H]. Our model holds the
@@ -15,6 +15,15 @@ Every other variable is the same array. Reshapes are row-major splits of the
 hidden axis into (heads, head_size), which is how the original splits heads,
 so a round trip original -> bert_tf -> original returns every array bit for bit.
 
+The same for the original ALBERT (google-research/albert): its names are
+BERT's for the embeddings (of width E), pooler and heads, plus
+`bert/encoder/embedding_hidden_mapping_in/{kernel,bias}` and one set of layer
+weights per shared layer, `bert/encoder/transformer/group_<g>/inner_group_<i>/`
++ `attention_1/self/query/kernel`, ..., `attention_1/output/dense/...`,
+`LayerNorm/...`, `ffn_1/intermediate/dense/...`,
+`ffn_1/intermediate/output/dense/...`, `LayerNorm_1/...`. An ALBERT model
+with a BERT checkpoint (or the reverse) is refused with one line.
+
 Optimizer slots (`.../adam_m`, `.../adam_v`) and `global_step` in an original
 checkpoint are ignored: loading one starts a fresh optimizer.
 """
@@ -22,9 +31,31 @@ checkpoint are ignored: loading one starts a fresh optimizer.
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.models import albert
+
 # Names in original checkpoints that hold no model weight.
 _IGNORED_SUFFIXES = ("/adam_m", "/adam_v", "/Momentum", "/ExponentialMovingAverage")
 _IGNORED_NAMES = ("global_step", "good_steps", "loss_scale")
+
+
+# The names of one transformer layer's weights under its prefix: BERT's
+# `bert/encoder/layer_<n>/`, ALBERT's
+# `bert/encoder/transformer/group_<g>/inner_group_<i>/` (google-research/albert
+# modeling.py's attention_ffn_block; its two LayerNorms are unnamed, so TF1
+# called them LayerNorm and LayerNorm_1).
+_BERT_LAYER_NAMES = {
+    "query": "attention/self/query", "key": "attention/self/key",
+    "value": "attention/self/value", "attention_output": "attention/output/dense",
+    "attention_layer_norm": "attention/output/LayerNorm",
+    "intermediate": "intermediate/dense", "output": "output/dense",
+    "output_layer_norm": "output/LayerNorm"}
+_ALBERT_LAYER_NAMES = {
+    "query": "attention_1/self/query", "key": "attention_1/self/key",
+    "value": "attention_1/self/value", "attention_output": "attention_1/output/dense",
+    "attention_layer_norm": "LayerNorm",
+    "intermediate": "ffn_1/intermediate/dense",
+    "output": "ffn_1/intermediate/output/dense",
+    "output_layer_norm": "LayerNorm_1"}
 
 
 class _Entry:
@@ -75,8 +106,8 @@ def _name_map(model):
   """Lists an _Entry for every weight of a BertPretrainer (or bare encoder).
 
   Args:
-    model: a `modeling.BertPretrainer`, or a `BertBackbone` (only `bert/`
-      names then).
+    model: a `modeling.BertPretrainer`, or a `BertBackbone` or
+      `AlbertBackbone` (only `bert/` names then).
   """
   encoder = getattr(model, "encoder", model)
   entries = []
@@ -97,19 +128,27 @@ def _name_map(model):
                         encoder.position_embedding.position_embeddings, "rows"))
   add_layer_norm("bert/embeddings/LayerNorm", encoder.embeddings_layer_norm)
   # pylint: disable=protected-access
-  for n, layer in enumerate(encoder.transformer_layers):
-    p = f"bert/encoder/layer_{n}/"
+  if albert.is_albert_encoder(encoder):
+    # ALBERT: the E -> H projection, then one set of names per shared layer
+    # (not per use), as google-research/albert's transformer_model scopes them.
+    add_dense("bert/encoder/embedding_hidden_mapping_in", encoder.embeddings_projection)
+    layers = [(f"bert/encoder/transformer/group_{g}/inner_group_{i}/", layer,
+               _ALBERT_LAYER_NAMES) for g, i, layer in albert.named_shared_layers(encoder)]
+  else:
+    layers = [(f"bert/encoder/layer_{n}/", layer, _BERT_LAYER_NAMES)
+              for n, layer in enumerate(encoder.transformer_layers)]
+  for p, layer, names in layers:
     attention = layer._self_attention_layer
     heads = attention.num_heads
-    add_dense(p + "attention/self/query", attention._query_dense, "split_heads", heads)
-    add_dense(p + "attention/self/key", attention._key_dense, "split_heads", heads)
-    add_dense(p + "attention/self/value", attention._value_dense, "split_heads", heads)
-    add_dense(p + "attention/output/dense", attention._output_dense,
+    add_dense(p + names["query"], attention._query_dense, "split_heads", heads)
+    add_dense(p + names["key"], attention._key_dense, "split_heads", heads)
+    add_dense(p + names["value"], attention._value_dense, "split_heads", heads)
+    add_dense(p + names["attention_output"], attention._output_dense,
               "merge_heads_in", heads, bias_kind="same")
-    add_layer_norm(p + "attention/output/LayerNorm", layer._self_attention_layer_norm)
-    add_dense(p + "intermediate/dense", layer._feedforward_intermediate_dense)
-    add_dense(p + "output/dense", layer._feedforward_output_dense)
-    add_layer_norm(p + "output/LayerNorm", layer._feedforward_layer_norm)
+    add_layer_norm(p + names["attention_layer_norm"], layer._self_attention_layer_norm)
+    add_dense(p + names["intermediate"], layer._feedforward_intermediate_dense)
+    add_dense(p + names["output"], layer._feedforward_output_dense)
+    add_layer_norm(p + names["output_layer_norm"], layer._feedforward_layer_norm)
   add_dense("bert/pooler/dense", encoder.pooled_dense)
   mlm_head = getattr(model, "mlm_head", None)
   if mlm_head is not None:
@@ -182,9 +221,33 @@ def load_tf1_weights(model, weights, require_heads=True):
                  "weights", require_heads)
 
 
+def checkpoint_model_kind(names):
+  """"ALBERT", "BERT" or None (neither layout) for a TF1 checkpoint's names."""
+  if any(n.startswith(("bert/encoder/transformer/",
+                       "bert/encoder/embedding_hidden_mapping_in/")) for n in names):
+    return "ALBERT"
+  if any(n.startswith("bert/encoder/layer_") for n in names):
+    return "BERT"
+  return None
+
+
+def _check_model_kind(model, names, source):
+  """Raises ValueError naming both when the checkpoint's layout (BERT or
+  ALBERT) is not the model's."""
+  encoder = getattr(model, "encoder", model)
+  want = "ALBERT" if albert.is_albert_encoder(encoder) else "BERT"
+  have = checkpoint_model_kind(names)
+  if have and have != want:
+    why = "it has embedding_size" if want == "ALBERT" else "it has no embedding_size"
+    raise ValueError(
+        f"{source} is an original {have} checkpoint but the config is an {want} "
+        f"config ({why}): use the {have} config the checkpoint was trained with")
+
+
 def _assign(model, shapes, get_tensor, source, require_heads):
   """Checks every name and shape, then assigns; see load_tf1_checkpoint."""
   entries = _name_map(model)
+  _check_model_kind(model, shapes, source)
   # Check everything before assigning anything, so a mismatch leaves the
   # model untouched.
   plan, missing_heads = [], []

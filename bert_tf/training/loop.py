@@ -147,7 +147,8 @@ def _build(config, bert_config, strategy, objective):
         bert_config, dtype=train_config.MIXED_PRECISION_POLICIES[config.mixed_precision])
     optimizer = optimization.create_optimizer(
         config.optimizer, config.learning_rate, config.num_train_steps,
-        config.num_warmup_steps, weight_decay=config.weight_decay)
+        config.num_warmup_steps, weight_decay=config.weight_decay,
+        beta_1=config.adam_beta1, beta_2=config.adam_beta2, epsilon=config.adam_epsilon)
     if config.mixed_precision == "float16":
       # Dynamic loss scaling: skips the update and halves the scale when the
       # float16 gradients overflow.

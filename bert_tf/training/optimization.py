@@ -14,6 +14,21 @@ variable paths: keras-hub names its layer norms `embeddings_layer_norm`,
 `self_attention_layer_norm`, `feedforward_layer_norm`, and the MLM head's
 `intermediate_layer_norm`; biases end in `bias` or `output_bias`).
 
+`Lamb` is the LAMB that ALBERT was trained with (google-research/albert
+lamb_optimizer.py; You et al. 2019, arXiv:1904.00962): the same m, v and
+update without bias correction, the decay added to the update *before* the
+layer-wise trust ratio ||param|| / ||update|| scales it; LayerNorm and bias
+variables (the same exclusion list) get neither decay nor the ratio. Keras'
+own `keras.optimizers.Lamb` is another rule (bias correction, decay applied
+outside the ratio, the ratio on every variable), so it is not used.
+
+`--optimizer=adamw` is keras.optimizers.AdamW: bias-corrected Adam with
+epsilon added to sqrt(v) and the step scaled by sqrt(1 - beta2^t) /
+(1 - beta1^t), and decoupled decay param -= lr * wd * param before the
+update: the update of fairseq's Adam that RoBERTa was trained with (RoBERTa
+decays every variable; here LayerNorm and bias are excluded as for the
+others).
+
 No gradient clipping happens here: the training loop clips to global norm 1.0
 before `apply_gradients` (so it can log the norm).
 """
@@ -27,8 +42,8 @@ import tensorflow as tf
 # The original's exclusion list, searched in variable paths.
 WEIGHT_DECAY_EXCLUDE = ("LayerNorm", "layer_norm", "bias")
 # The same exclusion stated on Keras variable *names* (a LayerNormalization's
-# weights are named "gamma" and "beta"), for Keras' own AdamW and Lamb, which
-# match names only.
+# weights are named "gamma" and "beta"), for Keras' own AdamW, which matches
+# names only.
 _KERAS_EXCLUDE_NAMES = ("gamma", "beta", "bias")
 
 
@@ -135,22 +150,78 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
     return config
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
+class Lamb(AdamWeightDecay):
+  """ALBERT's LAMB (google-research/albert `LAMBOptimizer`) as a Keras 3
+  optimizer.
+
+  Per variable, with m, v as AdamWeightDecay's (no bias correction):
+    update = m / (sqrt(v) + epsilon) + weight_decay_rate * param   (decayed vars)
+    ratio = ||param|| / ||update||  (1 when either norm is 0, and 1 for
+            variables excluded from adaptation)
+    param -= ratio * lr * update
+  Norms are the Frobenius norms of the whole variable. Variables whose path
+  contains LayerNorm, layer_norm or bias get neither decay nor the ratio
+  (the original's exclude_from_layer_adaptation defaults to its
+  exclude_from_weight_decay, and ALBERT passes only the latter).
+  """
+
+  def __init__(self, learning_rate=0.001, weight_decay_rate=0.01, beta_1=0.9,
+               beta_2=0.999, epsilon=1e-6, name="lamb", **kwargs):
+    super().__init__(learning_rate=learning_rate, weight_decay_rate=weight_decay_rate,
+                     beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, name=name, **kwargs)
+
+  def build(self, var_list):
+    if self.built:
+      return
+    super().build(var_list)
+    # The original matches one exclusion list for both decisions.
+    self._adapt = list(self._decay)
+
+  def update_step(self, gradient, variable, learning_rate):
+    """One original LAMB update of `variable`."""
+    index = self._get_variable_index(variable)
+    lr = ops.cast(learning_rate, variable.dtype)
+    if isinstance(gradient, tf.IndexedSlices):
+      # The trust ratio needs the whole update, as the original's dense one.
+      gradient = tf.convert_to_tensor(gradient)
+    g = ops.cast(gradient, variable.dtype)
+    m, v = self._m[index], self._v[index]
+    next_m = self.beta_1 * m + (1.0 - self.beta_1) * g
+    next_v = self.beta_2 * v + (1.0 - self.beta_2) * ops.square(g)
+    update = next_m / (ops.sqrt(next_v) + self.epsilon)
+    if self._decay[index] and self.weight_decay_rate:
+      update = update + self.weight_decay_rate * variable
+    if self._adapt[index]:
+      w_norm = ops.sqrt(ops.sum(ops.square(variable)))
+      u_norm = ops.sqrt(ops.sum(ops.square(update)))
+      ratio = ops.where(w_norm > 0.0,
+                        ops.where(u_norm > 0.0, w_norm / u_norm, 1.0), 1.0)
+      update = ratio * update
+    self.assign(m, next_m)
+    self.assign(v, next_v)
+    self.assign_sub(variable, lr * update)
+
+
 OPTIMIZERS = ("adamw_original", "adamw", "lamb")
 
 
 def create_optimizer(name="adamw_original", learning_rate=1e-4,
                      num_train_steps=None, num_warmup_steps=0,
-                     weight_decay=0.01):
+                     weight_decay=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6):
   """Makes an optimizer with the original schedule.
 
   Args:
-    name: "adamw_original" (the original AdamWeightDecay, default), "adamw"
-      (keras.optimizers.AdamW: bias-corrected, decoupled decay lr*wd*param),
-      or "lamb" (keras.optimizers.Lamb, layer-wise trust ratio).
+    name: "adamw_original" (the original BERT AdamWeightDecay, default),
+      "adamw" (keras.optimizers.AdamW: bias-corrected, decoupled decay
+      lr*wd*param; RoBERTa's), or "lamb" (`Lamb`: ALBERT's LAMB).
     learning_rate: peak learning rate.
     num_train_steps: steps at which the rate reaches 0.
     num_warmup_steps: steps of linear warmup.
     weight_decay: decay rate; LayerNorm weights and biases are never decayed.
+    beta_1, beta_2, epsilon: the Adam moments' decay rates and the epsilon
+      added to sqrt(v), for every choice (the defaults are the original
+      BERT's and ALBERT's; RoBERTa used beta_2 0.98).
 
   Returns:
     A Keras optimizer whose learning_rate is a LinearWarmupLinearDecay. It
@@ -162,18 +233,14 @@ def create_optimizer(name="adamw_original", learning_rate=1e-4,
   if num_train_steps is None:
     raise ValueError("create_optimizer needs num_train_steps")
   schedule = LinearWarmupLinearDecay(learning_rate, num_train_steps, num_warmup_steps)
+  adam = {"beta_1": beta_1, "beta_2": beta_2, "epsilon": epsilon}
   if name == "adamw_original":
-    return AdamWeightDecay(learning_rate=schedule, weight_decay_rate=weight_decay,
-                           beta_1=0.9, beta_2=0.999, epsilon=1e-6)
-  if name == "adamw":
-    optimizer = keras.optimizers.AdamW(learning_rate=schedule,
-                                       weight_decay=weight_decay, beta_1=0.9,
-                                       beta_2=0.999, epsilon=1e-6)
-  elif name == "lamb":
-    optimizer = keras.optimizers.Lamb(learning_rate=schedule,
-                                      weight_decay=weight_decay, beta_1=0.9,
-                                      beta_2=0.999, epsilon=1e-6)
-  else:
+    return AdamWeightDecay(learning_rate=schedule, weight_decay_rate=weight_decay, **adam)
+  if name == "lamb":
+    return Lamb(learning_rate=schedule, weight_decay_rate=weight_decay, **adam)
+  if name != "adamw":
     raise ValueError(f"unknown optimizer {name!r}; choose one of {list(OPTIMIZERS)}")
+  optimizer = keras.optimizers.AdamW(learning_rate=schedule, weight_decay=weight_decay,
+                                     **adam)
   optimizer.exclude_from_weight_decay(var_names=list(_KERAS_EXCLUDE_NAMES))
   return optimizer

@@ -67,6 +67,9 @@ class TrainConfig:
   gcp_project: str = ""
   optimizer: str = "adamw_original"
   weight_decay: float = 0.01
+  adam_beta1: float = 0.9
+  adam_beta2: float = 0.999
+  adam_epsilon: float = 1e-6
   mixed_precision: str = "none"
   jit_compile: bool = False
   grad_accum_steps: int = 1
@@ -101,6 +104,11 @@ class TrainConfig:
         raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
     if self.do_train and self.num_train_steps <= 0:
       raise ValueError(f"num_train_steps must be positive, got {self.num_train_steps}")
+    for name in ("adam_beta1", "adam_beta2"):
+      if not 0.0 <= getattr(self, name) < 1.0:
+        raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)}")
+    if self.adam_epsilon <= 0:
+      raise ValueError(f"adam_epsilon must be positive, got {self.adam_epsilon}")
     for name in ("num_warmup_steps", "max_eval_steps", "eval_every_steps"):
       if getattr(self, name) < 0:
         raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")

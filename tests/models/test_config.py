@@ -228,3 +228,51 @@ def test_flagfiles(phase, seq, preds, steps):
   assert BertConfig.from_json_file(config_path).hidden_size == 768
   if phase == "phase2":
     assert flags["init_checkpoint"].startswith("gs://")
+
+
+# The keys of the released ALBERT v2 albert_config.json files.
+_ALBERT_KEYS = _ORIGINAL_KEYS | {
+    "embedding_size", "num_hidden_groups", "inner_group_num", "down_scale_factor",
+    "net_structure_type", "gap_size", "num_memory_blocks"}
+
+
+@pytest.mark.parametrize("name,layers,hidden,heads", [
+    ("base", 12, 768, 12), ("large", 24, 1024, 16)])
+def test_shipped_albert_configs_are_the_released_v2(name, layers, hidden, heads):
+  path = os.path.join(_CONFIGS, f"albert_{name}.json")
+  with open(path, encoding="utf-8") as f:
+    raw = json.load(f)
+  assert set(raw) == _ALBERT_KEYS
+  config = BertConfig.from_json_file(path)
+  assert config.is_albert and config.extra == {}
+  assert (config.num_hidden_layers, config.hidden_size, config.num_attention_heads,
+          config.intermediate_size) == (layers, hidden, heads, 4 * hidden)
+  assert (config.embedding_size, config.num_hidden_groups, config.inner_group_num) == (128, 1, 1)
+  # v2: no dropout; SentencePiece vocab of 30000; 2 segment types.
+  assert config.hidden_dropout_prob == config.attention_probs_dropout_prob == 0.0
+  assert (config.vocab_size, config.type_vocab_size) == (30000, 2)
+  assert config.to_dict() == raw
+  assert BertConfig.from_dict(config.to_dict()) == config
+
+
+def test_albert_keys_round_trip_and_bert_configs_gain_none(tmp_path):
+  albert = BertConfig.from_dict(_tiny_dict(embedding_size=16, layers_to_keep=[],
+                                           down_scale_factor=1))
+  assert albert.is_albert and albert.layers_to_keep == () and hash(albert)
+  assert albert.albert_value("num_hidden_groups") == 1
+  assert albert.to_dict()["layers_to_keep"] == []
+  albert.to_json_file(str(tmp_path / "albert_config.json"))
+  assert BertConfig.from_json_file(str(tmp_path / "albert_config.json")) == albert
+  bert = BertConfig.from_dict(_tiny_dict())
+  assert not bert.is_albert and set(bert.to_dict()) == _ORIGINAL_KEYS
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"num_hidden_groups": 2}, "no embedding_size"),
+    ({"embedding_size": 0}, "embedding_size must be a positive integer"),
+    ({"embedding_size": 8, "inner_group_num": 1.5}, "inner_group_num must be a positive"),
+    ({"embedding_size": 8, "layers_to_keep": "0,1"}, "layers_to_keep must be a list"),
+])
+def test_bad_albert_keys(change, message):
+  with pytest.raises(ValueError, match=message):
+    BertConfig.from_dict(_tiny_dict(**change), source="albert_config.json")

@@ -10,6 +10,7 @@ from bert_tf.models import modeling
 from bert_tf.models import tf1_checkpoint
 from bert_tf.models.config import BertConfig
 
+import reference_albert
 import reference_bert
 
 _TINY = BertConfig(vocab_size=60, hidden_size=24, num_hidden_layers=2,
@@ -235,3 +236,75 @@ def test_forward_and_losses_match_the_original_code(shared_dir):
   check("nsp_loss", ours["nsp_loss"])
   np.testing.assert_allclose(float(ours["total"]), float(case["mlm_loss"] + case["nsp_loss"]),
                              rtol=_GOLDEN_RTOL)
+
+
+# ------------------------------------------------------------------------------
+# ALBERT (google-research/albert's names)
+# ------------------------------------------------------------------------------
+
+_ALBERT = BertConfig(vocab_size=60, hidden_size=24, num_hidden_layers=4,
+                     num_attention_heads=3, intermediate_size=48,
+                     max_position_embeddings=16, type_vocab_size=2,
+                     embedding_size=8, num_hidden_groups=2, inner_group_num=2)
+
+
+@pytest.fixture(scope="module")
+def original_albert(tmp_path_factory):
+  """Random weights under the original ALBERT names, written by a TF1 Saver."""
+  weights = reference_albert.random_tf1_weights(
+      _ALBERT, np.random.default_rng(5), position_rows=20)
+  prefix = str(tmp_path_factory.mktemp("albert") / "model.ckpt")
+  return weights, _write_tf1_checkpoint(prefix, weights)
+
+
+def test_albert_names_and_shapes():
+  model = modeling.BertPretrainer(_ALBERT)
+  weights = tf1_checkpoint.tf1_weights_from_model(model)
+  expected = reference_albert.tf1_weight_shapes(_ALBERT)
+  assert {k: v.shape for k, v in weights.items()} == expected
+  # Released ALBERT names, spelled out once.
+  for name in ("bert/encoder/embedding_hidden_mapping_in/kernel",
+               "bert/encoder/transformer/group_1/inner_group_1/attention_1/self/query/kernel",
+               "bert/encoder/transformer/group_0/inner_group_0/attention_1/output/dense/bias",
+               "bert/encoder/transformer/group_0/inner_group_0/ffn_1/intermediate/output/dense/kernel",
+               "bert/encoder/transformer/group_0/inner_group_1/LayerNorm_1/gamma"):
+    assert name in weights, name
+
+
+def test_albert_round_trip_is_bit_identical_and_forward_matches(original_albert, tmp_path):
+  weights, prefix = original_albert
+  model = modeling.BertPretrainer(_ALBERT)
+  report = tf1_checkpoint.load_tf1_checkpoint(model, prefix)
+  assert sorted(report["loaded"]) == sorted(weights) and report["unused"] == []
+  batch = _batch(np.random.default_rng(6))
+  expected = reference_albert.reference_forward(weights, _ALBERT, **batch)
+  np.testing.assert_allclose(tf.nn.log_softmax(model(batch)["mlm_logits"]),
+                             expected["mlm_log_probs"], atol=1e-4)
+  out_prefix = tf1_checkpoint.save_tf1_checkpoint(model, str(tmp_path / "out.ckpt"))
+  reader = tf.train.load_checkpoint(out_prefix)
+  assert set(reader.get_variable_to_shape_map()) == set(weights)
+  for name, value in weights.items():
+    if name == "bert/embeddings/position_embeddings":
+      value = value[:_ALBERT.max_position_embeddings]
+    assert np.array_equal(reader.get_tensor(name), value), name
+  # The original's init_from_checkpoint reads it by name.
+  by_tf1 = _read_with_tf1_init_from_checkpoint(
+      out_prefix, reference_albert.tf1_weight_shapes(_ALBERT))
+  for name, value in by_tf1.items():
+    assert np.array_equal(value, reader.get_tensor(name)), name
+
+
+def test_albert_config_with_bert_checkpoint_and_the_reverse(original, original_albert):
+  _, bert_prefix = original
+  _, albert_prefix = original_albert
+  albert_model = modeling.BertPretrainer(_ALBERT)
+  before = albert_model.encoder.token_embedding.embeddings.numpy()
+  with pytest.raises(ValueError) as e:
+    tf1_checkpoint.load_tf1_checkpoint(albert_model, bert_prefix, require_heads=False)
+  message = str(e.value)
+  assert "\n" not in message and bert_prefix in message
+  assert "original BERT checkpoint" in message and "ALBERT config" in message
+  np.testing.assert_array_equal(albert_model.encoder.token_embedding.embeddings.numpy(), before)
+  with pytest.raises(ValueError, match="original ALBERT checkpoint .* BERT config"):
+    tf1_checkpoint.load_tf1_checkpoint(modeling.BertPretrainer(_TINY), albert_prefix)
+  assert tf1_checkpoint.checkpoint_model_kind(["bert/embeddings/word_embeddings"]) is None

@@ -143,10 +143,11 @@ def test_zero_gradient_step_decays_exactly_the_right_variables(pretrainer, name)
   optimizer.apply_gradients([(tf.zeros_like(v), v) for v in model.trainable_variables])
   for v in model.trainable_variables:
     if _expected_decay(v.path):
-      # Original and Keras AdamW: p - lr * wd * p. Keras' Lamb applies the
-      # same decoupled decay before its (zero) update.
-      np.testing.assert_allclose(v.numpy(), before[v.path] * (1 - lr * decay),
-                                 rtol=1e-6, err_msg=v.path)
+      # Original and Keras AdamW: p - lr * wd * p. LAMB: the update is wd * p,
+      # whose trust ratio ||p|| / ||wd p|| = 1 / wd makes the step lr * p.
+      shrink = lr if name == "lamb" else lr * decay
+      np.testing.assert_allclose(v.numpy(), before[v.path] * (1 - shrink),
+                                 rtol=1e-5, err_msg=v.path)
     else:
       np.testing.assert_array_equal(v.numpy(), before[v.path], err_msg=v.path)
 
@@ -263,3 +264,138 @@ def test_default_schedule_is_the_documented_intent_not_the_observed_one(shared_d
   final = {name: value for name, value in zip(names, after[-1])}
   gap = max(np.abs(final[n] - golden[f"after/{_GOLDEN_STEPS - 1}/{n}"]).max() for n in names)
   assert gap > 1e-2
+
+
+# ------------------------------------------------------------------------------
+# LAMB (ALBERT's) and Adam with bias correction (RoBERTa's)
+# ------------------------------------------------------------------------------
+
+
+def _lamb_variables():
+  """kernel, bias, LayerNorm gamma/beta, and an all-zero kernel (||w|| = 0)."""
+  variables = _tiny_layers()
+  zero = keras.layers.Dense(2, name="zero_dense")
+  zero.build((None, 3))
+  rng = np.random.default_rng(0)
+  for v in variables:
+    v.assign(rng.standard_normal(v.shape).astype(np.float32))
+  zero.kernel.assign(np.zeros(zero.kernel.shape, np.float32))
+  return variables + [zero.kernel]
+
+
+def _np_lamb_step(params, m, v, grads, rate, decay, adapted, beta_1=0.9,
+                  beta_2=0.999, epsilon=1e-6):
+  """google-research/albert's LAMBOptimizer.apply_gradients, in numpy."""
+  for i, g in enumerate(grads):
+    g = g.astype(np.float64)
+    m[i] = beta_1 * m[i] + (1 - beta_1) * g
+    v[i] = beta_2 * v[i] + (1 - beta_2) * g ** 2
+    update = m[i] / (np.sqrt(v[i]) + epsilon)
+    if adapted[i]:  # one exclusion list decides decay and adaptation
+      update = update + decay * params[i]
+      w_norm, u_norm = np.linalg.norm(params[i]), np.linalg.norm(update)
+      ratio = w_norm / u_norm if w_norm > 0 and u_norm > 0 else 1.0
+    else:
+      ratio = 1.0
+    params[i] = params[i] - ratio * rate * update
+
+
+def _run_lamb_case(optimizer, variables, steps=6, lr=1e-2, total=8, warmup=3, decay=0.01):
+  rng = np.random.default_rng(1)
+  params = [v.numpy().astype(np.float64) for v in variables]
+  m = [np.zeros_like(p) for p in params]
+  v_ = [np.zeros_like(p) for p in params]
+  adapted = [optimization.uses_weight_decay(v) for v in variables]
+  assert adapted == [True, False, False, False, True]
+  worst = 0.0
+  for step in range(steps):
+    grads = [rng.standard_normal(p.shape).astype(np.float32) for p in params]
+    optimizer.apply_gradients(zip([tf.constant(g) for g in grads], variables))
+    _np_lamb_step(params, m, v_, grads, _np_learning_rate(step, lr, total, warmup),
+                  decay, adapted)
+    worst = max(worst, max(float(np.abs(var.numpy() - p).max())
+                           for var, p in zip(variables, params)))
+  return worst
+
+
+def test_lamb_matches_the_albert_rule_for_several_steps():
+  keras.utils.set_random_seed(0)
+  variables = _lamb_variables()
+  optimizer = optimization.create_optimizer("lamb", learning_rate=1e-2, num_train_steps=8,
+                                            num_warmup_steps=3, weight_decay=0.01)
+  assert isinstance(optimizer, optimization.Lamb)
+  assert _run_lamb_case(optimizer, variables) < 2e-6
+  # The zero kernel moved (ratio 1 when ||w|| = 0), as in the original.
+  assert np.abs(variables[-1].numpy()).max() > 0
+
+
+def test_keras_lamb_is_not_the_albert_rule():
+  """Why `--optimizer=lamb` is ours: keras.optimizers.Lamb (bias correction,
+  decay outside the trust ratio, ratio on LayerNorm and bias too) departs
+  from the original by far more than rounding."""
+  keras.utils.set_random_seed(0)
+  variables = _lamb_variables()
+  schedule = optimization.LinearWarmupLinearDecay(1e-2, 8, 3)
+  keras_lamb = keras.optimizers.Lamb(learning_rate=schedule, weight_decay=0.01,
+                                     beta_1=0.9, beta_2=0.999, epsilon=1e-6)
+  keras_lamb.exclude_from_weight_decay(var_names=["gamma", "beta", "bias"])
+  assert _run_lamb_case(keras_lamb, variables) > 1e-3
+
+
+def test_lamb_excluded_variables_take_plain_adam_steps():
+  norm = keras.layers.LayerNormalization(name="layer_norm")
+  norm.build((None, 4))
+  optimizer = optimization.create_optimizer("lamb", 0.1, 10, 0, weight_decay=0.5)
+  grad = tf.constant([1.0, -2.0, 3.0, 0.5])
+  optimizer.apply_gradients([(grad, norm.gamma)])
+  # First step without bias correction: m = 0.1 g, v = 0.001 g^2, so the
+  # step is lr * 0.1 g / (sqrt(0.001) |g| + 1e-6): no decay, no ratio.
+  g = grad.numpy().astype(np.float64)
+  expected = 1.0 - 0.1 * (0.1 * g) / (np.sqrt(0.001 * g ** 2) + 1e-6)
+  np.testing.assert_allclose(norm.gamma.numpy(), expected, rtol=1e-6)
+
+
+def _np_fairseq_adam(params, m, v, grads, rate, decay, decayed, t, beta_1, beta_2, epsilon):
+  """fairseq's Adam (RoBERTa's optimizer) with decoupled weight decay."""
+  for i, g in enumerate(grads):
+    g = g.astype(np.float64)
+    m[i] = beta_1 * m[i] + (1 - beta_1) * g
+    v[i] = beta_2 * v[i] + (1 - beta_2) * g ** 2
+    step_size = rate * np.sqrt(1 - beta_2 ** t) / (1 - beta_1 ** t)
+    if decayed[i]:
+      params[i] = params[i] - rate * decay * params[i]
+    params[i] = params[i] - step_size * m[i] / (np.sqrt(v[i]) + epsilon)
+
+
+def test_adamw_is_bias_corrected_adam_with_decoupled_decay_and_options():
+  keras.utils.set_random_seed(0)
+  variables = _tiny_layers()
+  rng = np.random.default_rng(0)
+  for v in variables:
+    v.assign(rng.standard_normal(v.shape).astype(np.float32))
+  lr, total, warmup, decay = 1e-2, 8, 3, 0.01
+  optimizer = optimization.create_optimizer(
+      "adamw", learning_rate=lr, num_train_steps=total, num_warmup_steps=warmup,
+      weight_decay=decay, beta_1=0.9, beta_2=0.98, epsilon=1e-6)
+  params = [v.numpy().astype(np.float64) for v in variables]
+  m = [np.zeros_like(p) for p in params]
+  v_ = [np.zeros_like(p) for p in params]
+  decayed = [optimization.uses_weight_decay(v) for v in variables]
+  assert decayed == [True, False, False, False]
+  for step in range(6):
+    grads = [rng.standard_normal(p.shape).astype(np.float32) for p in params]
+    optimizer.apply_gradients(zip([tf.constant(g) for g in grads], variables))
+    _np_fairseq_adam(params, m, v_, grads, _np_learning_rate(step, lr, total, warmup),
+                     decay, decayed, step + 1, 0.9, 0.98, 1e-6)
+    for i, var in enumerate(variables):
+      np.testing.assert_allclose(var.numpy(), params[i], rtol=1e-5, atol=1e-6,
+                                 err_msg=f"{var.path} step {step}")
+
+
+@pytest.mark.parametrize("name", optimization.OPTIMIZERS)
+def test_adam_options_reach_every_optimizer(name):
+  default = optimization.create_optimizer(name, 1e-4, 100, 10).get_config()
+  assert (default["beta_1"], default["beta_2"], default["epsilon"]) == (0.9, 0.999, 1e-6)
+  config = optimization.create_optimizer(name, 1e-4, 100, 10, beta_1=0.8, beta_2=0.98,
+                                         epsilon=1e-8).get_config()
+  assert (config["beta_1"], config["beta_2"], config["epsilon"]) == (0.8, 0.98, 1e-8)
