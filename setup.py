@@ -22,7 +22,9 @@ setuptools.setup(
     ],
     extras_require={
         "beam": ["apache-beam>=2.60"],
-        "test": ["pytest>=8", "apache-beam>=2.60"],
+        # compare_objectives' plots (everything else it writes needs no extra).
+        "plots": ["matplotlib>=3.8"],
+        "test": ["pytest>=8", "apache-beam>=2.60", "matplotlib>=3.8"],
     },
     entry_points={
         "console_scripts": [
@@ -37,6 +39,7 @@ setuptools.setup(
             "bert_tf_split_corpus=bert_tf.split_corpus:run",
             "bert_tf_finetune=bert_tf.finetune:run",
             "bert_tf_tasks=bert_tf.tasks:run",
+            "bert_tf_compare_objectives=bert_tf.compare_objectives:run",
         ],
     },
 )

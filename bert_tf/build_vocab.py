@@ -16,9 +16,9 @@ from absl import flags
 from absl import logging
 
 from bert_tf import cli
-from bert_tf.data.files import atomic_write
 from bert_tf.data.vocab import build_vocab, write_vocab
 from bert_tf.models.config import BertConfig
+from bert_tf.models.config import write_bert_config
 
 
 def define_flags(flag_values):
@@ -45,18 +45,6 @@ def define_flags(flag_values):
 
 
 FLAGS = flags.FLAGS
-
-
-def write_bert_config(template_file, vocab_size, output_file, **overrides):
-  """Writes `template_file`'s BertConfig with `vocab_size` (and `overrides`,
-  config keys) to `output_file`, atomically; returns the written BertConfig.
-
-  Raises:
-    FileNotFoundError, ValueError: a missing or invalid template, or override.
-  """
-  config = BertConfig.from_json_file(template_file).replace(vocab_size=vocab_size, **overrides)
-  atomic_write(output_file, config.to_json_string())
-  return config
 
 
 def main(argv):

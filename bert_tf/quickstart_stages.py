@@ -134,7 +134,7 @@ def corpus_stage(options):
   """Stage 1: the corpus (generated when missing), split by document into
   train.txt and heldout.txt in output_dir; returns their paths."""
   import tensorflow as tf
-  from bert_tf import split_corpus
+  from bert_tf.data import split
   out = options.output_dir
   t = _stage(1, "sample corpus")
   corpus = options.corpus
@@ -156,7 +156,7 @@ def corpus_stage(options):
            f"{sys.version.split()[0]} ({fingerprint})" if generated else
            f"using {corpus} ({fingerprint})")
   train_txt, held_txt = os.path.join(out, "train.txt"), os.path.join(out, "heldout.txt")
-  n_train, n_held = split_corpus.split_corpus(corpus, train_txt, held_txt)
+  n_train, n_held = split.split_corpus(corpus, train_txt, held_txt)
   print(f"    split by document: {n_train} for training, {n_held} held out")
   return train_txt, held_txt
 
@@ -164,7 +164,7 @@ def corpus_stage(options):
 def vocab_stage(options, train_txt):
   """Stage 2: the WordPiece vocab of train_txt and the model config sized to
   it; returns (vocab file, its tokens, the BertConfig)."""
-  from bert_tf import build_vocab
+  from bert_tf.models import config as config_lib
   from bert_tf.data import vocab as vocab_lib
   out = options.output_dir
   t = _stage(2, "WordPiece vocab and model config")
@@ -173,8 +173,8 @@ def vocab_stage(options, train_txt):
   vocab_lib.write_vocab(tokens, vocab_file)
   seq = options.max_seq_length
   config_path = os.path.join(out, "bert_config.json")
-  bert_config = build_vocab.write_bert_config(options.bert_config_template, len(tokens),
-                                              config_path, max_position_embeddings=seq)
+  bert_config = config_lib.write_bert_config(options.bert_config_template, len(tokens),
+                                             config_path, max_position_embeddings=seq)
   _done(t, f"{len(tokens)} entries -> {vocab_file}; {options.bert_config_template} with "
            f"vocab_size={len(tokens)}, max_position_embeddings={seq} -> {config_path}")
   return vocab_file, tokens, bert_config

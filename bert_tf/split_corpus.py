@@ -15,6 +15,7 @@ from absl import flags
 from absl import logging
 
 from bert_tf import cli
+from bert_tf.data.split import split_corpus, split_documents  # noqa: F401  (the library)
 
 FLAGS = flags.FLAGS
 
@@ -27,37 +28,6 @@ def define_flags(flag_values):
   flags.DEFINE_string("heldout_file", None, "Output: the held-out documents.", flag_values=f)
   flags.DEFINE_integer("heldout_every", 10,
                        "Every N-th document is held out (10: a tenth).", flag_values=f)
-
-
-def split_documents(text, every):
-  """(train, held-out) lists of the documents of `text` (str, separated by
-  blank lines, stripped of surrounding newlines): every `every`-th is held out."""
-  documents = [d.strip("\n") for d in text.replace("\r\n", "\n").split("\n\n") if d.strip()]
-  train = [d for i, d in enumerate(documents) if i % every != every - 1]
-  held = [d for i, d in enumerate(documents) if i % every == every - 1]
-  return train, held
-
-
-def split_corpus(corpus, train_path, heldout_path, every=10):
-  """Writes every `every`-th document of `corpus` to `heldout_path`, the
-  others to `train_path` (each atomically). Returns (train, held-out) counts.
-
-  Raises:
-    ValueError: `every` < 2, or too few documents for a held-out one.
-  """
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from bert_tf.data.files import atomic_write  # pylint: disable=g-import-not-at-top
-  if every < 2:
-    raise ValueError(f"--heldout_every={every}: must be at least 2")
-  with tf.io.gfile.GFile(corpus, "r") as f:
-    train, held = split_documents(f.read(), every)
-  if not held:
-    raise ValueError(
-        f"{corpus}: {len(train)} document(s), fewer than --heldout_every={every}, so none "
-        "is held out (documents are separated by blank lines)")
-  for path, docs in ((train_path, train), (heldout_path, held)):
-    atomic_write(path, "\n\n".join(docs) + "\n")
-  return len(train), len(held)
 
 
 def main(argv):

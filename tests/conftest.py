@@ -8,7 +8,7 @@ import pytest
 _TESTS = os.path.dirname(os.path.abspath(__file__))
 # Test modules mirror the package's folders and share small helpers across
 # them (tiny configs, record and checkpoint writers): import them by name.
-for _sub in ("data", "models", "training", "serving"):
+for _sub in ("data", "models", "training", "serving", "experiments"):
   sys.path.insert(0, os.path.join(_TESTS, _sub))
 
 _SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared")

@@ -28,6 +28,8 @@ function of the documents and the seed.
 
 import random
 
+from bert_tf.data import split
+
 TASKS = ("nsp_random", "nsp_same_doc", "sop")
 LABELS = ("0", "1")
 # Anchors need sentences of a few words; shorter lines ("Amen.") carry no
@@ -37,12 +39,8 @@ MIN_WORDS = 3
 
 def parse_documents(text):
   """Documents of `text` (str): lists of their non-empty lines, stripped."""
-  documents = []
-  for block in text.replace("\r\n", "\n").split("\n\n"):
-    lines = [line.strip() for line in block.split("\n") if line.strip()]
-    if lines:
-      documents.append(lines)
-  return documents
+  return [[line.strip() for line in document.split("\n") if line.strip()]
+          for document in split.documents_of(text)]
 
 
 def _long_enough(sentence):

@@ -311,3 +311,15 @@ def _base_type(annotation):
 def _known_keys():
   """The original config keys, in declaration order (not `extra`)."""
   return [f.name for f in dataclasses.fields(BertConfig) if f.name != "extra"]
+
+
+def write_bert_config(template_file, vocab_size, output_file, **overrides):
+  """Writes `template_file`'s BertConfig with `vocab_size` (and `overrides`,
+  config keys) to `output_file`, atomically; returns the written BertConfig.
+
+  Raises:
+    FileNotFoundError, ValueError: a missing or invalid template, or override.
+  """
+  config = BertConfig.from_json_file(template_file).replace(vocab_size=vocab_size, **overrides)
+  config.to_json_file(output_file)
+  return config

@@ -432,6 +432,32 @@ class _Outputs:
       tf.io.gfile.rmtree(self.dir)
 
 
+def _checkpoint(config, strategy, is_chief, model, optimizer, global_step, objective):
+  """(checkpoint, manager, its directory, the prefix resumed from or None).
+
+  Resuming: the same command continues where it stopped, with the same
+  optimizer slots and schedule position, and init_checkpoint is not used;
+  otherwise init_checkpoint warm-starts the model. A checkpoint of another
+  objective in output_dir is an error.
+  """
+  checkpoints.check_objective(config.output_dir, objective)
+  checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, step=global_step,
+                                   objective=objectives.checkpoint_variable(objective))
+  ckpt_dir = config.output_dir
+  if not is_chief:
+    # Every worker takes part in saving; only the chief keeps its files.
+    resolver = strategy.cluster_resolver
+    ckpt_dir = os.path.join(ckpt_dir, f"workertemp_{resolver.task_type}_{resolver.task_id}")
+  manager = tf.train.CheckpointManager(checkpoint, ckpt_dir,
+                                       max_to_keep=config.keep_checkpoint_max)
+  resumed = checkpoints.restore_training_state(checkpoint, config.output_dir)
+  if resumed:
+    logging.info("Resumed from %s at step %d", resumed, int(global_step.numpy()))
+  elif config.init_checkpoint:
+    checkpoints.warm_start(model, config.init_checkpoint)
+  return checkpoint, manager, ckpt_dir, resumed
+
+
 # --------------------------------------------------------------------------
 # run
 # --------------------------------------------------------------------------
@@ -471,23 +497,8 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
   model, optimizer, global_step = _build(config, bert_config, strategy, objective)
   logging.info("%s", _plan_line(config, bert_config, model.count_params(), strategy,
                                 train_info, eval_info, objective))
-  checkpoints.check_objective(config.output_dir, objective)
-  checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, step=global_step,
-                                   objective=objectives.checkpoint_variable(objective))
-  ckpt_dir = config.output_dir
-  if not is_chief:
-    # Every worker takes part in saving; only the chief keeps its files.
-    resolver = strategy.cluster_resolver
-    ckpt_dir = os.path.join(ckpt_dir, f"workertemp_{resolver.task_type}_{resolver.task_id}")
-  manager = tf.train.CheckpointManager(checkpoint, ckpt_dir,
-                                       max_to_keep=config.keep_checkpoint_max)
-  # Resuming: the same command continues where it stopped, with the same
-  # optimizer slots and schedule position; init_checkpoint is not used.
-  resumed = checkpoints.restore_training_state(checkpoint, config.output_dir)
-  if resumed:
-    logging.info("Resumed from %s at step %d", resumed, int(global_step.numpy()))
-  elif config.init_checkpoint:
-    checkpoints.warm_start(model, config.init_checkpoint)
+  _, manager, ckpt_dir, resumed = _checkpoint(
+      config, strategy, is_chief, model, optimizer, global_step, objective)
   step_fns = StepFunctions(strategy, model, optimizer, global_step, config, objective)
   step = int(global_step.numpy())
   result = {"global_step": step, "train": {}, "train_history": [], "eval_history": [],

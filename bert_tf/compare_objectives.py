@@ -1,0 +1,90 @@
+"""Compare pretraining objectives at equal compute on your own corpus.
+
+    python -m bert_tf.compare_objectives --corpus=corpus.txt --output_dir=runs/compare \
+        --objectives=mlm_nsp,mlm,mlm_sop --num_train_steps=2000 \
+        --task=wic=tasks/wic,sentence1,sentence2,label
+
+For each objective: its records (BERT's segment pairs with NSP, RoBERTa's
+full sentences with dynamic masking, ALBERT's sentence order), the same
+model pretrained for the same steps x batch x tokens, held-out masked-LM
+accuracy on one shared set of records, the sentence-pair probes built from
+held-out text (NSP with random and with same-document negatives, sentence
+order) and each --task, fine-tuned over --seeds. Writes results.md (the
+table, and which differences are within noise), results.csv, plots/ and
+hparams/ (TensorBoard's HPARAMS tab). A rerun skips finished stages.
+"""
+
+import os
+
+from absl import flags
+from absl import logging
+
+from bert_tf import cli
+
+_TINY_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                            "configs", "bert_tiny.json")
+
+
+def define_flags(flag_values):
+  """The tool's flags (see bert_tf.cli: defined when it runs, not at import)."""
+  f = flag_values
+  flags.DEFINE_string("corpus", None, "Raw text: one sentence a line, a blank line between "
+                      "documents.", flag_values=f)
+  flags.DEFINE_string("output_dir", None, "Everything is written here; a rerun continues.",
+                      flag_values=f)
+  flags.DEFINE_string("bert_config_file", _TINY_CONFIG, "Model size (vocab_size is set to the "
+                      "vocab's).", flag_values=f)
+  flags.DEFINE_list("objectives", ["mlm_nsp", "mlm", "mlm_sop"],
+                    "Objectives to compare (training.objectives): mlm_nsp (BERT), mlm "
+                    "(RoBERTa: full sentences, dynamic masking), mlm_sop (ALBERT).", flag_values=f)
+  flags.DEFINE_string("vocab_file", "", "WordPiece vocab; empty builds one from the training "
+                      "documents.", flag_values=f)
+  flags.DEFINE_integer("vocab_size", 8000, "Size of the vocab built.", flag_values=f)
+  flags.DEFINE_bool("do_lower_case", True, "Lower-case and strip accents.", flag_values=f)
+  flags.DEFINE_integer("heldout_every", 10, "Every N-th document is held out.", flag_values=f)
+  flags.DEFINE_integer("max_seq_length", 64, "Tokens per instance.", flag_values=f)
+  flags.DEFINE_integer("dupe_factor", 5, "Masked copies of the training text.", flag_values=f)
+  flags.DEFINE_integer("num_train_steps", 1000, "Pretraining steps of every objective (the "
+                       "equal budget).", flag_values=f)
+  flags.DEFINE_integer("train_batch_size", 32, "Pretraining batch size.", flag_values=f)
+  flags.DEFINE_float("learning_rate", 1e-3, "Pretraining peak learning rate (10% warmup, "
+                     "linear decay).", flag_values=f)
+  flags.DEFINE_list("probes", ["nsp_random", "nsp_same_doc", "sop"],
+                    "Sentence-pair probes built from the held-out text.", flag_values=f)
+  flags.DEFINE_multi_string("task", [], "A downstream TSV task: NAME=DIR,TEXT_A[,TEXT_B],LABEL "
+                            "(DIR holds train.tsv and dev.tsv; columns by header name or "
+                            "0-based index). Repeat for several.", flag_values=f)
+  flags.DEFINE_integer("seeds", 3, "Fine-tuning seeds per task.", flag_values=f)
+  flags.DEFINE_float("finetune_epochs", 3.0, "Fine-tuning epochs.", flag_values=f)
+  flags.DEFINE_float("finetune_learning_rate", 1e-4, "Fine-tuning learning rate.",
+                     flag_values=f)
+  flags.DEFINE_integer("max_probe_examples", 4000, "At most this many train (and dev) rows "
+                       "per probe.", flag_values=f)
+  flags.DEFINE_integer("seed", 12345, "Seed of data, initialization and fine-tuning.",
+                       flag_values=f)
+
+
+def main(argv):
+  del argv
+  from absl import app  # pylint: disable=g-import-not-at-top
+  from bert_tf.experiments import compare  # pylint: disable=g-import-not-at-top
+  for name in ("corpus", "output_dir"):
+    if not flags.FLAGS[name].value:
+      raise app.UsageError(f"--{name} is required")
+  try:
+    tasks = tuple(compare.Task.parse(spec) for spec in flags.FLAGS.task)
+  except ValueError as e:
+    raise app.UsageError(str(e)) from None
+  options = cli.options_from_flags(
+      compare.CompareOptions, objectives=tuple(flags.FLAGS.objectives),
+      probes=tuple(flags.FLAGS.probes), tasks=tasks)
+  compare.run_comparison(options)
+
+
+def run():
+  logging.set_verbosity(logging.WARNING)
+  cli.run(main, define_flags)
+
+
+if __name__ == "__main__":
+  run()

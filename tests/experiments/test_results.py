@@ -1,0 +1,67 @@
+"""Tests of bert_tf.experiments.results: the table, the CSV, the noise
+statement, the plots and the HParams data a user reads."""
+
+import csv
+import io
+import os
+
+import tensorflow as tf
+
+from bert_tf.experiments import results
+
+PRETRAIN = {"seconds": 61.24, "steps": 100, "train_tokens": 204800, "parameters": 1234}
+
+
+def _rows():
+  return [
+      results.row("mlm_nsp", "masked_lm_accuracy", 0.20, 0.0, 1, PRETRAIN, se=0.004),
+      results.row("mlm", "masked_lm_accuracy", 0.25, 0.0, 1, PRETRAIN, se=0.004),
+      results.row("mlm_nsp", "probe_sop_accuracy", 0.60, 0.02, 3, PRETRAIN),
+      results.row("mlm", "probe_sop_accuracy", 0.62, 0.03, 3, PRETRAIN),
+  ]
+
+
+def test_noise_statement_separates_real_differences_from_seed_noise():
+  lines = results.noise_lines(_rows())
+  # 0.05 apart with SE 0.0057: 8.8 standard errors.
+  assert lines[0] == ("- **masked_lm_accuracy**: best mlm (0.2500); mlm_nsp lower by "
+                      "0.0500 (8.8 SE)")
+  # 0.02 apart with SE sqrt(0.02^2/3 + 0.03^2/3) = 0.0208: noise.
+  assert lines[1].startswith("- **probe_sop_accuracy**: best mlm (0.6200); mlm_nsp within "
+                             "noise (+0.0200, SE 0.0208)")
+
+
+def test_markdown_table_has_one_row_per_objective_and_the_compute():
+  text = results.markdown(_rows(), "Objectives", notes=["one run each"])
+  lines = text.splitlines()
+  header = next(line for line in lines if line.startswith("| objective"))
+  assert header.endswith("| masked_lm_accuracy | probe_sop_accuracy |")
+  body = [line for line in lines if line.startswith("| mlm")]
+  assert len(body) == 2
+  assert body[0].startswith("| mlm_nsp | 61 | 100 | 204,800 | 1,234 | 0.2000 (se 0.0040) | "
+                            "0.6000 ± 0.0200 (n=3) |")
+  assert "- one run each" in lines and "within noise" in text
+
+
+def test_csv_round_trips(tmp_path):
+  rows = list(csv.DictReader(io.StringIO(results.to_csv(_rows()))))
+  assert len(rows) == 4 and set(rows[0]) == set(results.COLUMNS)
+  assert float(rows[3]["mean"]) == 0.62 and rows[3]["objective"] == "mlm"
+
+
+def test_plots_and_hparams_are_written(tmp_path):
+  paths = results.write_plots(_rows(), str(tmp_path / "plots"))
+  assert sorted(os.path.basename(p) for p in paths) == ["masked_lm_accuracy.png",
+                                                        "probe_sop_accuracy.png"]
+  for path in paths:
+    with open(path, "rb") as f:
+      assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+  results.write_hparams(_rows(), str(tmp_path / "hparams"))
+  runs = sorted(os.listdir(tmp_path / "hparams"))
+  assert [r for r in runs if not r.startswith("events")] == ["mlm", "mlm_nsp"]
+  # The per-run event file holds the hparams plugin data and each metric.
+  tags = set()
+  for event_file in tf.io.gfile.glob(str(tmp_path / "hparams" / "mlm" / "events*")):
+    for event in tf.compat.v1.train.summary_iterator(event_file):
+      tags.update(v.tag for v in event.summary.value)
+  assert {"masked_lm_accuracy", "probe_sop_accuracy", "_hparams_/session_start_info"} <= tags
