@@ -187,7 +187,9 @@ class Manifest:
             "masked": t["masked"] / preds,
             "kept": t["kept"] / preds,
             "random": t["random"] / preds,
-            "nsp_random": t["nsp_random"] / instances,
+            # None for records without a sentence label.
+            "nsp_random": (t["nsp_random"] / instances
+                           if flags.get("sentence_task", "nsp") != "none" else None),
             # None where no instance can be that long, so the share says nothing.
             "shorter_than_64": (sum(histogram[:short_buckets]) / instances
                                 if flags.get("max_seq_length", 0) >= 64 else None),
