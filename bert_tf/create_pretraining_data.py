@@ -10,6 +10,9 @@ meaning and default, so existing command lines run unchanged:
 New: --output_dir with --num_output_shards (resumable shards), --num_workers,
 --gzip, --block_bytes (the unit of work and memory), --decode_errors (input
 bytes that are not UTF-8: dropped and counted, or an error as in the original).
+RoBERTa / ALBERT variants (defaults: the original's records, same bytes):
+--sentence_task=nsp|sop|none, --packing=segment_pair|full_sentences|doc_sentences,
+--max_ngram, --dynamic_masking (see bert_tf.data.writer.DataOptions).
 """
 
 import contextlib
@@ -57,6 +60,23 @@ def define_flags(flag_values):
                     "Input bytes that are not UTF-8: ignore = drop them and count them in the "
                     "manifest; strict = stop with an error naming the file and byte offset (what "
                     "the original does under Python 3).", flag_values=f)
+  flags.DEFINE_enum("sentence_task", writer.DataOptions.sentence_task, list(writer.SENTENCE_TASKS),
+                    "nsp: next sentence prediction (the original); sop: ALBERT's sentence order "
+                    "(A, B consecutive spans of one document, swapped with probability 0.5, "
+                    "next_sentence_labels = 1 when swapped); none: no sentence label (needs "
+                    "--packing other than segment_pair).", flag_values=f)
+  flags.DEFINE_enum("packing", writer.DataOptions.packing, list(writer.PACKINGS),
+                    "segment_pair: [CLS] A [SEP] B [SEP] (the original); full_sentences: "
+                    "RoBERTa's FULL-SENTENCES, whole sentences packed up to max_seq_length - 2 "
+                    "tokens across documents ([SEP] between documents), one segment; "
+                    "doc_sentences: the same within one document.", flag_values=f)
+  flags.DEFINE_integer("max_ngram", writer.DataOptions.max_ngram,
+                       "Mask spans of 1..N units (words with --do_whole_word_mask, else "
+                       "WordPieces), n with probability proportional to 1/n (ALBERT uses 3).",
+                       flag_values=f)
+  flags.DEFINE_bool("dynamic_masking", writer.DataOptions.dynamic_masking,
+                    "Write the real tokens and no masked_lm_* features; training masks each "
+                    "example anew every epoch (same rules and options).", flag_values=f)
 
 
 @contextlib.contextmanager
@@ -106,7 +126,11 @@ def main(argv):
       do_lower_case=FLAGS.do_lower_case,
       do_whole_word_mask=FLAGS.do_whole_word_mask,
       block_bytes=FLAGS.block_bytes,
-      decode_errors=FLAGS.decode_errors)
+      decode_errors=FLAGS.decode_errors,
+      sentence_task=FLAGS.sentence_task,
+      packing=FLAGS.packing,
+      max_ngram=FLAGS.max_ngram,
+      dynamic_masking=FLAGS.dynamic_masking)
   if FLAGS.output_file:
     outputs = writer.Outputs(
         files=tuple(p.strip() for p in FLAGS.output_file.split(",") if p.strip()), gzip=FLAGS.gzip)

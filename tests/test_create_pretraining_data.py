@@ -210,6 +210,36 @@ def test_usage_errors(files, overrides, message, capsys):
   assert output_names(files["out"]) == []
 
 
+@pytest.mark.parametrize("overrides, expected", [
+    ({"sentence_task": "none"}, ["--sentence_task=none", "--packing=full_sentences"]),
+    ({"sentence_task": "sop", "packing": "full_sentences"},
+     ["--sentence_task=sop", "--packing=segment_pair"]),
+    ({"max_ngram": "0"}, ["--max_ngram=0"]),
+])
+def test_impossible_variant_combinations(files, capsys, overrides, expected):
+  assert_fails_cleanly(common_flags(files, **overrides), expected, capsys, files["out"])
+
+
+def test_sop_on_one_sentence_documents_fails_cleanly(files, tmp_path, capsys):
+  corpus = tmp_path / "one_sentence_docs.txt"
+  corpus.write_text("\n\n".join("the light of day and night ." for _ in range(30)) + "\n")
+  assert_fails_cleanly(common_flags(files, input_file=str(corpus), sentence_task="sop"),
+                       ["--sentence_task=sop", "no document has two sentences"], capsys,
+                       files["out"])
+  out_file = files["out"] / "f.tfrecord"
+  assert_fails_cleanly(common_flags(files, input_file=str(corpus), sentence_task="sop",
+                                    output_dir=None, output_file=str(out_file)),
+                       ["--sentence_task=sop"], capsys, files["out"])
+
+
+def test_variant_flags_reach_the_manifest(files):
+  run_main(common_flags(files, sentence_task="none", packing="doc_sentences", max_ngram="3",
+                        dynamic_masking="true", do_whole_word_mask="true"))
+  flags = json.loads((files["out"] / "manifest.json").read_text())["flags"]
+  assert (flags["sentence_task"], flags["packing"], flags["max_ngram"],
+          flags["dynamic_masking"]) == ("none", "doc_sentences", 3, True)
+
+
 # ---------------------------------------------------------------------------
 # The real command line
 # ---------------------------------------------------------------------------
@@ -228,6 +258,7 @@ def test_cli_bad_inputs_exit_non_zero_with_one_clear_line(files, tmp_path):
       (common_flags(files, vocab_file=vocab), ["no_mask.txt", "[MASK]"]),
       (common_flags(files, output_dir=str(a_file / "sub")), ["cannot write output", "a_file/sub"]),
       (common_flags(files, vocab_file=None), ["--vocab_file is required"]),
+      (common_flags(files, sentence_task="none"), ["--sentence_task=none", "--packing="]),
   ]
   for argv, expected in cases:
     result = run_cli(argv)

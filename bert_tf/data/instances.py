@@ -183,3 +183,121 @@ def create_pairs_from_document(documents, document_index, max_seq_length,
 def build_instance(tokens_a, tokens_b, cls_id, sep_id):
   """[CLS] A [SEP] B [SEP] and the number of segment-0 tokens."""
   return [cls_id] + tokens_a + [sep_id] + tokens_b + [sep_id], len(tokens_a) + 2
+
+
+# ---------------------------------------------------------------------------
+# ALBERT's sentence order prediction (SOP) and RoBERTa's sentence packing
+# ---------------------------------------------------------------------------
+
+def create_sop_pairs_from_document(document, max_seq_length, short_seq_prob, rng):
+  """Cuts one document into sentence pairs for sentence order prediction.
+
+  ALBERT's rule (google-research/albert, create_pretraining_data.py with its
+  default random_next_sentence=False): the chunking, target length and
+  choice of A's end are exactly `create_pairs_from_document`'s; B is always
+  the rest of the chunk, and with probability 0.5 A and B are swapped
+  (is_random_next=True: the label, 1 = swapped, ALBERT's convention under
+  the name next_sentence_labels). No other document is ever used.
+
+  Where we differ: ALBERT gives a chunk of a single sentence (a document's
+  last leftover sentence, a one-sentence document, one sentence longer than
+  the target) a B from a random document, labelled 1 as if swapped, so some
+  "swapped" pairs are really NSP negatives. We skip such a chunk instead:
+  a pair of one document needs two segments, and splitting inside the
+  sentence would make the order task one of word order inside a sentence
+  (an easier, different signal). The cost is the text of those chunks in
+  this pass; a corpus of only one-sentence documents yields nothing (the
+  writer then stops with an error naming the flag).
+
+  Args:
+    document: list of non-empty lists of int ids (sentences).
+    max_seq_length: int, length of [CLS] A [SEP] B [SEP] after truncation.
+    short_seq_prob: probability of a shorter random target length.
+    rng: random.Random.
+  Returns:
+    list of Pair (random_from_same_document False), A and B non-empty,
+    len(A) + len(B) <= max_seq_length - 3; is_random_next True when swapped.
+  """
+  max_num_tokens = max_seq_length - 3
+  target_length = max_num_tokens
+  if rng.random() < short_seq_prob:
+    target_length = rng.randint(2, max_num_tokens)
+  pairs = []
+  chunk = []
+  chunk_length = 0
+  for i, sentence in enumerate(document):
+    chunk.append(sentence)
+    chunk_length += len(sentence)
+    if i == len(document) - 1 or chunk_length >= target_length:
+      if len(chunk) >= 2:
+        a_end = rng.randint(1, len(chunk) - 1)
+        tokens_a = list(_chain(*chunk[:a_end]))
+        tokens_b = list(_chain(*chunk[a_end:]))
+        swapped = rng.random() < 0.5
+        if swapped:
+          tokens_a, tokens_b = tokens_b, tokens_a
+        truncate_pair(tokens_a, tokens_b, max_num_tokens, rng)
+        pairs.append(Pair(tokens_a, tokens_b, swapped, False))
+      chunk = []
+      chunk_length = 0
+  return pairs
+
+
+def pack_sentences(documents, max_seq_length, rng, cross_documents=True, sep_id=None):
+  """RoBERTa's FULL-SENTENCES (cross_documents) / DOC-SENTENCES packing.
+
+  Whole sentences are packed contiguously, in order, up to
+  max_seq_length - 2 tokens (room for [CLS] ... [SEP]). With
+  cross_documents, packing runs on into the next document with one extra
+  `sep_id` between the two documents (it counts towards the length); an
+  instance that starts a document starts with its first sentence, never
+  with a separator. Without it, an instance never spans two documents, so
+  the last instance of a document is shorter. A sentence longer than the
+  limit is cut to it, from its front or back at random token by token, as
+  the original truncates (`truncate_pair` with an empty B), and fills an
+  instance alone.
+
+  Unlike RoBERTa (which packs its whole corpus in order), the order of the
+  documents is the caller's: the writer packs one block's documents in that
+  pass's shuffled order, so an instance crosses only between documents of
+  one block, and each dupe_factor pass packs differently. short_seq_prob is
+  not used: RoBERTa's inputs are always as full as the sentences allow.
+
+  Args:
+    documents: list of documents (lists of non-empty lists of int ids).
+    max_seq_length: int.
+    rng: random.Random (drawn from only to cut over-long sentences).
+    cross_documents: bool, FULL-SENTENCES (True) or DOC-SENTENCES (False).
+    sep_id: int, [SEP]'s id (needed with cross_documents).
+  Returns:
+    list of lists of int ids, each non-empty and at most max_seq_length - 2
+    long, without [CLS]/[SEP] around them (see build_single).
+  """
+  limit = max_seq_length - 2
+  packed = []
+  current = []
+  for document in documents:
+    if not cross_documents and current:
+      packed.append(current)
+      current = []
+    for k, sentence in enumerate(document):
+      if len(sentence) > limit:
+        sentence = list(sentence)
+        truncate_pair(sentence, [], limit, rng)
+      separator = cross_documents and k == 0 and bool(current)
+      if len(current) + separator + len(sentence) > limit:
+        packed.append(current)
+        current = []
+        separator = False
+      if separator:
+        current.append(sep_id)
+      current.extend(sentence)
+  if current:
+    packed.append(current)
+  return packed
+
+
+def build_single(tokens, cls_id, sep_id):
+  """[CLS] tokens [SEP] and its number of segment-0 tokens (all of them)."""
+  ids = [cls_id] + tokens + [sep_id]
+  return ids, len(ids)

@@ -14,7 +14,10 @@ needs (`check`). The JSON layout (indent 1, sorted keys):
   writer           str, the tool that wrote them
   flags            {option: value}: every writer option (DataOptions, gzip,
                    input_file); an objective's options live here too
-  vocab            {path, sha256, size}
+  vocab            {path, sha256, size[, cls_id, sep_id, mask_id, subword_ids]}:
+                   the ids only for records written with dynamic_masking, so
+                   the input pipeline masks them without the vocab file
+                   (subword_ids: masking.pack_subword_ids of the '##' flags)
   files            [record file paths]
   compression      "" or "GZIP"
   counts           {input_files, documents, sentences, instances, tokens,
@@ -164,11 +167,16 @@ class Manifest:
            "reused_shards": reused_shards}
     if driver:
       run["driver"] = driver
+    vocab_section = {"path": vocab.path, "sha256": vocab.sha256, "size": vocab.size}
+    if flags.get("dynamic_masking"):
+      from bert_tf.data import masking  # pylint: disable=g-import-not-at-top
+      vocab_section.update(cls_id=vocab.cls_id, sep_id=vocab.sep_id, mask_id=vocab.mask_id,
+                           subword_ids=masking.pack_subword_ids(vocab.is_subword))
     return cls(
         schema_version=schema_version,
         writer=WRITER,
         flags=flags,
-        vocab={"path": vocab.path, "sha256": vocab.sha256, "size": vocab.size},
+        vocab=vocab_section,
         files=list(output_files),
         compression="GZIP" if gzip else "",
         counts=counts,
@@ -179,7 +187,9 @@ class Manifest:
             "masked": t["masked"] / preds,
             "kept": t["kept"] / preds,
             "random": t["random"] / preds,
-            "nsp_random": t["nsp_random"] / instances,
+            # None for records without a sentence label.
+            "nsp_random": (t["nsp_random"] / instances
+                           if flags.get("sentence_task", "nsp") != "none" else None),
             # None where no instance can be that long, so the share says nothing.
             "shorter_than_64": (sum(histogram[:short_buckets]) / instances
                                 if flags.get("max_seq_length", 0) >= 64 else None),
@@ -323,11 +333,64 @@ class Manifest:
 
   # --- Checks ----------------------------------------------------------------------
 
-  def check(self, max_seq_length=None, max_predictions_per_seq=None, vocab_size=None):
+  # The writer's record variants and their values: DataOptions' defaults
+  # (the original's records) for a manifest written before they existed.
+  VARIANTS = {"sentence_task": ("nsp", "sop", "none"),
+              "packing": ("segment_pair", "full_sentences", "doc_sentences")}
+
+  @property
+  def sentence_task(self):
+    """"nsp", "sop" or "none" ("nsp" when not recorded)."""
+    return self._variant("sentence_task")
+
+  @property
+  def packing(self):
+    return self._variant("packing")
+
+  @property
+  def max_ngram(self):
+    return self.option("max_ngram", int, 1)
+
+  @property
+  def dynamic_masking(self):
+    return self.option("dynamic_masking", bool, False)
+
+  def _variant(self, name):
+    values = self.VARIANTS[name]
+    value = self.option(name, str, values[0])
+    if value not in values:
+      raise ValueError(f"{self.source}: flags.{name}={value!r} is none of {', '.join(values)} "
+                       "(records of a newer writer?)")
+    return value
+
+  def masking_vocab(self):
+    """masking.MaskingVocab the records were written with, from the vocab
+    section (present for records written with dynamic_masking).
+
+    Raises:
+      ValueError naming this file when the ids are not recorded.
+    """
+    from bert_tf.data import masking  # pylint: disable=g-import-not-at-top
+    ids = {name: self._typed("vocab", name, int, None) for name in ("cls_id", "sep_id", "mask_id")}
+    packed = self._typed("vocab", "subword_ids", str, None)
+    size = self.vocab_size
+    if None in ids.values() or packed is None or size is None:
+      raise ValueError(f"{self.source}: flags.dynamic_masking is true but vocab.cls_id/sep_id/"
+                       "mask_id/subword_ids/size are not all recorded: the input pipeline "
+                       "cannot mask these records; write them again")
+    try:
+      is_subword = masking.unpack_subword_ids(packed, size)
+    except Exception as e:  # noqa: BLE001 - base64 / zlib errors
+      raise ValueError(f"{self.source}: vocab.subword_ids is not readable ({e})") from None
+    return masking.MaskingVocab(size=size, is_subword=is_subword, **ids)
+
+  def check(self, max_seq_length=None, max_predictions_per_seq=None, vocab_size=None,
+            sentence_task=None):
     """Checks the records against what training will use; None skips a check.
 
     A setting the manifest does not record is not checked (the first
-    record's shapes are, by the input pipeline).
+    record's shapes are, by the input pipeline), except sentence_task,
+    which a manifest written before it existed records as "nsp".
 
     Raises:
       ValueError: one line naming the flag and its value, this file, the
@@ -344,6 +407,11 @@ class Manifest:
       vocab = f" (vocab {self.vocab_path})" if self.vocab_path else ""
       raise ValueError(f"the model config has vocab_size={vocab_size} but the records' "
                        f"manifest {self.source} has vocab.size={have}{vocab}")
+    have = self.sentence_task
+    if sentence_task is not None and have != sentence_task:
+      raise ValueError(f"--sentence_task={sentence_task} but the records' manifest {self.source} "
+                       f"has flags.sentence_task={have}")
+    _ = self.packing  # raises on a value this version does not know
     return self
 
 

@@ -9,8 +9,15 @@ in bert_tf.data.instances):
   positions (15% of the tokens), never [CLS] or [SEP]; with whole-word
   masking, a word and its ## pieces are masked together. `mask_batch` draws
   the same for many sequences at once with numpy.
-* Both put the chosen ids in place with `apply_masks`, and `count_outcomes`
-  is the one place that tells [MASK] / kept / random apart.
+* `mask_tokens_ngram` is ALBERT's n-gram rule (--max_ngram > 1): spans of
+  1..N consecutive units (words with whole-word masking, else WordPieces),
+  n drawn with probability proportional to 1/n; `choose_ngram_spans` is its
+  selection, returning the spans.
+* All of them put the chosen ids in place with `apply_masks`, and
+  `count_outcomes` is the one place that tells [MASK] / kept / random apart.
+* `pack_subword_ids` / `unpack_subword_ids`: the vocab's '##' flags in a
+  few KB of text, for a manifest that lets the input pipeline mask records
+  on the fly (bert_tf.data.dynamic_masking) without the vocab file.
 
 Documents are lists of sentences; sentences are lists of token ids.
 """
@@ -208,3 +215,140 @@ def choose_masks(sequences, masked_lm_prob, max_predictions_per_seq, vocab, gen)
   positions = np.pad(np.where(selected, positions, 0), ((0, 0), (0, pad)))
   labels = np.pad(np.where(selected, labels, 0), ((0, 0), (0, pad)))
   return tokens, positions, labels, np.where(selected, new, 0), counts
+
+
+def ngram_weights(max_ngram):
+  """Probabilities of span lengths 1..max_ngram: proportional to 1/n (ALBERT's
+  favor_shorter_ngram default). list of float, summing to 1."""
+  raw = [1.0 / n for n in range(1, max_ngram + 1)]
+  total = sum(raw)
+  return [w / total for w in raw]
+
+
+def mask_units(tokens, vocab, do_whole_word_mask):
+  """The units masking picks from: lists of positions, in order.
+
+  Every position but [CLS] and [SEP]; with whole-word masking a '##' piece
+  joins the unit before it (as in the original, even across a [SEP]).
+  """
+  cls_id, sep_id = vocab.cls_id, vocab.sep_id
+  units = []
+  for i, t in enumerate(tokens):
+    if t == cls_id or t == sep_id:
+      continue
+    if do_whole_word_mask and units and vocab.is_subword[t]:
+      units[-1].append(i)
+    else:
+      units.append([i])
+  return units
+
+
+def choose_ngram_spans(units, want, max_ngram, rng):
+  """ALBERT's n-gram selection: which spans of units to predict.
+
+  The rule (google-research/albert, create_masked_lm_predictions): visit
+  the units in random order; at each, draw n in 1..max_ngram with
+  probability proportional to 1/n (n capped by the units left from it:
+  ALBERT's slices end at the last unit, so a span there may hold fewer);
+  while the span of n units starting there would push the predictions
+  past `want`, try n - 1, down to 1; a span that still does not fit, or
+  that overlaps a chosen one, is skipped; stop once `want` are chosen.
+  With max_ngram=1 it is the original's whole-word rule (and, over single
+  WordPieces, a uniform random subset).
+
+  Where we differ: ALBERT draws n from numpy's global, unseeded generator,
+  so its data is not reproducible; here every draw comes from `rng`.
+
+  Args:
+    units: list of lists of positions (mask_units).
+    want: int, predictions wanted (num_to_predict).
+    max_ngram: int >= 1.
+    rng: random.Random.
+  Returns:
+    list of spans in the order chosen, each a list of unit indices
+    (consecutive); their positions total at most `want`.
+  """
+  cum = [0]
+  for unit in units:
+    cum.append(cum[-1] + len(unit))
+  cum_weights = []
+  total = 0.0
+  for w in ngram_weights(max_ngram):
+    total += w
+    cum_weights.append(total)
+  order = list(range(len(units)))
+  rng.shuffle(order)
+  covered = [False] * len(units)
+  spans = []
+  count = 0
+  for start in order:
+    if count >= want:
+      break
+    longest = min(max_ngram, len(units) - start)
+    # n ~ 1/n over 1..longest: a draw over the truncated weights.
+    u = rng.random() * cum_weights[longest - 1]
+    n = 1
+    while n < longest and u >= cum_weights[n - 1]:
+      n += 1
+    while n > 1 and count + cum[start + n] - cum[start] > want:
+      n -= 1
+    size = cum[start + n] - cum[start]
+    if count + size > want or any(covered[start:start + n]):
+      continue
+    for k in range(start, start + n):
+      covered[k] = True
+    spans.append(list(range(start, start + n)))
+    count += size
+  return spans
+
+
+def mask_tokens_ngram(tokens, masked_lm_prob, max_predictions_per_seq, vocab, rng,
+                      do_whole_word_mask=False, max_ngram=3):
+  """`mask_tokens` with n-gram spans (ALBERT's rule, see choose_ngram_spans).
+
+  The 80/10/10 rule applies to each position of a span on its own, as in
+  ALBERT (SpanBERT replaces whole spans alike; ALBERT does not).
+
+  Returns:
+    (output_tokens, positions, labels, span_lengths): as mask_tokens, and
+    the number of units of each chosen span.
+  """
+  want = num_to_predict(len(tokens), masked_lm_prob, max_predictions_per_seq)
+  units = mask_units(tokens, vocab, do_whole_word_mask)
+  spans = choose_ngram_spans(units, want, max_ngram, rng)
+  chosen = [i for span in spans for k in span for i in units[k]]
+  mask_id, size = vocab.mask_id, vocab.size
+  new_ids = []
+  for i in chosen:
+    if rng.random() < 0.8:
+      new_ids.append(mask_id)
+    elif rng.random() < 0.5:
+      new_ids.append(tokens[i])
+    else:
+      new_ids.append(rng.randint(0, size - 1))
+  positions = sorted(chosen)
+  labels = [tokens[i] for i in positions]
+  return apply_masks(tokens, chosen, new_ids), positions, labels, [len(s) for s in spans]
+
+
+def pack_subword_ids(is_subword):
+  """The '##' flags of a vocab (sequence of bool by id) as a short ASCII
+  string: the flag bits, zlib-compressed, base64 (about 2 KB for BERT's
+  30522 ids)."""
+  import base64
+  import zlib
+  bits = bytearray((len(is_subword) + 7) // 8)
+  for i, flag in enumerate(is_subword):
+    if flag:
+      bits[i >> 3] |= 1 << (i & 7)
+  return base64.b64encode(zlib.compress(bytes(bits), 9)).decode("ascii")
+
+
+def unpack_subword_ids(packed, size):
+  """The inverse of pack_subword_ids: tuple of `size` bools."""
+  import base64
+  import zlib
+  bits = zlib.decompress(base64.b64decode(packed.encode("ascii")))
+  if len(bits) != (size + 7) // 8:
+    raise ValueError(f"subword flags hold {len(bits) * 8} bits, not {size}")
+  return tuple(bool(bits[i >> 3] >> (i & 7) & 1) for i in range(size))

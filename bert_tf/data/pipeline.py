@@ -5,6 +5,14 @@ what the original google-research/bert script writes (no manifest: the
 shapes come from the first record). Files are sharded across input pipelines
 (one per worker under a multi-worker strategy), so each pipeline reads only
 its own files, in parallel, interleaved.
+
+Record variants (bert_tf.data.writer.DataOptions): `DataInfo.sentence_task`
+says which sentence label the records hold ("nsp", "sop": the feature
+next_sentence_labels; "none": no such key in the batches), and
+`DataInfo.masking` (a dynamic_masking.DynamicMasking, or None) that the
+records were written without masks: the pipeline masks each example from
+(seed, global example index), and yields exactly the static records'
+features, so the model and losses need no change.
 """
 
 import dataclasses
@@ -12,6 +20,7 @@ import dataclasses
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.data import dynamic_masking
 from bert_tf.data import files as files_lib
 from bert_tf.data import manifest as manifest_lib
 from bert_tf.data import schema
@@ -25,7 +34,11 @@ class DataInfo:
   compression: "" or "GZIP", from the first file's bytes;
   max_seq_length / max_predictions_per_seq: the record shapes;
   num_instances: from the manifest, None without one;
-  manifest: the records' manifest.Manifest, None without one.
+  manifest: the records' manifest.Manifest, None without one;
+  sentence_task: "nsp", "sop" or "none" (the manifest's; "nsp" without
+    one: records of the original script);
+  masking: dynamic_masking.DynamicMasking for records written with
+    --dynamic_masking (the pipeline masks them), None for masked records.
   """
   files: tuple
   compression: str
@@ -33,6 +46,8 @@ class DataInfo:
   max_predictions_per_seq: int
   num_instances: object = None
   manifest: object = None
+  sentence_task: str = "nsp"
+  masking: object = None
 
 
 def _first_record(path, compression):
@@ -42,7 +57,7 @@ def _first_record(path, compression):
 
 
 def check_data(input_patterns, max_seq_length, max_predictions_per_seq,
-               vocab_size=None, use_manifest=True, flag="--input_file"):
+               vocab_size=None, use_manifest=True, flag="--input_file", sentence_task=None):
   """Finds the record files and checks them against the training settings.
 
   The manifest (when the data writer left one) is checked for
@@ -56,6 +71,8 @@ def check_data(input_patterns, max_seq_length, max_predictions_per_seq,
     vocab_size: int, the model's vocab_size (config), or None to skip.
     use_manifest: False to check the records alone.
     flag: the flag the patterns came from, named in errors.
+    sentence_task: "nsp", "sop" or "none" that the caller trains with, or
+      None to take the records' (DataInfo.sentence_task).
   Returns:
     DataInfo.
   Raises:
@@ -65,26 +82,58 @@ def check_data(input_patterns, max_seq_length, max_predictions_per_seq,
   files = manifest_lib.record_files(input_patterns, flag)
   manifest = manifest_lib.Manifest.find(input_patterns) if use_manifest else None
   if manifest is not None:
-    manifest.check(max_seq_length, max_predictions_per_seq, vocab_size)
+    manifest.check(max_seq_length, max_predictions_per_seq, vocab_size, sentence_task)
   # The bytes, not the manifest or the name: they cannot be stale.
   compression = files_lib.compression_of(files[0])
   if manifest is not None and manifest.gzip is not None and manifest.gzip != (compression == "GZIP"):
     logging.warning("%s says compression=%r but %s is %s; reading it as the bytes say",
                     manifest.source, manifest.compression, files[0], compression or "plain")
-  seq, preds = schema.shapes_of_record(_first_record(files[0], compression))
+  first = _first_record(files[0], compression)
+  seq, preds = schema.shapes_of_record(first)
+  masked, has_label = schema.features_of_record(first)
+  task, masking = _variant_of(manifest, files[0], masked, has_label)
+  if preds is None:
+    preds = manifest.max_predictions_per_seq
   for name, want, have in (("max_seq_length", max_seq_length, seq),
                            ("max_predictions_per_seq", max_predictions_per_seq, preds)):
     if have != want:
       raise ValueError(f"--{name}={want} but the records in {files[0]} have {name}={have}")
+  if sentence_task is not None and sentence_task != task:
+    raise ValueError(f"--sentence_task={sentence_task} but the records in {files[0]} "
+                     f"have sentence_task={task}")
   return DataInfo(files=tuple(files), compression=compression, max_seq_length=seq,
                   max_predictions_per_seq=preds,
                   num_instances=manifest.instances if manifest is not None else None,
-                  manifest=manifest)
+                  manifest=manifest, sentence_task=task, masking=masking)
+
+
+def _variant_of(manifest, path, masked, has_label):
+  """(sentence_task, DynamicMasking or None) of records whose first record
+  (at `path`) has masked_lm_* features / a sentence label or not, checked
+  against their manifest (None: records of the original script)."""
+  if manifest is None:
+    if not masked:
+      raise ValueError(f"the records in {path} have no masked_lm_* features (written with "
+                       "--dynamic_masking) but no manifest beside them: the input pipeline "
+                       "needs it to mask them; keep the writer's manifest with the records")
+    if not has_label:
+      raise ValueError(f"the records in {path} have no next_sentence_labels but no manifest "
+                       "says which objective they were written for; keep the writer's "
+                       "manifest with the records")
+    return "nsp", None
+  task = manifest.sentence_task
+  dynamic = manifest.dynamic_masking
+  if masked == dynamic or has_label != (task != "none"):
+    raise ValueError(
+        f"{manifest.source} says dynamic_masking={dynamic}, sentence_task={task} but the "
+        f"records in {path} have {'' if masked else 'no '}masked_lm_* features and "
+        f"{'a' if has_label else 'no'} next_sentence_labels")
+  return task, dynamic_masking.DynamicMasking.from_manifest(manifest)
 
 
 def make_dataset(files, batch_size, max_seq_length, max_predictions_per_seq,
                  is_training, compression="", input_context=None, seed=None,
-                 shuffle_buffer=10000, cycle_length=8):
+                 shuffle_buffer=10000, cycle_length=8, sentence_task="nsp", masking=None):
   """Builds the tf.data pipeline of parsed, batched features.
 
   Args:
@@ -98,9 +147,18 @@ def make_dataset(files, batch_size, max_seq_length, max_predictions_per_seq,
     input_context: tf.distribute.InputContext or None; files are sharded by
       `input_pipeline_id` (records are, when there are fewer files than
       pipelines).
+    seed: int or None: the shuffles' seed, and the masks' (0 when None).
+    sentence_task: "none" for records without next_sentence_labels.
+    masking: dynamic_masking.DynamicMasking for records written without
+      masks (DataInfo.masking): each example is masked from (seed, its
+      global index in this pipeline's stream, counted after the shuffle
+      and repeat), so a later epoch gets new masks and a run repeats
+      exactly for a seed.
   Returns:
     tf.data.Dataset of dicts as `schema.parse_examples` returns, with static
-    batch dimension `batch_size` (drop_remainder=True, as TPUs and XLA want).
+    batch dimension `batch_size` (drop_remainder=True, as TPUs and XLA want);
+    the same features for dynamic records (masked here); no
+    next_sentence_labels with sentence_task "none".
   """
   files = list(files)
   num_pipelines = input_context.num_input_pipelines if input_context else 1
@@ -134,11 +192,29 @@ def make_dataset(files, batch_size, max_seq_length, max_predictions_per_seq,
     ds = tf.data.TFRecordDataset(ds, compression_type=compression)
     if shard_records:
       ds = ds.shard(num_pipelines, pipeline_id)
+  sentence_label = sentence_task != "none"
+  if masking is None:
+    ds = ds.batch(batch_size, drop_remainder=True)
+    # Parsing a whole batch at once is much faster than record by record.
+    ds = ds.map(lambda serialized: schema.parse_examples(
+        serialized, max_seq_length, max_predictions_per_seq, sentence_label=sentence_label),
+                num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.prefetch(tf.data.AUTOTUNE)
+  mask_seed = int(seed or 0)
+
+  def draws(index, serialized):
+    # Unique over pipelines: pipeline k takes indices k, k + P, k + 2P, ...
+    global_index = index * num_pipelines + pipeline_id
+    return serialized, dynamic_masking.example_draws(mask_seed, global_index, max_seq_length)
+
+  def parse_and_mask(serialized, example_draws):
+    features = schema.parse_examples(serialized, max_seq_length, max_predictions_per_seq,
+                                     masked=False, sentence_label=sentence_label)
+    return dynamic_masking.mask_batch(features, example_draws, masking)
+
+  ds = ds.enumerate().map(draws, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
   ds = ds.batch(batch_size, drop_remainder=True)
-  # Parsing a whole batch at once is much faster than record by record.
-  ds = ds.map(lambda serialized: schema.parse_examples(
-      serialized, max_seq_length, max_predictions_per_seq),
-              num_parallel_calls=tf.data.AUTOTUNE)
+  ds = ds.map(parse_and_mask, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
   return ds.prefetch(tf.data.AUTOTUNE)
 
 
@@ -162,6 +238,6 @@ def distributed_dataset(strategy, info, global_batch_size, is_training, seed=Non
         info.files, input_context.get_per_replica_batch_size(global_batch_size),
         info.max_seq_length, info.max_predictions_per_seq, is_training,
         compression=info.compression, input_context=input_context, seed=seed,
-        shuffle_buffer=shuffle_buffer)
+        shuffle_buffer=shuffle_buffer, sentence_task=info.sentence_task, masking=info.masking)
 
   return strategy.distribute_datasets_from_function(dataset_fn)

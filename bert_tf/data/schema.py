@@ -13,6 +13,15 @@ either tool:
   masked_lm_weights     FloatList [max_predictions_per_seq], 1.0 real, 0.0 padding
   next_sentence_labels  Int64List [1]: 0 = B really follows A, 1 = B is random
 
+Variants (the writer's --sentence_task, --dynamic_masking; see
+bert_tf.data.writer.DataOptions) leave features out rather than write
+dummies: with --sentence_task=sop next_sentence_labels holds the sentence
+order label (1 = A and B swapped, ALBERT's convention, under the same name);
+with --sentence_task=none it is absent; with --dynamic_masking the three
+masked_lm_* features are absent and input_ids holds the real tokens (the
+input pipeline masks them). `parse_examples` gives the parsed features of
+either kind.
+
 Serialization is hand-encoded protobuf wire format (the writer's hot path);
 the bytes are identical to `tf.train.Example.SerializeToString(
 deterministic=True)` of the same values, which the tests check.
@@ -109,12 +118,18 @@ class ExampleEncoder:
       input_ids: list of int, the real tokens ([CLS] A [SEP] B [SEP]), at most
         max_seq_length; padded here.
       num_segment_a: int, segment ids are 0 for the first num_segment_a
-        tokens ([CLS] A [SEP]) and 1 for the rest.
-      masked_lm_positions: list of int, sorted, at most max_predictions_per_seq.
-      masked_lm_ids: list of int, the original ids at those positions.
-      next_sentence_label: int, IS_NEXT or IS_RANDOM.
+        tokens ([CLS] A [SEP]) and 1 for the rest (all of them: one segment).
+      masked_lm_positions: list of int, sorted, at most max_predictions_per_seq;
+        None leaves the three masked_lm_* features out (dynamic masking).
+      masked_lm_ids: list of int, the original ids at those positions (None
+        with masked_lm_positions None).
+      next_sentence_label: int, IS_NEXT or IS_RANDOM (or the sentence order
+        label); None leaves next_sentence_labels out.
     """
     seq, preds = self.max_seq_length, self.max_predictions_per_seq
+    if masked_lm_positions is None or next_sentence_label is None:
+      return self._encode_variant(input_ids, num_segment_a, masked_lm_positions,
+                                  masked_lm_ids, next_sentence_label)
     n, p = len(input_ids), len(masked_lm_positions)
     if n > seq or p > preds:
       raise ValueError(f"instance of {n} tokens / {p} predictions exceeds "
@@ -139,6 +154,37 @@ class ExampleEncoder:
     ))
     return b"\x0a" + varint(len(features)) + features
 
+  def _encode_variant(self, input_ids, num_segment_a, masked_lm_positions, masked_lm_ids,
+                      next_sentence_label):
+    """encode_pair without the masked_lm_* features and/or the sentence
+    label: the same framing, features still in sorted-key order. Off the
+    hot path of the original's records, so written plainly."""
+    seq, preds = self.max_seq_length, self.max_predictions_per_seq
+    n = len(input_ids)
+    p = 0 if masked_lm_positions is None else len(masked_lm_positions)
+    if n > seq or p > preds:
+      raise ValueError(f"instance of {n} tokens / {p} predictions exceeds "
+                       f"max_seq_length {seq} / max_predictions_per_seq {preds}")
+    varint = self._table.__getitem__
+    zeros = self._zeros
+    zeros_seq = zeros[seq - n]
+    ids = b"".join(map(varint, input_ids)) + zeros_seq
+    parts = [self._header("input_ids", len(ids)), ids,
+             self._fixed["input_mask"], b"\x01" * n, zeros_seq]
+    if masked_lm_positions is not None:
+      zeros_pred = zeros[preds - p]
+      lm_ids = b"".join(map(varint, masked_lm_ids)) + zeros_pred
+      lm_pos = b"".join(map(varint, masked_lm_positions)) + zeros_pred
+      parts += [self._header("masked_lm_ids", len(lm_ids)), lm_ids,
+                self._header("masked_lm_positions", len(lm_pos)), lm_pos,
+                self._fixed["masked_lm_weights"], self._weights[p]]
+    if next_sentence_label is not None:
+      parts += [self._fixed["next_sentence_labels"], self._table[next_sentence_label]]
+    parts += [self._fixed["segment_ids"], zeros[num_segment_a], b"\x01" * (n - num_segment_a),
+              zeros_seq]
+    features = b"".join(parts)
+    return b"\x0a" + varint(len(features)) + features
+
   def encode(self, input_ids, segment_ids, masked_lm_positions, masked_lm_ids,
              next_sentence_label):
     """`encode_pair` with the segment ids spelled out, for callers that
@@ -161,47 +207,76 @@ class ExampleEncoder:
                             next_sentence_label)
 
 
-def feature_spec(max_seq_length, max_predictions_per_seq):
-  """tf.io parsing spec of one record: dict name -> FixedLenFeature."""
+MASKED_LM_FEATURES = ("masked_lm_positions", "masked_lm_ids", "masked_lm_weights")
+SENTENCE_FEATURE = "next_sentence_labels"
+REQUIRED_FEATURES = ("input_ids", "input_mask", "segment_ids")
+
+
+def feature_spec(max_seq_length, max_predictions_per_seq, masked=True, sentence_label=True):
+  """tf.io parsing spec of one record: dict name -> FixedLenFeature.
+
+  masked: False for records without masked_lm_* (dynamic masking);
+  sentence_label: False for records without next_sentence_labels.
+  """
   import tensorflow as tf
   spec = {}
   for name in INT_FEATURES:
-    length = 1 if name == "next_sentence_labels" else (
+    if (name in MASKED_LM_FEATURES and not masked) or (
+        name == SENTENCE_FEATURE and not sentence_label):
+      continue
+    length = 1 if name == SENTENCE_FEATURE else (
         max_predictions_per_seq if name.startswith("masked_lm") else max_seq_length)
     spec[name] = tf.io.FixedLenFeature([length], tf.int64)
-  spec["masked_lm_weights"] = tf.io.FixedLenFeature([max_predictions_per_seq], tf.float32)
+  if masked:
+    spec["masked_lm_weights"] = tf.io.FixedLenFeature([max_predictions_per_seq], tf.float32)
   return spec
 
 
-def parse_examples(serialized, max_seq_length, max_predictions_per_seq):
+def parse_examples(serialized, max_seq_length, max_predictions_per_seq, masked=True,
+                   sentence_label=True):
   """Parses a batch of serialized records for the model.
 
   Args:
     serialized: tf.string [batch].
+    masked, sentence_label: which optional features the records hold (see
+      feature_spec).
   Returns:
     dict of int32 tensors (tf.Example only has int64, but TPUs want int32)
     input_ids, input_mask, segment_ids [batch, max_seq_length];
     masked_lm_positions, masked_lm_ids [batch, max_predictions_per_seq];
     next_sentence_labels [batch, 1]; and float32 masked_lm_weights
-    [batch, max_predictions_per_seq].
+    [batch, max_predictions_per_seq]; the optional ones only when asked for.
   """
   import tensorflow as tf
-  parsed = tf.io.parse_example(serialized, feature_spec(max_seq_length, max_predictions_per_seq))
+  parsed = tf.io.parse_example(serialized, feature_spec(
+      max_seq_length, max_predictions_per_seq, masked, sentence_label))
   return {name: (tf.cast(t, tf.int32) if t.dtype == tf.int64 else t)
           for name, t in parsed.items()}
 
 
 def shapes_of_record(serialized):
   """Reads (max_seq_length, max_predictions_per_seq) from one serialized
-  record, for records written without a manifest (e.g. by the original)."""
+  record, for records written without a manifest (e.g. by the original).
+  max_predictions_per_seq is None for a record without masked_lm_*
+  features (written with --dynamic_masking)."""
   import tensorflow as tf
   try:
     example = tf.train.Example.FromString(serialized)
   except Exception as e:  # noqa: BLE001 - protobuf's DecodeError
     raise ValueError(f"record is not a tf.train.Example ({type(e).__name__})") from None
   feature = example.features.feature
-  missing = [name for name in FEATURE_NAMES if name not in feature]
+  masked = [name for name in MASKED_LM_FEATURES if name in feature]
+  missing = [name for name in REQUIRED_FEATURES if name not in feature]
+  if masked and len(masked) < len(MASKED_LM_FEATURES):
+    missing += [name for name in MASKED_LM_FEATURES if name not in feature]
   if missing:
     raise ValueError(f"record is not a BERT pretraining example: missing features {missing}")
   return (len(feature["input_ids"].int64_list.value),
-          len(feature["masked_lm_positions"].int64_list.value))
+          len(feature["masked_lm_positions"].int64_list.value) if masked else None)
+
+
+def features_of_record(serialized):
+  """(has masked_lm_* features, has next_sentence_labels) of one serialized record."""
+  import tensorflow as tf
+  feature = tf.train.Example.FromString(serialized).features.feature
+  return "masked_lm_positions" in feature, SENTENCE_FEATURE in feature

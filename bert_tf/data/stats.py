@@ -49,7 +49,8 @@ def record_statistics(input_patterns, mask_id, batch_size=1024, flag="--input_fi
       .json sidecars they match are left out).
     mask_id: id of [MASK] in the vocab the records were written with.
   Returns:
-    dict in the manifest's layout: files (number of files), max_seq_length,
+    dict in the manifest's layout (nsp_random None for records without a
+    sentence label): files (number of files), max_seq_length,
     max_predictions_per_seq, counts {COUNTS}, shares {SHARES} (shorter_than_64
     None when no instance can be 64 tokens long, as in the manifest).
   Raises:
@@ -65,9 +66,13 @@ def record_statistics(input_patterns, mask_id, batch_size=1024, flag="--input_fi
   if first is None:
     raise ValueError(f"{files[0]}: no record")
   seq, preds = schema.shapes_of_record(first.numpy())
+  # Records of the variants may lack the masks (dynamic masking: figures of
+  # masks are 0) or the sentence label (nsp_random None).
+  has_masks, has_label = schema.features_of_record(first.numpy())
   ds = (tf.data.TFRecordDataset(files, compression_type=compression)
         .batch(batch_size)
-        .map(lambda x: schema.parse_examples(x, seq, preds)))
+        .map(lambda x: schema.parse_examples(x, seq, preds or 0, masked=has_masks,
+                                             sentence_label=has_label)))
   n = tokens = predictions = masked = kept = nsp = short = 0
   for batch in ds:
     b = {k: v.numpy() for k, v in batch.items()}
@@ -75,19 +80,21 @@ def record_statistics(input_patterns, mask_id, batch_size=1024, flag="--input_fi
     lengths = b["input_mask"].sum(axis=1)
     tokens += int(lengths.sum())
     short += int((lengths < 64).sum())
-    w = b["masked_lm_weights"] > 0
-    predictions += int(w.sum())
-    at = np.take_along_axis(b["input_ids"], b["masked_lm_positions"], axis=1)
-    masked += int(((at == mask_id) & w).sum())
-    kept += int(((at == b["masked_lm_ids"]) & (at != mask_id) & w).sum())
-    nsp += int(b["next_sentence_labels"].sum())
+    if has_masks:
+      w = b["masked_lm_weights"] > 0
+      predictions += int(w.sum())
+      at = np.take_along_axis(b["input_ids"], b["masked_lm_positions"], axis=1)
+      masked += int(((at == mask_id) & w).sum())
+      kept += int(((at == b["masked_lm_ids"]) & (at != mask_id) & w).sum())
+    if has_label:
+      nsp += int(b["next_sentence_labels"].sum())
   if n == 0:
     raise ValueError(f"{','.join(files)}: no record")
   p = max(predictions, 1)
   return {
       "files": len(files),
       "max_seq_length": seq,
-      "max_predictions_per_seq": preds,
+      "max_predictions_per_seq": preds,  # None: records without masks
       "counts": {"instances": n, "tokens": tokens, "predictions": predictions},
       "shares": {
           "mean_tokens": tokens / n,
@@ -96,7 +103,7 @@ def record_statistics(input_patterns, mask_id, batch_size=1024, flag="--input_fi
           "masked": masked / p,
           "kept": kept / p,
           "random": (predictions - masked - kept) / p,
-          "nsp_random": nsp / n,
+          "nsp_random": nsp / n if has_label else None,
           "shorter_than_64": short / n if seq >= 64 else None,
       },
   }

@@ -58,6 +58,8 @@ HISTOGRAM_BUCKET = 16  # tokens per bucket of the length histogram
 # 2048 x (512 + max_seq_length) words, a few MB, whatever the corpus size.
 NEGATIVE_POOL_DOCUMENTS = 2048
 NEGATIVE_POOL_WORDS = 512
+SENTENCE_TASKS = ("nsp", "sop", "none")
+PACKINGS = ("segment_pair", "full_sentences", "doc_sentences")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +78,19 @@ class DataOptions:
   # stops with an error naming the file and offset, as the original does
   # under Python 3 (its text-mode GFile decodes strictly).
   decode_errors: str = "ignore"
+  # RoBERTa / ALBERT variants; the defaults are the original's records.
+  # sentence_task: "nsp" (the original), "sop" (ALBERT's sentence order:
+  # next_sentence_labels = 1 when A and B are swapped), "none" (no label).
+  sentence_task: str = "nsp"
+  # packing: "segment_pair" ([CLS] A [SEP] B [SEP], the original),
+  # "full_sentences" / "doc_sentences" (RoBERTa's: one segment of whole
+  # sentences, across / within documents; see instances.pack_sentences).
+  packing: str = "segment_pair"
+  # Masked spans of 1..max_ngram units, n with probability ~ 1/n (ALBERT's).
+  max_ngram: int = 1
+  # Write the real tokens and no masked_lm_* features: the input pipeline
+  # masks each example anew (bert_tf.data.dynamic_masking).
+  dynamic_masking: bool = False
 
   def validate(self):
     """Raises ValueError naming the flag and value of an impossible option."""
@@ -94,6 +109,20 @@ class DataOptions:
       raise ValueError(f"--block_bytes={self.block_bytes}: must be positive")
     if self.decode_errors not in ("ignore", "strict"):
       raise ValueError(f"--decode_errors={self.decode_errors}: must be ignore or strict")
+    if self.sentence_task not in SENTENCE_TASKS:
+      raise ValueError(f"--sentence_task={self.sentence_task}: must be one of "
+                       f"{', '.join(SENTENCE_TASKS)}")
+    if self.packing not in PACKINGS:
+      raise ValueError(f"--packing={self.packing}: must be one of {', '.join(PACKINGS)}")
+    if self.sentence_task != "none" and self.packing != "segment_pair":
+      raise ValueError(f"--sentence_task={self.sentence_task} needs --packing=segment_pair "
+                       f"(a sentence pair), not --packing={self.packing}; use "
+                       "--sentence_task=none with it")
+    if self.sentence_task == "none" and self.packing == "segment_pair":
+      raise ValueError("--sentence_task=none needs --packing=full_sentences or doc_sentences "
+                       "(--packing=segment_pair makes sentence pairs for nsp or sop)")
+    if self.max_ngram < 1:
+      raise ValueError(f"--max_ngram={self.max_ngram}: must be at least 1")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -479,6 +508,11 @@ class BlockStats:
 def pass_records(documents, seed, options, masking_vocab, encoder, negatives=instances.NO_NEGATIVES):
   """One pass of the original algorithm over a block's documents.
 
+  The options pick the variant: sentence pairs with NSP labels (the
+  original), with SOP labels, or packed sentences without a label
+  (options.sentence_task / packing); masks of single units or n-grams
+  (max_ngram), or none at all (dynamic_masking: the pipeline masks).
+
   Args:
     documents: list of documents (lists of non-empty lists of int ids).
     seed: int, this pass's seed (pass_seed).
@@ -490,47 +524,87 @@ def pass_records(documents, seed, options, masking_vocab, encoder, negatives=ins
     (records, stats): serialized tf.train.Examples, and BlockStats (documents
     and sentences not counted: a block counts them once).
   """
-  import numpy as np
   rng = random.Random(seed)
   stats = BlockStats.for_options(options)
   documents = list(documents)
   rng.shuffle(documents)
-  cls_id, sep_id = masking_vocab.cls_id, masking_vocab.sep_id
-  sequences, num_as, labels_nsp = [], [], []
-  for doc_index in range(len(documents)):
-    for pair in instances.create_pairs_from_document(
-        documents, doc_index, options.max_seq_length, options.short_seq_prob, rng, negatives):
-      tokens, num_a = instances.build_instance(pair.tokens_a, pair.tokens_b, cls_id, sep_id)
-      sequences.append(tokens)
-      num_as.append(num_a)
-      labels_nsp.append(schema.IS_RANDOM if pair.is_random_next else schema.IS_NEXT)
-      stats.nsp_random_from_same_document += pair.random_from_same_document
+  sequences, num_as, labels = _pass_instances(documents, options, masking_vocab, rng, negatives,
+                                              stats)
   if not sequences:
     return [], stats
-  if options.do_whole_word_mask:
-    masked_sequences = [masking.mask_tokens(
-        tokens, options.masked_lm_prob, options.max_predictions_per_seq, masking_vocab, rng,
-        do_whole_word_mask=True) for tokens in sequences]
-  else:
-    masked_sequences = masking.mask_batch(
-        sequences, options.masked_lm_prob, options.max_predictions_per_seq, masking_vocab,
-        np.random.default_rng(seed))
+  masked_sequences = _pass_masks(sequences, seed, options, masking_vocab, rng)
   records = []
   encode = encoder.encode_pair
   hist = stats.length_histogram
   mask_id = masking_vocab.mask_id
-  for (output, positions, labels), num_a, label_nsp in zip(masked_sequences, num_as, labels_nsp):
-    records.append(encode(output, num_a, positions, labels, label_nsp))
-    masked, kept, replaced = masking.count_outcomes(output, positions, labels, mask_id)
+  for (output, positions, lm_labels), num_a, label in zip(masked_sequences, num_as, labels):
+    records.append(encode(output, num_a, positions, lm_labels, label))
+    hist[len(output) // HISTOGRAM_BUCKET] += 1
+    if positions is None:
+      continue
+    masked, kept, replaced = masking.count_outcomes(output, positions, lm_labels, mask_id)
     stats.masked += masked
     stats.kept += kept
     stats.random += replaced
     stats.predictions += len(positions)
-    hist[len(output) // HISTOGRAM_BUCKET] += 1
   stats.instances = len(records)
   stats.tokens = sum(map(len, sequences))
-  stats.nsp_random = sum(labels_nsp)
+  stats.nsp_random = sum(label or 0 for label in labels)
   return records, stats
+
+
+def _pass_instances(documents, options, masking_vocab, rng, negatives, stats):
+  """The unmasked instances of one pass: (sequences, num_as, labels).
+
+  sequences: lists of int ids with [CLS]/[SEP]; num_as: segment-0 tokens
+  of each; labels: IS_NEXT / IS_RANDOM (sop: 1 = swapped), None for
+  sentence_task none.
+  """
+  cls_id, sep_id = masking_vocab.cls_id, masking_vocab.sep_id
+  sequences, num_as, labels = [], [], []
+  if options.packing != "segment_pair":
+    for tokens in instances.pack_sentences(
+        documents, options.max_seq_length, rng,
+        cross_documents=options.packing == "full_sentences", sep_id=sep_id):
+      ids, num_a = instances.build_single(tokens, cls_id, sep_id)
+      sequences.append(ids)
+      num_as.append(num_a)
+      labels.append(None)
+    return sequences, num_as, labels
+  for doc_index in range(len(documents)):
+    if options.sentence_task == "sop":
+      pairs = instances.create_sop_pairs_from_document(
+          documents[doc_index], options.max_seq_length, options.short_seq_prob, rng)
+    else:
+      pairs = instances.create_pairs_from_document(
+          documents, doc_index, options.max_seq_length, options.short_seq_prob, rng, negatives)
+    for pair in pairs:
+      tokens, num_a = instances.build_instance(pair.tokens_a, pair.tokens_b, cls_id, sep_id)
+      sequences.append(tokens)
+      num_as.append(num_a)
+      labels.append(schema.IS_RANDOM if pair.is_random_next else schema.IS_NEXT)
+      stats.nsp_random_from_same_document += pair.random_from_same_document
+  return sequences, num_as, labels
+
+
+def _pass_masks(sequences, seed, options, masking_vocab, rng):
+  """[(output, positions, labels)] of the pass's sequences; positions and
+  labels None with dynamic masking (the input pipeline masks)."""
+  import numpy as np
+  if options.dynamic_masking:
+    return [(tokens, None, None) for tokens in sequences]
+  if options.max_ngram > 1:
+    return [masking.mask_tokens_ngram(
+        tokens, options.masked_lm_prob, options.max_predictions_per_seq, masking_vocab, rng,
+        do_whole_word_mask=options.do_whole_word_mask, max_ngram=options.max_ngram)[:3]
+            for tokens in sequences]
+  if options.do_whole_word_mask:
+    return [masking.mask_tokens(
+        tokens, options.masked_lm_prob, options.max_predictions_per_seq, masking_vocab, rng,
+        do_whole_word_mask=True) for tokens in sequences]
+  return masking.mask_batch(
+      sequences, options.masked_lm_prob, options.max_predictions_per_seq, masking_vocab,
+      np.random.default_rng(seed))
 
 
 def shuffle_block(pass_results, block_index, random_seed):
@@ -805,6 +879,10 @@ def finish_run(plan, outputs, vocab, options, total, started, num_workers, reuse
       for leftover in (path, path + ".stats.json"):
         if tf.io.gfile.exists(leftover):
           tf.io.gfile.remove(leftover)
+    if options.sentence_task == "sop" and total.sentences > 0:
+      raise ValueError(f"--sentence_task=sop: no instance could be made from "
+                       f"{len(plan.files)} file(s): no document has two sentences (a sentence "
+                       "order pair needs two consecutive segments of one document)")
     raise ValueError(f"--input_file: no instance could be made from {len(plan.files)} file(s) "
                      "(no line has a token in this vocab)")
   if total.nsp_random_from_same_document:

@@ -32,10 +32,15 @@ def _shard_bytes(outputs):
   return [open(p, "rb").read() for p in outputs.paths()]
 
 
-def test_beam_and_local_drivers_write_identical_shards(tmp_path):
+@pytest.mark.parametrize("variant", [
+    {},
+    {"sentence_task": "sop", "max_ngram": 3, "do_whole_word_mask": True},
+    {"sentence_task": "none", "packing": "full_sentences", "dynamic_masking": True},
+])
+def test_beam_and_local_drivers_write_identical_shards(tmp_path, variant):
   inputs, vocab = _write_inputs(tmp_path)
   options = writer.DataOptions(max_seq_length=32, max_predictions_per_seq=5,
-                                         dupe_factor=2, block_bytes=600)
+                                         dupe_factor=2, block_bytes=600, **variant)
   local = writer.Outputs(directory=str(tmp_path / "local"), num_shards=3)
   via_beam = writer.Outputs(directory=str(tmp_path / "beam"), num_shards=3)
   local_manifest = writer.create_pretraining_data(inputs, local, vocab, options,
