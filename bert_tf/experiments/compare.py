@@ -189,7 +189,7 @@ def write_records(options, text_file, vocab_file, name, record_options, dupe_fac
   their manifest exists); returns the records glob."""
   directory = os.path.join(options.output_dir, "records", name)
   outputs = writer.Outputs(directory=directory, num_shards=2)
-  if not files_exists(outputs.manifest_path):
+  if not files_exists(outputs.manifest_path()):
     data_options = writer.DataOptions(
         max_seq_length=options.max_seq_length,
         max_predictions_per_seq=options.max_predictions_per_seq, dupe_factor=dupe_factor,

@@ -129,8 +129,7 @@ def _check_data(config, bert_config, replicas):
 def _objective(config, train_info, eval_info):
   """The objective of `config.objective` on these records (training's and
   eval's must hold the same sentence task)."""
-  tasks = {getattr(info, "sentence_task", None) for info in (train_info, eval_info)
-           if info is not None}
+  tasks = {info.sentence_task for info in (train_info, eval_info) if info is not None}
   if len(tasks) > 1:
     raise ValueError(f"training records have sentence_task={train_info.sentence_task} but "
                      f"eval records ({config.eval_input_file}) have "
@@ -153,7 +152,7 @@ def _build(config, bert_config, strategy, objective):
       # Dynamic loss scaling: skips the update and halves the scale when the
       # float16 gradients overflow.
       optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-    optimizer.build(model.trainable_variables)
+    optimizer.build(objective.trainable_variables(model))
     global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step",
                               aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
   return model, optimizer, global_step
@@ -209,7 +208,7 @@ class StepFunctions:
     self.objective = objective
     # Metrics of a training step, averaged over a host loop.
     self.train_keys = objective.metric_keys + ("gradient_norm",)
-    self.trainable = model.trainable_variables
+    self.trainable = objective.trainable_variables(model)
     self.accum = config.grad_accum_steps
     self.loss_scaling = config.mixed_precision == "float16"
     # Only the forward/backward is compiled: it holds no cross-replica

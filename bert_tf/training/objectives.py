@@ -4,7 +4,8 @@ An objective is everything that changes when the pretraining task changes:
 
   features       the record features its batches must carry (the records'
                  manifest says which the data holds: `sentence_task`)
-  build_model    the Keras model and its heads (in `bert_tf/models/`)
+  build_model    the Keras model and its heads (in `bert_tf/models/`);
+                 `trainable_variables` the ones its loss trains
   loss           additive sums of a batch (`loss_sums`), the normalizers
                  all-reduced across replicas (`global_counts`), this
                  replica's share of the loss (`replica_loss`), metrics from
@@ -90,6 +91,21 @@ class BertObjective:
                                     sentence_head=self.sentence_name is not None)
     model.objective_name = self.name  # read back by `of_model` (export)
     return model
+
+  def trainable_variables(self, model):
+    """The variables the loss trains: all of the model's trainable ones,
+    less the encoder's pooler when no sentence-pair head reads it (MLM
+    alone, as RoBERTa, whose pretraining has no pooler): it gets no
+    gradient, and weight decay alone would shrink it."""
+    variables = model.trainable_variables
+    if self.sentence_name is not None:
+      return variables
+    try:
+      pooler = model.encoder.get_layer("pooled_dense")
+    except ValueError:
+      return variables
+    unused = {id(v) for v in pooler.trainable_variables}
+    return [v for v in variables if id(v) not in unused]
 
   def loss_sums(self, outputs, features):
     """Additive float32 sums of a batch (`sum_keys`)."""

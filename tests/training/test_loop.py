@@ -267,3 +267,40 @@ def test_setting_warnings(caplog):
   # Eval only: no warmup warning, whatever the steps.
   eval_only = loop.TrainConfig(**dict(base.__dict__, do_train=False, num_train_steps=1))
   assert train_config.setting_warnings(eval_only) == []
+
+
+@pytest.mark.parametrize("changes, objective, sentence_keys", [
+    ({"sentence_task": "sop"}, "mlm_sop", ("sentence_order_accuracy", "sentence_order_loss")),
+    ({"sentence_task": "none", "packing": "full_sentences", "dynamic_masking": True}, "mlm", ()),
+])
+def test_the_records_choose_the_objective_and_its_metric_names(tmp_path, changes, objective,
+                                                                sentence_keys):
+  import test_writer as tw
+  from bert_tf.data import writer
+  vocab = tw.write_vocab(tmp_path / "vocab.txt")
+  tw.write_corpus(tmp_path / "corpus.txt")
+  options = writer.DataOptions(max_seq_length=SEQ, max_predictions_per_seq=PREDS,
+                               dupe_factor=2, random_seed=7, block_bytes=4000, **changes)
+  writer.create_pretraining_data(str(tmp_path / "corpus.txt"),
+                                 writer.Outputs(directory=str(tmp_path / "rec"), num_shards=1),
+                                 vocab, options, num_workers=1)
+  from bert_tf.data import tokenization
+  bert_config = tiny_bert_config().replace(
+      vocab_size=len(tokenization.load_vocab(vocab).tokens))
+  config = tiny_train_config(tmp_path, input_file=str(tmp_path / "rec" / "*.tfrecord"),
+                             do_eval=True, num_train_steps=2, num_warmup_steps=1)
+  result = loop.run(config, bert_config)
+  expected = {"global_step", "loss", "masked_lm_accuracy", "masked_lm_loss"} | set(sentence_keys)
+  assert set(result["eval"]) == expected
+  with open(tmp_path / "out" / "eval_results.txt") as f:
+    assert {line.split(" = ")[0] for line in f} == expected
+  assert (result["model"].nsp_head is None) == (objective == "mlm")
+  from bert_tf.training import objectives
+  assert objectives.from_checkpoint(tf.train.latest_checkpoint(str(tmp_path / "out"))).name \
+      == objective
+  # Naming another objective than the records hold is refused before training.
+  other = "mlm_nsp"
+  with pytest.raises(ValueError, match=f"--objective={other} needs records written with "
+                     "--sentence_task=nsp"):
+    loop.run(tiny_train_config(tmp_path, input_file=str(tmp_path / "rec" / "*.tfrecord"),
+                               output_dir=str(tmp_path / "other"), objective=other), bert_config)

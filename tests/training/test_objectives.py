@@ -125,3 +125,18 @@ def test_a_checkpoint_records_its_objective(tmp_path):
   older = tmp_path / "older"
   tf.train.Checkpoint(step=tf.Variable(3)).save(str(older / "ckpt"))
   assert objectives.from_checkpoint(tf.train.latest_checkpoint(str(older))).name == "mlm_nsp"
+
+
+def test_mlm_alone_does_not_train_the_unused_pooler():
+  config = tiny_bert_config(dropout=0.0)
+  mlm, nsp = objectives.get("mlm"), objectives.get("mlm_nsp")
+  model = mlm.build_model(config)
+  trained = mlm.trainable_variables(model)
+  left_out = {v.path for v in model.trainable_variables} - {v.path for v in trained}
+  assert left_out == {"pooled_dense/kernel", "pooled_dense/bias"}
+  features = _batch(config.vocab_size, with_labels=False)
+  with tf.GradientTape() as tape:
+    loss = mlm.metrics(mlm.loss_sums(model(features), features))["loss"]
+  assert all(g is not None for g in tape.gradient(loss, trained))
+  with_head = nsp.build_model(config)
+  assert len(nsp.trainable_variables(with_head)) == len(with_head.trainable_variables)
