@@ -136,7 +136,7 @@ def _objective(config, train_info, eval_info):
                      f"eval records ({config.eval_input_file}) have "
                      f"sentence_task={eval_info.sentence_task}; write both with one "
                      "--sentence_task")
-  return objectives.resolve(config.objective, tasks.pop() if tasks else None)
+  return objectives.resolve(config.objective, tasks.pop() if tasks else None, config)
 
 
 def _build(config, bert_config, strategy, objective):
@@ -224,7 +224,10 @@ class StepFunctions:
       loss = self.objective.replica_loss(sums, counts)
       if self.loss_scaling:
         loss = self.optimizer.scale_loss(loss)
-    grads = tape.gradient(loss, self.trainable)
+    # Zeros, not None, for weights the loss does not reach: the pooler when
+    # no sentence-pair head reads it (MLM alone, a distilled student).
+    grads = tape.gradient(loss, self.trainable,
+                          unconnected_gradients=tf.UnconnectedGradients.ZERO)
     # Embedding lookups give IndexedSlices; the tied MLM output layer makes
     # the word-embedding gradient dense anyway, and dense tensors all-reduce,
     # accumulate and clip uniformly.
