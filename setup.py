@@ -35,6 +35,7 @@ setuptools.setup(
             "bert_tf_inspect_records=bert_tf.inspect_records:run",
             "bert_tf_sample_corpus=bert_tf.sample_corpus:run",
             "bert_tf_split_corpus=bert_tf.split_corpus:run",
+            "bert_tf_distill=bert_tf.distill:run",
         ],
     },
 )

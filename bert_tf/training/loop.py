@@ -224,14 +224,14 @@ class StepFunctions:
       loss = self.objective.replica_loss(sums, counts)
       if self.loss_scaling:
         loss = self.optimizer.scale_loss(loss)
-    # Zeros, not None, for weights the loss does not reach: the pooler when
-    # no sentence-pair head reads it (MLM alone, a distilled student).
-    grads = tape.gradient(loss, self.trainable,
-                          unconnected_gradients=tf.UnconnectedGradients.ZERO)
+    grads = tape.gradient(loss, self.trainable)
     # Embedding lookups give IndexedSlices; the tied MLM output layer makes
     # the word-embedding gradient dense anyway, and dense tensors all-reduce,
-    # accumulate and clip uniformly.
-    return [tf.convert_to_tensor(g) for g in grads], sums
+    # accumulate and clip uniformly. Zeros for a weight the loss does not
+    # reach: the pooler when no sentence-pair head reads it (MLM alone, a
+    # distilled student).
+    return [tf.zeros(v.shape, v.dtype) if g is None else tf.convert_to_tensor(g)
+            for g, v in zip(grads, self.trainable)], sums
 
   def _gradients(self, features, counts):
     """This replica's gradients (float32, like `trainable`) and loss sums,
