@@ -55,11 +55,13 @@ def define_flags(flag_values):
   run_pretraining.define_flags(flag_values)
   f = flag_values
   d = train_config.TrainConfig()
-  flags.DEFINE_string("teacher_config_file", None, "bert_config.json of the teacher.",
-                      flag_values=f)
+  flags.DEFINE_string("teacher_config_file", None,
+                      "bert_config.json of the teacher (optional for a keras-hub preset, "
+                      "which holds its config).", flag_values=f)
   flags.DEFINE_string("teacher_checkpoint", None,
-                      "The trained teacher: a training output dir, a checkpoint prefix, or an "
-                      "original TF1 BERT checkpoint (.../bert_model.ckpt) with its heads.",
+                      "The trained teacher: a training output dir, a checkpoint prefix, an "
+                      "original TF1 BERT checkpoint (.../bert_model.ckpt) with its heads, or a "
+                      "keras-hub BertMaskedLM preset directory (one with the masked-LM head).",
                       flag_values=f)
   flags.DEFINE_enum("student_init", d.student_init, list(train_config.STUDENT_INITS),
                     "teacher: student layer i starts as teacher layer 2i (plus embeddings, "
@@ -89,12 +91,17 @@ def config_from_flags():
   for name, why in _NOT_USED.items():
     if FLAGS[name].present:
       raise app.UsageError(f"--{name} is not used by distill: {why}")
-  for name in ("teacher_config_file", "teacher_checkpoint"):
-    if not FLAGS[name].value:
-      raise app.UsageError(f"--{name} is required")
+  if not FLAGS.teacher_checkpoint:
+    raise app.UsageError("--teacher_checkpoint is required")
+  preset = distillation.is_keras_hub_preset(FLAGS.teacher_checkpoint)
+  if not FLAGS.teacher_config_file and not preset:
+    raise app.UsageError("--teacher_config_file is required (a keras-hub preset teacher "
+                         "holds its own)")
   try:
-    teacher_config = BertConfig.from_json_file(FLAGS.teacher_config_file)
-  except (ValueError, OSError) as e:
+    teacher_config = (BertConfig.from_json_file(FLAGS.teacher_config_file)
+                      if FLAGS.teacher_config_file
+                      else distillation.preset_bert_config(FLAGS.teacher_checkpoint))
+  except (ValueError, OSError, KeyError) as e:
     raise app.UsageError(f"--teacher_config_file={FLAGS.teacher_config_file}: {e}") from None
   student_config = None
   if not FLAGS.bert_config_file:
@@ -107,16 +114,18 @@ def check_teacher_vocab(config):
   """A one-line ValueError when the records' manifest says another vocab
   size than the teacher's config (records without a manifest: nothing)."""
   from bert_tf.data import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
-  from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
-  teacher_config = BertConfig.from_json_file(config.teacher_config_file)
-  for flag, pattern in (("--input_file", config.input_file),
-                        ("--eval_input_file", config.eval_input_file)):
+  from bert_tf.training import objectives  # pylint: disable=g-import-not-at-top
+  teacher_config = objectives.DistillOptions.from_config(config).teacher_config
+  source = config.teacher_config_file or config.teacher_checkpoint
+  teacher_flag = "--teacher_config_file" if config.teacher_config_file else "--teacher_checkpoint"
+  for records_flag, pattern in (("--input_file", config.input_file),
+                                ("--eval_input_file", config.eval_input_file)):
     manifest = manifest_lib.Manifest.find(pattern) if pattern else None
     if manifest is not None and manifest.vocab_size is not None and (
         manifest.vocab_size != teacher_config.vocab_size):
       raise ValueError(
-          f"--teacher_config_file={config.teacher_config_file} has vocab_size="
-          f"{teacher_config.vocab_size} but the records of {flag} ({manifest.source}) were "
+          f"{teacher_flag}={source}: the teacher has vocab_size="
+          f"{teacher_config.vocab_size} but the records of {records_flag} ({manifest.source}) were "
           f"written with a vocab of {manifest.vocab_size} tokens: the teacher must have been "
           "trained with the records' vocab")
 

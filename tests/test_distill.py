@@ -120,7 +120,7 @@ def test_a_teacher_of_another_vocab_than_the_records_is_one_line(teacher, tmp_pa
   lines = proc.stderr.strip().splitlines()
   assert len(lines) == 1, proc.stderr
   assert lines[0].startswith("bert_tf.distill: error: --teacher_config_file=")
-  assert "has vocab_size=120 but the records of --input_file" in lines[0]
+  assert "the teacher has vocab_size=120 but the records of --input_file" in lines[0]
   assert "vocab of 100 tokens" in lines[0]
   assert not (tmp_path / "out").exists()
 

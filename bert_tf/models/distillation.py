@@ -16,6 +16,11 @@ pieces; the loss lives in `training.objectives.DistillationObjective`.
   training=False, its outputs behind stop_gradient). Its outputs are the
   student's plus `teacher_mlm_logits` and `teacher_sequence_output`.
 
+- `load_keras_hub_teacher`: a teacher from a keras-hub `BertMaskedLM`
+  preset (one whose task.json/task.weights.h5 hold the masked-LM head; a
+  backbone-only preset, as `export_saved_model --keras_hub_preset_out`
+  writes, has no head to give soft targets).
+
 Unlike DistilBERT's student we keep the token-type (segment) embeddings
 and the pooler: the student is an ordinary `BertPretrainer` of a smaller
 `BertConfig`, so everything downstream (export, fine-tuning, the TF1
@@ -23,6 +28,8 @@ checkpoint layout) takes it unchanged.
 """
 
 import dataclasses
+import json
+import os
 
 import keras
 import tensorflow as tf
@@ -158,3 +165,78 @@ class Distiller(keras.Model):
     """The student's parameter count: the model this run trains and
     exports (the plan line reports it beside the student's config)."""
     return self.student.count_params()
+
+
+# ------------------------------------------------------------------------------
+# A teacher from a keras-hub preset
+# ------------------------------------------------------------------------------
+
+
+def is_keras_hub_preset(path):
+  """Whether `path` is a keras-hub preset directory (config.json and
+  metadata.json), not a training checkpoint."""
+  return all(tf.io.gfile.exists(os.path.join(path, name))
+             for name in ("config.json", "metadata.json"))
+
+
+def _read_json(path):
+  with tf.io.gfile.GFile(path, "r") as f:
+    return json.load(f)
+
+
+def preset_bert_config(preset_dir):
+  """The BertConfig of a keras-hub BERT preset: the one bert_tf kept in
+  metadata.json ("bert_tf"), else the BertBackbone config in config.json."""
+  metadata = _read_json(os.path.join(preset_dir, "metadata.json"))
+  if "bert_tf" in metadata:
+    return BertConfig.from_dict(metadata["bert_tf"]["bert_config"], source=preset_dir)
+  backbone = _read_json(os.path.join(preset_dir, "config.json"))
+  if backbone.get("class_name") != "BertBackbone":
+    raise ValueError(f"keras-hub preset {preset_dir} holds a {backbone.get('class_name')}, "
+                     "not a BertBackbone")
+  c = backbone["config"]
+  return BertConfig(vocab_size=c["vocabulary_size"], hidden_size=c["hidden_dim"],
+                    num_hidden_layers=c["num_layers"], num_attention_heads=c["num_heads"],
+                    intermediate_size=c["intermediate_dim"],
+                    hidden_dropout_prob=c["dropout"], attention_probs_dropout_prob=c["dropout"],
+                    max_position_embeddings=c["max_sequence_length"],
+                    type_vocab_size=c["num_segments"])
+
+
+def load_keras_hub_teacher(preset_dir, bert_config=None):
+  """A BertPretrainer (no sentence-pair head) from a keras-hub BertMaskedLM
+  preset: its backbone as the encoder, its masked-LM head's weights copied
+  into ours.
+
+  keras-hub's head applies exact GELU, ours (the original's) the tanh
+  approximation; the two differ by under 1e-3 per activation, so the
+  teacher's logits are close to, not bit-equal with, keras-hub's.
+
+  Raises:
+    ValueError: the preset has no BertMaskedLM task (no masked-LM head), or
+      `bert_config` (when given) differs from the preset's in a shape.
+  """
+  import keras_hub  # pylint: disable=g-import-not-at-top
+  task_path = os.path.join(preset_dir, "task.json")
+  task_class = (_read_json(task_path).get("class_name")
+                if tf.io.gfile.exists(task_path) else None)
+  if task_class != "BertMaskedLM":
+    raise ValueError(
+        f"keras-hub preset {preset_dir} has no masked-LM head (task: {task_class or 'none'}, "
+        "not BertMaskedLM), so it cannot give the soft targets: use a BertMaskedLM preset "
+        "or the training checkpoint it was exported from")
+  config = preset_bert_config(preset_dir)
+  if bert_config is not None:
+    for key in SHARED_SETTINGS[:-1] + ("num_hidden_layers",):
+      if getattr(bert_config, key) != getattr(config, key):
+        raise ValueError(f"the teacher config has {key}={getattr(bert_config, key)} but "
+                         f"keras-hub preset {preset_dir} has {getattr(config, key)}")
+    config = bert_config
+  task = keras_hub.models.BertMaskedLM.from_preset(preset_dir, preprocessor=None)
+  teacher = modeling.BertPretrainer(config, encoder=task.backbone, sentence_head=False)
+  theirs = {w.path: w for w in task.masked_lm_head.weights}
+  for weight in teacher.mlm_head.weights:
+    if weight.path not in theirs:
+      raise ValueError(f"keras-hub preset {preset_dir}: its masked-LM head has no {weight.path}")
+    weight.assign(theirs[weight.path])
+  return teacher

@@ -229,7 +229,8 @@ class DistillOptions:
   teacher_config: the teacher's BertConfig (None in the registered objects,
     which serve checkpoints and export, not training).
   teacher_checkpoint: a training output dir, a checkpoint prefix (ours or an
-    original TF1 BERT's).
+    original TF1 BERT's), or a keras-hub BertMaskedLM preset directory (then
+    the teacher config may come from the preset).
   student_init: "teacher" (every other teacher layer) or "scratch".
   alpha_ce, alpha_mlm, alpha_cos: weights of the soft-target KL, the
     masked-LM cross-entropy on the true tokens and the cosine loss between
@@ -252,13 +253,17 @@ class DistillOptions:
     """From a TrainConfig (or anything with its distillation fields)."""
     from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
     path = getattr(config, "teacher_config_file", "")
-    if not path:
+    checkpoint = getattr(config, "teacher_checkpoint", "")
+    if path:
+      try:
+        teacher_config = BertConfig.from_json_file(path)
+      except (ValueError, OSError) as e:
+        raise ValueError(f"--teacher_config_file={path}: {e}") from None
+    elif checkpoint and distillation.is_keras_hub_preset(checkpoint):
+      teacher_config = distillation.preset_bert_config(checkpoint)
+    else:
       raise ValueError("objective distill needs --teacher_config_file and "
                        "--teacher_checkpoint (python -m bert_tf.distill)")
-    try:
-      teacher_config = BertConfig.from_json_file(path)
-    except (ValueError, OSError) as e:
-      raise ValueError(f"--teacher_config_file={path}: {e}") from None
     fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(cls)
               if f.name != "teacher_config" and hasattr(config, f.name)}
     return cls(teacher_config=teacher_config, **fields)
@@ -370,6 +375,13 @@ class DistillationObjective:
     if options.teacher_config is None or not options.teacher_checkpoint:
       raise ValueError(f"objective {self.name} trains a student of a teacher: give "
                        "--teacher_config_file and --teacher_checkpoint (bert_tf.distill)")
+    if distillation.is_keras_hub_preset(options.teacher_checkpoint):
+      teacher = distillation.load_keras_hub_teacher(options.teacher_checkpoint,
+                                                    options.teacher_config)
+      logging.info("Teacher: %d layers, %.2fM params, from keras-hub preset %s",
+                   teacher.config.num_hidden_layers, teacher.count_params() / 1e6,
+                   options.teacher_checkpoint)
+      return teacher
     prefix = checkpoints.resolve_checkpoint(options.teacher_checkpoint)
     saved = from_checkpoint(prefix)
     model_objective = getattr(saved, "student_objective", saved)

@@ -110,3 +110,40 @@ def test_distiller_trains_the_student_only_and_runs_the_teacher_without_dropout(
   # Every student weight but the pooler (no sentence-pair head reads it).
   assert [w.path for w, g in zip(student.trainable_weights, grads) if g is None] == [
       "pooled_dense/kernel", "pooled_dense/bias"]
+
+
+def write_masked_lm_preset(path, config):
+  """A keras-hub BertMaskedLM preset of `config` with a non-initial head;
+  returns the task."""
+  import keras_hub  # pylint: disable=g-import-not-at-top
+  backbone = keras_hub.models.BertBackbone(
+      vocabulary_size=config.vocab_size, num_layers=config.num_hidden_layers,
+      num_heads=config.num_attention_heads, hidden_dim=config.hidden_size,
+      intermediate_dim=config.intermediate_size, dropout=config.hidden_dropout_prob,
+      max_sequence_length=config.max_position_embeddings,
+      num_segments=config.type_vocab_size)
+  task = keras_hub.models.BertMaskedLM(backbone=backbone, preprocessor=None)
+  # A head that is not at its initial values, so copying it is checked.
+  for weight in task.masked_lm_head.weights:
+    weight.assign(np.random.default_rng(1).normal(size=weight.shape) * 0.1)
+  task.save_to_preset(str(path))
+  return task
+
+
+def test_a_keras_hub_masked_lm_preset_is_a_teacher_and_a_backbone_alone_is_not(tmp_path):
+  config = tiny_bert_config(dropout=0.0)
+  task = write_masked_lm_preset(tmp_path / "masked_lm", config)
+  assert distillation.is_keras_hub_preset(str(tmp_path / "masked_lm"))
+  assert distillation.preset_bert_config(str(tmp_path / "masked_lm")) == config
+  teacher = distillation.load_keras_hub_teacher(str(tmp_path / "masked_lm"))
+  inputs = _inputs(config)
+  ours = teacher(inputs)["mlm_logits"].numpy()
+  theirs = task({"token_ids": inputs["input_ids"], "segment_ids": inputs["segment_ids"],
+                 "padding_mask": inputs["input_mask"],
+                 "mask_positions": inputs["masked_lm_positions"]}).numpy()
+  # keras-hub's head uses exact GELU, ours the original's tanh approximation.
+  np.testing.assert_allclose(ours, theirs, atol=2e-3)
+  task.backbone.save_to_preset(str(tmp_path / "backbone"))
+  with pytest.raises(ValueError, match=r"has no masked-LM head \(task: none, not "
+                     r"BertMaskedLM\)"):
+    distillation.load_keras_hub_teacher(str(tmp_path / "backbone"))

@@ -229,3 +229,23 @@ def test_distillation_resolves_from_its_options():
   # A checkpoint of a distillation run names the student's heads for export.
   assert objectives.get("distill_mlm").student_objective is objectives.get("mlm")
   assert objectives.get("distill_mlm").checkpoint_root == ("model", "student")
+
+
+def test_a_keras_hub_preset_teacher_initializes_the_student(tmp_path):
+  from test_distillation import write_masked_lm_preset  # pylint: disable=g-import-not-at-top
+  teacher_config = dataclasses.replace(tiny_bert_config(dropout=0.0), num_hidden_layers=4)
+  write_masked_lm_preset(tmp_path / "preset", teacher_config)
+  # No teacher config file: the preset holds it.
+  config = train_config.TrainConfig(objective="distill",
+                                    teacher_checkpoint=str(tmp_path / "preset"))
+  objective = objectives.resolve("distill", "nsp", config)
+  assert objective.options.teacher_config == teacher_config
+  student_config = dataclasses.replace(teacher_config, num_hidden_layers=2)
+  model = objective.build_model(student_config)
+  np.testing.assert_array_equal(model.student.encoder.transformer_layers[1].weights[0].numpy(),
+                                model.teacher.encoder.transformer_layers[2].weights[0].numpy())
+  np.testing.assert_array_equal(model.student.mlm_head.weights[0].numpy(),
+                                model.teacher.mlm_head.weights[0].numpy())
+  features = _batch(teacher_config.vocab_size, with_labels=False)
+  metrics = objective.metrics(objective.loss_sums(model(features), features))
+  assert np.isfinite(float(metrics["loss"]))
