@@ -40,6 +40,7 @@ setuptools.setup(
             "bert_tf_finetune=bert_tf.finetune:run",
             "bert_tf_tasks=bert_tf.tasks:run",
             "bert_tf_compare_objectives=bert_tf.compare_objectives:run",
+            "bert_tf_distill=bert_tf.distill:run",
         ],
     },
 )

@@ -135,30 +135,39 @@ def define_flags(flag_values):
                     flag_values=f)
 
 
-def config_from_flags():
-  """Returns (TrainConfig, BertConfig) from FLAGS; raises app.UsageError.
+def config_from_flags(bert_config=None, flag_values=None):
+  """Returns (TrainConfig, BertConfig) from the flags; raises app.UsageError.
 
-  Logs a warning for each TPU flag that has no effect (see --strategy)."""
+  Logs a warning for each TPU flag that has no effect (see --strategy).
+
+  Args:
+    bert_config: the model's BertConfig when the caller has it (distill's
+      default student); None reads --bert_config_file, then required.
+    flag_values: the parsed flags (None: this module's FLAGS); a tool that
+      adds flags to these (distill) passes its own.
+  """
   from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
-  for name in ("bert_config_file", "output_dir"):
-    if not FLAGS[name].value:
+  fv = FLAGS if flag_values is None else flag_values
+  for name in ("output_dir",) if bert_config is not None else ("bert_config_file", "output_dir"):
+    if not fv[name].value:
       raise app.UsageError(f"--{name} is required")
-  if not FLAGS.input_file and not (FLAGS.do_eval and FLAGS.eval_input_file):
+  if not fv.input_file and not (fv.do_eval and fv.eval_input_file):
     raise app.UsageError("--input_file is required")
-  if not FLAGS.do_train and not FLAGS.do_eval:
+  if not fv.do_train and not fv.do_eval:
     raise app.UsageError("at least one of --do_train or --do_eval must be set")
   strategy, tpu_name, notes = train_config.resolve_strategy(
-      FLAGS.strategy, FLAGS.use_tpu, FLAGS.tpu_name, FLAGS.master,
-      FLAGS.num_tpu_cores if FLAGS["num_tpu_cores"].present else None)
+      fv.strategy, fv.use_tpu, fv.tpu_name, fv.master,
+      fv.num_tpu_cores if fv["num_tpu_cores"].present else None)
   for note in notes:
     logging.warning("%s", note)
-  try:
-    bert_config = BertConfig.from_json_file(FLAGS.bert_config_file)
-  except (ValueError, OSError) as e:
-    raise app.UsageError(f"--bert_config_file={FLAGS.bert_config_file}: {e}") from None
+  if bert_config is None:
+    try:
+      bert_config = BertConfig.from_json_file(fv.bert_config_file)
+    except (ValueError, OSError) as e:
+      raise app.UsageError(f"--bert_config_file={fv.bert_config_file}: {e}") from None
   # Every TrainConfig field with a flag of its name; None (not given) is "".
-  values = {field.name: FLAGS[field.name].value for field in
-            dataclasses.fields(train_config.TrainConfig) if field.name in FLAGS}
+  values = {field.name: fv[field.name].value for field in
+            dataclasses.fields(train_config.TrainConfig) if field.name in fv}
   values = {k: ("" if v is None else v) for k, v in values.items()}
   config = train_config.TrainConfig(**dict(values, strategy=strategy, tpu_name=tpu_name))
   try:

@@ -99,8 +99,13 @@ def load_pretrainer(bert_config, checkpoint, objective=None):
     objective = objectives.from_checkpoint(checkpoints.resolve_checkpoint(checkpoint))
   elif isinstance(objective, str):
     objective = objectives.get(objective)
-  pretrainer = objective.build_model(bert_config)  # creates every weight
-  report = checkpoints.read_weights(pretrainer, checkpoint, require_all=True)
+  # A distillation checkpoint holds student and teacher: export the student,
+  # built as its own objective (its heads) and read from model/student.
+  model_objective = getattr(objective, "student_objective", objective)
+  pretrainer = model_objective.build_model(bert_config)  # creates every weight
+  report = checkpoints.read_weights(
+      pretrainer, checkpoint, require_all=True,
+      root=getattr(objective, "checkpoint_root", checkpoints.MODEL_ROOT))
   logging.info("Read %d weights from %s checkpoint %s", len(report.initialized),
                "original TF1" if report.format == "tf1" else "bert_tf", report.prefix)
   return pretrainer, report.prefix
@@ -181,6 +186,8 @@ class BertServingModule(tf.Module):
     # restore, while the functions read the first, never-restored one. So,
     # as keras.export.ExportArchive does, the module tracks the underlying
     # tf.Variables only and holds the model out of tracking.
+    # A distillation model (student + teacher) exports its student.
+    pretrainer = getattr(pretrainer, "student", pretrainer)
     self._holder = _Untracked(pretrainer)
     self.objective = objectives.of_model(pretrainer)
     seen, weights = set(), []

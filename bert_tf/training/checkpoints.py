@@ -29,6 +29,9 @@ from bert_tf.training import objectives
 # have no "checkpoint" state file.
 RELEASE_NAME = "bert_model.ckpt"
 _OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
+# Where a training checkpoint keeps the pretrainer: tf.train.Checkpoint(model=...).
+# A distillation run's model holds it one level down (model/student).
+MODEL_ROOT = ("model",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,17 +158,21 @@ def _paths_to_variables(root, children, is_variable, key):
   return found
 
 
-def _checkpoint_variable_paths(reader):
+def _checkpoint_variable_paths(reader, root=MODEL_ROOT):
   """dict path -> checkpoint key of every variable under the checkpoint's
-  `model`, and dict checkpoint key -> its preferred path."""
+  object at `root` (its `model`, or e.g. model/student), and dict
+  checkpoint key -> its preferred path; paths start with ("model",)."""
   graph = trackable_object_graph_pb2.TrackableObjectGraph()
   graph.ParseFromString(reader.get_tensor(_OBJECT_GRAPH_KEY))
   value_keys = {i: a.checkpoint_key for i, node in enumerate(graph.nodes)
                 for a in node.attributes if a.name == "VARIABLE_VALUE"}
   by_path, by_key = {}, {}
-  for model_child in (c for c in graph.nodes[0].children if c.local_name == "model"):
+  nodes = [0]
+  for name in root:
+    nodes = [c.node_id for n in nodes for c in graph.nodes[n].children if c.local_name == name]
+  for model_node in nodes:
     found = _paths_to_variables(
-        model_child.node_id,
+        model_node,
         lambda i: [(c.local_name, c.node_id) for c in graph.nodes[i].children],
         lambda i: i in value_keys, lambda i: i)
     for node_id, (_, paths) in found.items():
@@ -186,12 +193,12 @@ def _weight_name(weight):
   return getattr(weight, "path", None) or weight.name
 
 
-def _read_bert_tf_weights(model, prefix, require_all):
+def _read_bert_tf_weights(model, prefix, require_all, root=MODEL_ROOT):
   reader = tf.train.load_checkpoint(prefix)
-  saved, saved_paths = _checkpoint_variable_paths(reader)
+  saved, saved_paths = _checkpoint_variable_paths(reader, root)
   if not saved:
     raise ValueError(
-        f"checkpoint {prefix} holds no `model` weights: expected a bert_tf training "
+        f"checkpoint {prefix} holds no `{'/'.join(root)}` weights: expected a bert_tf training "
         f"checkpoint (tf.train.Checkpoint(model=...)) or an original TF1 BERT checkpoint")
   shapes = reader.get_variable_to_shape_map()
   plan, missing, used_keys = [], [], set()
@@ -235,7 +242,7 @@ def _first(names, count=3):
 # ------------------------------------------------------------------------------
 
 
-def read_weights(model, checkpoint, require_all=True):
+def read_weights(model, checkpoint, require_all=True, root=MODEL_ROOT):
   """Fills `model`'s weights from a checkpoint (no optimizer state, no step).
 
   Args:
@@ -246,6 +253,9 @@ def read_weights(model, checkpoint, require_all=True):
       False (warm start, as the original's init_from_checkpoint): what both
       hold is read, the rest of the model keeps its initialization (a TF1
       checkpoint may lack only the cls/ heads, e.g. an encoder-only one).
+    root: where a bert_tf checkpoint holds the pretrainer (MODEL_ROOT, or
+      the objective's `checkpoint_root`, e.g. model/student); not used for
+      a TF1 checkpoint.
 
   Returns:
     ReadReport.
@@ -265,7 +275,7 @@ def read_weights(model, checkpoint, require_all=True):
           f"{_first(result['unused'])}")
     return ReadReport(prefix, "tf1", tuple(sorted(result["loaded"])),
                       tuple(sorted(result["missing_heads"])), tuple(result["unused"]))
-  return _read_bert_tf_weights(model, prefix, require_all)
+  return _read_bert_tf_weights(model, prefix, require_all, root)
 
 
 def warm_start(model, init_checkpoint):

@@ -135,7 +135,7 @@ def _objective(config, train_info, eval_info):
                      f"eval records ({config.eval_input_file}) have "
                      f"sentence_task={eval_info.sentence_task}; write both with one "
                      "--sentence_task")
-  return objectives.resolve(config.objective, tasks.pop() if tasks else None)
+  return objectives.resolve(config.objective, tasks.pop() if tasks else None, config)
 
 
 def _build(config, bert_config, strategy, objective):
@@ -227,8 +227,11 @@ class StepFunctions:
     grads = tape.gradient(loss, self.trainable)
     # Embedding lookups give IndexedSlices; the tied MLM output layer makes
     # the word-embedding gradient dense anyway, and dense tensors all-reduce,
-    # accumulate and clip uniformly.
-    return [tf.convert_to_tensor(g) for g in grads], sums
+    # accumulate and clip uniformly. Zeros for a weight the loss does not
+    # reach (objectives leave out those they know of, such as the pooler of
+    # MLM alone; this keeps a new head's unused weight from failing the step).
+    return [tf.zeros(v.shape, v.dtype) if g is None else tf.convert_to_tensor(g)
+            for g, v in zip(grads, self.trainable)], sums
 
   def _gradients(self, features, counts):
     """This replica's gradients (float32, like `trainable`) and loss sums,

@@ -15,8 +15,10 @@ MIXED_PRECISION_POLICIES = {"none": None, "bfloat16": "mixed_bfloat16",
                             "float16": "mixed_float16"}
 MIXED_PRECISION = tuple(MIXED_PRECISION_POLICIES)
 # Kept in step with training.objectives (FAMILIES, OBJECTIVES; a test checks).
-OBJECTIVE_FAMILIES = ("bert",)
-OBJECTIVE_NAMES = ("mlm_nsp", "mlm_sop", "mlm")
+OBJECTIVE_FAMILIES = ("bert", "distill")
+OBJECTIVE_NAMES = ("mlm_nsp", "mlm_sop", "mlm", "distill_mlm", "distill_mlm_nsp",
+                   "distill_mlm_sop")
+STUDENT_INITS = ("teacher", "scratch")
 # Kept in step with optimization.create_optimizer (a test checks).
 OPTIMIZERS = ("adamw_original", "adamw", "lamb")
 
@@ -80,6 +82,16 @@ class TrainConfig:
   # The pretraining objective's family (training.objectives.FAMILIES) or an
   # objective's name; the records' sentence task picks the BERT member.
   objective: str = "bert"
+  # --- Distillation (objective "distill", bert_tf.distill; see
+  # training.objectives.DistillOptions). The BertConfig is the student's.
+  teacher_config_file: str = ""
+  teacher_checkpoint: str = ""
+  student_init: str = "teacher"  # one of STUDENT_INITS
+  alpha_ce: float = 5.0
+  alpha_mlm: float = 2.0
+  alpha_cos: float = 1.0
+  alpha_sentence: float = 0.0
+  temperature: float = 2.0
 
   def validate(self):
     """Raises ValueError naming the first bad setting."""

@@ -1,0 +1,159 @@
+"""Distils a trained BERT (the teacher) into a smaller one (DistilBERT).
+
+The student trains on the same records as pretraining, against the frozen
+teacher's masked-LM distribution:
+
+  loss = --alpha_ce  x T^2 KL(teacher || student), softened by --temperature T,
+                       at the masked positions
+       + --alpha_mlm x masked-LM cross-entropy on the true tokens
+       + --alpha_cos x (1 - cosine) of the last hidden states, on real tokens
+
+(DistilBERT's 5.0, 2.0, 1.0 and T = 2). The flags are run_pretraining's
+where they mean the same (--bert_config_file is the STUDENT's; without it the
+student is the teacher's config with half the layers), plus the teacher and
+loss flags below. The student starts from every other teacher layer
+(--student_init=teacher) or from scratch. Resume, SIGTERM, TensorBoard
+(each loss term) and eval work as in run_pretraining; eval_results.txt
+holds the student's masked_lm_accuracy beside teacher_masked_lm_accuracy.
+The student's bert_config.json is written to --output_dir; export the
+student with
+
+  python -m bert_tf.export_saved_model --bert_config_file=OUT/bert_config.json \\
+    --checkpoint=OUT --vocab_file=vocab.txt --export_dir=/tmp/student_savedmodel
+
+Example (a 4-layer teacher into 2 layers):
+
+  python -m bert_tf.distill --teacher_config_file=teacher/bert_config.json \\
+    --teacher_checkpoint=/tmp/teacher --input_file=data/train-*.tfrecord \\
+    --eval_input_file=data/heldout-*.tfrecord --output_dir=/tmp/student \\
+    --do_train --do_eval --train_batch_size=64 --num_train_steps=2000 \\
+    --num_warmup_steps=200 --learning_rate=1e-3
+"""
+
+import dataclasses
+import os
+
+from absl import app
+from absl import flags
+from absl import logging
+
+from bert_tf import cli
+from bert_tf import run_pretraining
+from bert_tf.training import train_config
+
+FLAGS = flags.FLAGS
+
+# run_pretraining's flags that have no meaning here.
+_NOT_USED = {
+    "init_checkpoint": "the student starts from the teacher (--student_init)",
+    "objective": "distill trains the distillation objective",
+}
+
+
+def define_flags(flag_values):
+  """run_pretraining's flags plus the teacher's and the loss weights."""
+  run_pretraining.define_flags(flag_values)
+  f = flag_values
+  d = train_config.TrainConfig()
+  flags.DEFINE_string("teacher_config_file", None,
+                      "bert_config.json of the teacher (optional for a keras-hub preset, "
+                      "which holds its config).", flag_values=f)
+  flags.DEFINE_string("teacher_checkpoint", None,
+                      "The trained teacher: a training output dir, a checkpoint prefix, an "
+                      "original TF1 BERT checkpoint (.../bert_model.ckpt) with its heads, or a "
+                      "keras-hub BertMaskedLM preset directory (one with the masked-LM head).",
+                      flag_values=f)
+  flags.DEFINE_enum("student_init", d.student_init, list(train_config.STUDENT_INITS),
+                    "teacher: student layer i starts as teacher layer 2i (plus embeddings, "
+                    "pooler, masked-LM head), as DistilBERT; scratch: random initialization.",
+                    flag_values=f)
+  flags.DEFINE_float("alpha_ce", d.alpha_ce,
+                     "Weight of the KL between the teacher's and student's softened "
+                     "masked-LM distributions (scaled by temperature^2).", flag_values=f)
+  flags.DEFINE_float("alpha_mlm", d.alpha_mlm,
+                     "Weight of the student's masked-LM loss on the true tokens.", flag_values=f)
+  flags.DEFINE_float("alpha_cos", d.alpha_cos,
+                     "Weight of the cosine loss between the last hidden states (real tokens).",
+                     flag_values=f)
+  flags.DEFINE_float("alpha_sentence", d.alpha_sentence,
+                     "Weight of the student's sentence-pair loss (the records' NSP or SOP); "
+                     "0, DistilBERT's choice, trains none and builds no such head.",
+                     flag_values=f)
+  flags.DEFINE_float("temperature", d.temperature,
+                     "Softmax temperature of both distributions in the KL term.", flag_values=f)
+
+
+def config_from_flags():
+  """(TrainConfig with objective distill, student BertConfig, whether the
+  student config is the default one); raises app.UsageError."""
+  from bert_tf.models import distillation  # pylint: disable=g-import-not-at-top
+  from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
+  for name, why in _NOT_USED.items():
+    if FLAGS[name].present:
+      raise app.UsageError(f"--{name} is not used by distill: {why}")
+  if not FLAGS.teacher_checkpoint:
+    raise app.UsageError("--teacher_checkpoint is required")
+  preset = distillation.is_keras_hub_preset(FLAGS.teacher_checkpoint)
+  if not FLAGS.teacher_config_file and not preset:
+    raise app.UsageError("--teacher_config_file is required (a keras-hub preset teacher "
+                         "holds its own)")
+  try:
+    teacher_config = (BertConfig.from_json_file(FLAGS.teacher_config_file)
+                      if FLAGS.teacher_config_file
+                      else distillation.preset_bert_config(FLAGS.teacher_checkpoint))
+  except (ValueError, OSError, KeyError) as e:
+    raise app.UsageError(f"--teacher_config_file={FLAGS.teacher_config_file}: {e}") from None
+  student_config = None
+  if not FLAGS.bert_config_file:
+    student_config = distillation.default_student_config(teacher_config)
+  config, student_config = run_pretraining.config_from_flags(student_config, FLAGS)
+  return dataclasses.replace(config, objective="distill"), student_config
+
+
+def check_teacher_vocab(config):
+  """A one-line ValueError when the records' manifest says another vocab
+  size than the teacher's config (records without a manifest: nothing)."""
+  from bert_tf.data import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import objectives  # pylint: disable=g-import-not-at-top
+  teacher_config = objectives.DistillOptions.from_config(config).teacher_config
+  source = config.teacher_config_file or config.teacher_checkpoint
+  teacher_flag = "--teacher_config_file" if config.teacher_config_file else "--teacher_checkpoint"
+  for records_flag, pattern in (("--input_file", config.input_file),
+                                ("--eval_input_file", config.eval_input_file)):
+    manifest = manifest_lib.Manifest.find(pattern) if pattern else None
+    if manifest is not None and manifest.vocab_size is not None and (
+        manifest.vocab_size != teacher_config.vocab_size):
+      raise ValueError(
+          f"{teacher_flag}={source}: the teacher has vocab_size="
+          f"{teacher_config.vocab_size} but the records of {records_flag} ({manifest.source}) were "
+          f"written with a vocab of {manifest.vocab_size} tokens: the teacher must have been "
+          "trained with the records' vocab")
+
+
+def main(argv):
+  del argv
+  from bert_tf.data import files  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import loop  # pylint: disable=g-import-not-at-top
+  config, student_config = config_from_flags()
+  logging.set_verbosity(logging.INFO)
+  check_teacher_vocab(config)
+  try:
+    result = loop.run(config, student_config)
+  except loop.TrainingDivergedError as e:
+    raise cli.Error(str(e)) from None
+  # The student's config beside its checkpoints, for export and fine-tuning.
+  path = os.path.join(config.output_dir, "bert_config.json")
+  files.atomic_write(path, student_config.to_json_string())
+  logging.info("Student config: %s", path)
+  if "eval" in result:
+    for key in sorted(result["eval"]):
+      logging.info("  %s = %s", key, result["eval"][key])
+  return 0
+
+
+def run():
+  cli.run(main, define_flags)
+
+
+if __name__ == "__main__":
+  run()
