@@ -110,33 +110,14 @@ def config_from_flags():
   return dataclasses.replace(config, objective="distill"), student_config
 
 
-def check_teacher_vocab(config):
-  """A one-line ValueError when the records' manifest says another vocab
-  size than the teacher's config (records without a manifest: nothing)."""
-  from bert_tf.data import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
-  from bert_tf.training import objectives  # pylint: disable=g-import-not-at-top
-  teacher_config = objectives.DistillOptions.from_config(config).teacher_config
-  source = config.teacher_config_file or config.teacher_checkpoint
-  teacher_flag = "--teacher_config_file" if config.teacher_config_file else "--teacher_checkpoint"
-  for records_flag, pattern in (("--input_file", config.input_file),
-                                ("--eval_input_file", config.eval_input_file)):
-    manifest = manifest_lib.Manifest.find(pattern) if pattern else None
-    if manifest is not None and manifest.vocab_size is not None and (
-        manifest.vocab_size != teacher_config.vocab_size):
-      raise ValueError(
-          f"{teacher_flag}={source}: the teacher has vocab_size="
-          f"{teacher_config.vocab_size} but the records of {records_flag} ({manifest.source}) were "
-          f"written with a vocab of {manifest.vocab_size} tokens: the teacher must have been "
-          "trained with the records' vocab")
-
-
 def main(argv):
   del argv
   from bert_tf.data import files  # pylint: disable=g-import-not-at-top
   from bert_tf.training import loop  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import objectives  # pylint: disable=g-import-not-at-top
   config, student_config = config_from_flags()
   logging.set_verbosity(logging.INFO)
-  check_teacher_vocab(config)
+  objectives.check_teacher_vocab(config)
   try:
     result = loop.run(config, student_config)
   except loop.TrainingDivergedError as e:

@@ -23,7 +23,6 @@ from absl import logging
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from bert_tf.models import tf1_checkpoint
-from bert_tf.training import objectives
 
 # The file name of the original's released checkpoints, whose directories
 # have no "checkpoint" state file.
@@ -96,25 +95,13 @@ def restore_training_state(checkpoint, directory):
   """
   latest = tf.train.latest_checkpoint(directory)
   if latest:
-    # The objective's name is checked by `check_objective`, not restored:
+    # The objective's name is checked by `objectives.check_objective`, not restored:
     # checkpoints of older bert_tf runs do not have it.
     state = tf.train.Checkpoint(model=checkpoint.model, optimizer=checkpoint.optimizer,
                                 step=checkpoint.step)
     state.restore(latest).assert_existing_objects_matched()
   return latest
 
-
-def check_objective(directory, objective):
-  """Raises ValueError when the latest checkpoint in `directory` was trained
-  for another objective than `objective` (a run would resume into other
-  heads); nothing without a checkpoint."""
-  latest = tf.train.latest_checkpoint(directory) if directory else None
-  if latest:
-    saved = objectives.from_checkpoint(latest)
-    if saved.name != objective.name:
-      raise ValueError(f"{directory} holds a checkpoint trained for objective {saved.name} "
-                       f"({latest}); this run's objective is {objective.name}: use another "
-                       "--output_dir or records of the same objective")
 
 
 # ------------------------------------------------------------------------------

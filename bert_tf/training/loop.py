@@ -442,7 +442,7 @@ def _checkpoint(config, strategy, is_chief, model, optimizer, global_step, objec
   otherwise init_checkpoint warm-starts the model. A checkpoint of another
   objective in output_dir is an error.
   """
-  checkpoints.check_objective(config.output_dir, objective)
+  objectives.check_objective(config.output_dir, objective)
   checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, step=global_step,
                                    objective=objectives.checkpoint_variable(objective))
   ckpt_dir = config.output_dir

@@ -222,6 +222,19 @@ def checkpoint_variable(objective):
     return tf.Variable(objective.name, trainable=False, dtype=tf.string, name="objective")
 
 
+def check_objective(directory, objective):
+  """Raises ValueError when the latest checkpoint in `directory` was trained
+  for another objective than `objective` (a run would resume into other
+  heads); nothing without a checkpoint."""
+  latest = tf.train.latest_checkpoint(directory) if directory else None
+  if latest:
+    saved = from_checkpoint(latest)
+    if saved.name != objective.name:
+      raise ValueError(f"{directory} holds a checkpoint trained for objective {saved.name} "
+                       f"({latest}); this run's objective is {objective.name}: use another "
+                       "--output_dir or records of the same objective")
+
+
 def from_checkpoint(prefix):
   """The objective a checkpoint was trained for; "mlm_nsp" (the original's)
   for a checkpoint that does not say (TF1 originals, older bert_tf runs)."""
@@ -286,6 +299,25 @@ class DistillOptions:
 
 
 # Additive sums a distillation batch adds to its student's (`loss_sums`).
+def check_teacher_vocab(config):
+  """A one-line ValueError when the records' manifest says another vocab
+  size than the teacher's config (records without a manifest: nothing)."""
+  from bert_tf.data import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
+  teacher_config = DistillOptions.from_config(config).teacher_config
+  source = config.teacher_config_file or config.teacher_checkpoint
+  teacher_flag = "--teacher_config_file" if config.teacher_config_file else "--teacher_checkpoint"
+  for records_flag, pattern in (("--input_file", config.input_file),
+                                ("--eval_input_file", config.eval_input_file)):
+    manifest = manifest_lib.Manifest.find(pattern) if pattern else None
+    if manifest is not None and manifest.vocab_size is not None and (
+        manifest.vocab_size != teacher_config.vocab_size):
+      raise ValueError(
+          f"{teacher_flag}={source}: the teacher has vocab_size="
+          f"{teacher_config.vocab_size} but the records of {records_flag} ({manifest.source}) were "
+          f"written with a vocab of {manifest.vocab_size} tokens: the teacher must have been "
+          "trained with the records' vocab")
+
+
 DISTILL_SUM_KEYS = ("kl_sum", "cos_sum", "token_count", "teacher_mlm_ce_sum",
                     "teacher_mlm_correct")
 

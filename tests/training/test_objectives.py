@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.training import checkpoints
 from bert_tf.training import losses
 from bert_tf.training import objectives
 from bert_tf.training import train_config
@@ -119,10 +118,10 @@ def test_a_checkpoint_records_its_objective(tmp_path):
   tf.train.Checkpoint(objective=objectives.checkpoint_variable(sop)).save(str(tmp_path / "ckpt"))
   prefix = tf.train.latest_checkpoint(str(tmp_path))
   assert objectives.from_checkpoint(prefix) is sop
-  checkpoints.check_objective(str(tmp_path), sop)
+  objectives.check_objective(str(tmp_path), sop)
   with pytest.raises(ValueError, match="holds a checkpoint trained for objective mlm_sop .*"
                      "this run's objective is mlm_nsp"):
-    checkpoints.check_objective(str(tmp_path), objectives.get("mlm_nsp"))
+    objectives.check_objective(str(tmp_path), objectives.get("mlm_nsp"))
   # A checkpoint that does not say (an older run, an original TF1 one) is MLM + NSP.
   older = tmp_path / "older"
   tf.train.Checkpoint(step=tf.Variable(3)).save(str(older / "ckpt"))
