@@ -227,7 +227,12 @@ def pretrain(options, objective, records, bert_config):
       save_checkpoints_steps=max(100, options.num_train_steps // 4),
       iterations_per_loop=100, log_steps=100, seed=options.seed, objective=objective)
   start = time.time()
-  result = loop.run(config, bert_config)
+  verbosity = logging.get_verbosity()
+  logging.set_verbosity(logging.INFO)  # the loop's progress lines: losses, rate, ETA
+  try:
+    result = loop.run(config, bert_config)
+  finally:
+    logging.set_verbosity(verbosity)
   params = int(result["model"].count_params())
   summary = {"objective": objective, "model_dir": model_dir, "steps": result["global_step"],
              "seconds": time.time() - start, "parameters": params,
