@@ -211,10 +211,19 @@ class StepFunctions:
     self.trainable = objective.trainable_variables(model)
     self.accum = config.grad_accum_steps
     self.loss_scaling = config.mixed_precision == "float16"
-    # Only the forward/backward is compiled: it holds no cross-replica
-    # synchronization, which a nested compiled function may not contain.
-    self.gradients = (tf.function(self._gradients, jit_compile=True)
-                      if config.jit_compile else self._gradients)
+    self.gradients, self.train_replica = self._gradients, self._train_replica
+    if config.jit_compile:
+      if strategy.num_replicas_in_sync == 1 and not isinstance(strategy, tf.distribute.TPUStrategy):
+        # One replica: the whole step (forward, backward, clipping and the
+        # optimizer update) is one XLA cluster; its all-reduces are no-ops.
+        self.train_replica = tf.function(self._train_replica, jit_compile=True)
+      else:
+        # A compiled function may hold no cross-replica synchronization
+        # (TPUs compile the whole step anyway).
+        logging.info("jit_compile: compiling the forward/backward only; the all-reduce and "
+                     "optimizer update of %s x %d replicas run uncompiled",
+                     type(strategy).__name__, strategy.num_replicas_in_sync)
+        self.gradients = tf.function(self._gradients, jit_compile=True)
     self.train_loop = tf.function(self._train_loop)
     self.eval_step = tf.function(self._eval_step)
 
@@ -274,7 +283,7 @@ class StepFunctions:
     done, finite = tf.constant(0), tf.constant(True)
     for _ in tf.range(num_steps):
       metrics = _first_replica(self.strategy,
-                               self.strategy.run(self._train_replica, args=(next(iterator),)))
+                               self.strategy.run(self.train_replica, args=(next(iterator),)))
       self.global_step.assign_add(1)
       done += 1
       totals = {k: totals[k] + metrics[k] for k in self.train_keys}

@@ -34,6 +34,44 @@ SUM_KEYS = ("mlm_ce_sum", "mlm_weight_sum", "mlm_correct", "nsp_ce_sum", "nsp_co
 MLM_SUM_KEYS = ("mlm_ce_sum", "mlm_weight_sum", "mlm_correct", "num_examples")
 
 
+def sparse_cross_entropy(labels, logits):
+  """Softmax cross-entropy of integer labels: the value of
+  `tf.nn.sparse_softmax_cross_entropy_with_logits`, twice as fast on CPU.
+
+  The fused op spends more time on a [1280, 30522] masked-LM batch than the
+  matmul that makes the logits (it is single-pass Eigen code); here the
+  forward keeps exp(logits - max) and the gradient is softmax * upstream
+  with the upstream subtracted at the label, a few vectorized passes.
+
+  Args:
+    labels: int [..., ] ids, each in [0, vocab) (out of range: an error).
+    logits: float32 [..., vocab].
+  Returns:
+    float32 [...], log(sum(exp(logits))) - logits[label], computed as the
+    fused op does (shifted by the row max).
+  """
+  shape = tf.shape(labels)
+  labels = tf.reshape(tf.cast(labels, tf.int32), [-1])
+  vocab = tf.shape(logits)[-1]
+
+  @tf.custom_gradient
+  def per_row(flat):
+    row_max = tf.stop_gradient(tf.reduce_max(flat, axis=-1, keepdims=True))
+    exp = tf.exp(flat - row_max)
+    total = tf.reduce_sum(exp, axis=-1, keepdims=True)
+    label_logit = tf.gather(flat, labels, batch_dims=1)
+    loss = tf.squeeze(tf.math.log(total), -1) - (label_logit - tf.squeeze(row_max, -1))
+
+    def grad(upstream):
+      softmax_up = exp * (upstream[:, None] / total)
+      index = tf.stack([tf.range(tf.size(labels)), labels], axis=1)
+      return tf.tensor_scatter_nd_sub(softmax_up, index, upstream)
+
+    return loss, grad
+
+  return tf.reshape(per_row(tf.reshape(logits, [-1, vocab])), shape)
+
+
 def mlm_sums(mlm_logits, features):
   """The masked-LM sums of a batch: mlm_ce_sum = sum(w * CE), mlm_weight_sum
   = sum(w), mlm_correct = sum(w * [argmax == id]) (float32 scalars).
@@ -46,7 +84,7 @@ def mlm_sums(mlm_logits, features):
   mlm_logits = tf.cast(mlm_logits, tf.float32)
   ids = tf.cast(features["masked_lm_ids"], tf.int32)
   weights = tf.cast(features["masked_lm_weights"], tf.float32)
-  mlm_ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=ids, logits=mlm_logits)
+  mlm_ce = sparse_cross_entropy(ids, mlm_logits)
   mlm_hit = tf.cast(tf.equal(tf.argmax(mlm_logits, axis=-1, output_type=tf.int32), ids),
                     tf.float32)
   return {

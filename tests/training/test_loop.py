@@ -140,6 +140,20 @@ def test_mixed_precision_trains(data, precision):
   assert model.encoder.transformer_layers[0].compute_dtype == precision
 
 
+def test_xla_compiled_step_runs_in_bfloat16_on_cpu(data, caplog):
+  # jit_compile on one replica compiles the whole step (optimizer update
+  # included); under mixed_bfloat16 it must compile and train on CPU too.
+  config = tiny_train_config(data, output_dir=str(data / "xla_bf16"), num_train_steps=2,
+                             mixed_precision="bfloat16", jit_compile=True)
+  with caplog.at_level(logging.INFO):
+    result = loop.run(config, tiny_bert_config())
+  assert result["global_step"] == 2
+  assert int(result["optimizer"].iterations.numpy()) == 2
+  assert np.isfinite(result["train"]["loss"])
+  assert result["model"].encoder.transformer_layers[0].compute_dtype == "bfloat16"
+  assert not any("compiling the forward/backward only" in r.getMessage() for r in caplog.records)
+
+
 def test_bad_settings_are_one_line_errors(data):
   with pytest.raises(ValueError, match="not divisible"):
     loop.run(tiny_train_config(data, train_batch_size=6, grad_accum_steps=4),

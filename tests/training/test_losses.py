@@ -47,6 +47,30 @@ def _np_losses(outputs, features):
           "mlm_accuracy": mlm_acc, "nsp_accuracy": nsp_acc, "mlm_weight_sum": w.sum()}
 
 
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_sparse_cross_entropy_is_the_fused_op_in_value_and_gradient(jit_compile):
+  # Large logits too (scale 40): the shift by the row max must keep it exact.
+  rng = np.random.default_rng(3)
+  for scale in (1.0, 40.0):
+    logits = tf.constant(rng.standard_normal((3, 4, 50)) * scale, tf.float32)
+    ids = tf.constant(rng.integers(0, 50, (3, 4)), tf.int32)
+    upstream = tf.constant(rng.standard_normal((3, 4)), tf.float32)
+
+    @tf.function(jit_compile=jit_compile)
+    def both(logits, ids, upstream):
+      with tf.GradientTape(persistent=True) as tape:
+        tape.watch(logits)
+        fused = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=ids, logits=logits)
+        ours = losses.sparse_cross_entropy(ids, logits)
+        fused_sum, ours_sum = tf.reduce_sum(fused * upstream), tf.reduce_sum(ours * upstream)
+      return (fused, ours, tape.gradient(fused_sum, logits), tape.gradient(ours_sum, logits))
+
+    fused, ours, fused_grad, ours_grad = both(logits, ids, upstream)
+    assert ours.shape == (3, 4)
+    np.testing.assert_allclose(ours, fused, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(ours_grad, fused_grad, rtol=0, atol=1e-6)
+
+
 def test_matches_original_reductions():
   outputs, features = _random_case(np.random.default_rng(0))
   got = losses.pretraining_losses(outputs, features)
