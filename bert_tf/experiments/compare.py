@@ -253,7 +253,10 @@ def heldout_mlm_accuracy(options, bert_config, model_dir, records, max_batches=5
   dataset = pipeline.make_dataset(info.files, 32, options.max_seq_length,
                                   options.max_predictions_per_seq, is_training=False,
                                   compression=info.compression)
-  forward = tf.function(lambda batch: losses.mlm_sums(model(batch)["mlm_logits"], batch))
+  @tf.function
+  def forward(batch):
+    return losses.mlm_sums(model(batch, training=False)["mlm_logits"], batch)
+
   correct = weight = 0.0
   for i, batch in enumerate(dataset):
     if i >= max_batches:
