@@ -108,10 +108,15 @@ def check_objective(directory, objective):
   latest = tf.train.latest_checkpoint(directory) if directory else None
   if latest:
     saved = objectives.from_checkpoint(latest)
-    if saved.name != objective.name:
-      raise ValueError(f"{directory} holds a checkpoint trained for objective {saved.name} "
-                       f"({latest}); this run's objective is {objective.name}: use another "
-                       "--output_dir or records of the same objective")
+    if (saved.name, getattr(saved, "networks", None)) != (objective.name,
+                                                          getattr(objective, "networks", None)):
+      what = (f"objective {saved.name}" if saved.name != objective.name else
+              f"objective {saved.name} with another generator {saved.networks}")
+      raise ValueError(f"{directory} holds a checkpoint trained for {what} ({latest}); "
+                       f"this run's objective is {objective.name}"
+                       + (f" with generator {objective.networks}" if saved.name == objective.name
+                          else "")
+                       + ": use another --output_dir or the same objective and settings")
 
 
 # ------------------------------------------------------------------------------
