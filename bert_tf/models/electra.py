@@ -42,9 +42,9 @@ What google-research/electra's pretraining does, and what we do:
   sequence_output[:, 0], as the original's.
 - Randomness: stateless TF random ops seeded by (seed, a per-model step
   counter saved with the checkpoint, the replica id) in training, so a run
-  reproduces and resumes with fresh noise; in evaluation by (seed, the
-  batch's ids), so every evaluation masks and samples a held-out batch the
-  same way.
+  reproduces and resumes with fresh noise; in evaluation by (seed, each
+  example's ids), so every evaluation masks and samples a held-out example
+  the same way whatever the batch size or strategy.
 """
 
 import keras
@@ -169,17 +169,30 @@ def scatter_at_positions(ids, positions, values, real):
   return tf.where(written, tf.cast(new, ids.dtype), ids), written
 
 
+def stateless_uniform(shape, seed, minval=0.0, maxval=1.0, dtype=tf.float32):
+  """tf.random.stateless_uniform with one seed for the batch (int [2]) or
+  one per example (int [b, 2]: row i of the result from seed i, so an
+  example draws the same numbers in any batch)."""
+  seed = tf.convert_to_tensor(seed)
+  if seed.shape.rank == 1:
+    return tf.random.stateless_uniform(shape, seed, minval=minval, maxval=maxval, dtype=dtype)
+  return tf.map_fn(
+      lambda s: tf.random.stateless_uniform(shape[1:], s, minval=minval, maxval=maxval,
+                                            dtype=dtype),
+      seed, fn_output_signature=dtype)
+
+
 def gumbel_max_sample(logits, seed):
   """One sample per row of softmax(logits): argmax(logits + Gumbel noise).
 
   Args:
-    logits: float32 [..., vocab].
-    seed: int [2] stateless seed.
+    logits: float32 [b, ..., vocab].
+    seed: int [2] or [b, 2] stateless seed(s) (see `stateless_uniform`).
   Returns:
-    int32 [...], no gradient.
+    int32 [b, ...], no gradient.
   """
   logits = tf.stop_gradient(tf.cast(logits, tf.float32))
-  uniform = tf.random.stateless_uniform(tf.shape(logits), seed, minval=1e-9, maxval=1.0)
+  uniform = stateless_uniform(tf.shape(logits), seed, minval=1e-9, maxval=1.0)
   gumbel = -tf.math.log(-tf.math.log(uniform))
   return tf.argmax(logits + gumbel, axis=-1, output_type=tf.int32)
 
@@ -198,11 +211,11 @@ def remask(original_ids, positions, originals, real, rule, mask_token_id, vocab_
     int32 [b, s].
   """
   mask_share, random_share = MASK_RULES[rule]
-  u = tf.random.stateless_uniform(tf.shape(positions), seed_fn("mask"))
+  u = stateless_uniform(tf.shape(positions), seed_fn("mask"))
   values = tf.where(u < mask_share, mask_token_id, originals)
   if random_share:
-    random_ids = tf.random.stateless_uniform(tf.shape(positions), seed_fn("random_token"),
-                                             minval=0, maxval=vocab_size, dtype=tf.int32)
+    random_ids = stateless_uniform(tf.shape(positions), seed_fn("random_token"),
+                                   minval=0, maxval=vocab_size, dtype=tf.int32)
     values = tf.where((u >= mask_share) & (u < mask_share + random_share), random_ids, values)
   return scatter_at_positions(original_ids, positions, values, real)[0]
 
@@ -324,20 +337,21 @@ class ElectraPretrainer(keras.Model):
 
   def _seed_fn(self, input_ids, training):
     """stream name -> stateless seed; see the module docstring."""
+    base = tf.constant(self.seed, tf.int64) * 8
     if training:
+      # One seed for the batch: (seed, training calls so far, replica).
       counter = self.sample_step.assign_add(1)
       context = tf.distribute.get_replica_context()
       replica = context.replica_id_in_sync_group if context is not None else 0
       counter = counter * 1024 + tf.cast(replica, tf.int64)
-    else:
-      seq = tf.shape(input_ids)[1]
-      weights = tf.cast(tf.range(1, seq + 1), tf.int64) * 7919
-      counter = tf.reduce_sum(tf.cast(input_ids, tf.int64) * weights) % (2 ** 31)
-    base = tf.constant(self.seed, tf.int64) * 8
-
-    def seed(stream):
-      return tf.stack([base + _SEED_STREAMS[stream] + (0 if training else 4), counter])
-    return seed
+      return lambda stream: tf.stack([base + _SEED_STREAMS[stream], counter])
+    # One seed per example, from its ids: evaluation does not depend on the
+    # batch size, the replicas or what was evaluated before.
+    seq = tf.shape(input_ids)[1]
+    weights = tf.cast(tf.range(1, seq + 1), tf.int64) * 7919
+    example = tf.reduce_sum(tf.cast(input_ids, tf.int64) * weights, axis=1) % (2 ** 31)
+    return lambda stream: tf.stack(
+        [tf.fill(tf.shape(example), base + 4 + _SEED_STREAMS[stream]), example], axis=1)
 
   def call(self, inputs, training=False):
     """Training/eval forward (features with `masked_lm_ids`) or serving.
