@@ -160,3 +160,74 @@ def test_noise_is_seeded_fresh_in_training_and_fixed_per_example_in_eval():
   _, whole = run(9, False)
   _, part = run(9, False, slice(2, 4))
   np.testing.assert_array_equal(whole[2:4], part)  # eval: per example, any batch
+
+
+def _original_electra_names(layers, gen_layers, gen_project):
+  """google-research/electra's variable names (from its modeling.py and
+  run_pretraining.py scopes), written out here independently of our map."""
+  names = ["electra/embeddings/word_embeddings", "electra/embeddings/token_type_embeddings",
+           "electra/embeddings/position_embeddings", "electra/embeddings/LayerNorm/gamma",
+           "electra/embeddings/LayerNorm/beta",
+           "generator_predictions/dense/kernel", "generator_predictions/dense/bias",
+           "generator_predictions/LayerNorm/gamma", "generator_predictions/LayerNorm/beta",
+           "generator_predictions/output_bias",
+           "discriminator_predictions/dense/kernel", "discriminator_predictions/dense/bias",
+           "discriminator_predictions/dense_1/kernel", "discriminator_predictions/dense_1/bias"]
+  if gen_project:
+    names += ["generator/embeddings_project/kernel", "generator/embeddings_project/bias"]
+  for scope, n in (("electra", layers), ("generator", gen_layers)):
+    for i in range(n):
+      p = f"{scope}/encoder/layer_{i}/"
+      for dense in ("attention/self/query", "attention/self/key", "attention/self/value",
+                    "attention/output/dense", "intermediate/dense", "output/dense"):
+        names += [p + dense + "/kernel", p + dense + "/bias"]
+      for norm in ("attention/output/LayerNorm", "output/LayerNorm"):
+        names += [p + norm + "/gamma", p + norm + "/beta"]
+  return sorted(names)
+
+
+def test_tf1_checkpoint_with_electras_names_round_trips(tmp_path):
+  from bert_tf.models import tf1_checkpoint
+  config = tiny_bert_config(dropout=0.0)
+  model = electra.ElectraPretrainer(config, mask_token_id=4)
+  weights = tf1_checkpoint.tf1_weights_from_model(model)
+  assert sorted(weights) == _original_electra_names(2, 2, gen_project=True)
+  assert weights["electra/encoder/layer_0/attention/self/query/kernel"].shape == (32, 32)
+  assert weights["generator/encoder/layer_1/attention/output/dense/kernel"].shape == (8, 8)
+  assert weights["generator_predictions/dense/kernel"].shape == (8, 32)
+  # A checkpoint written by name (as a TF1 Saver would), random values.
+  rng = np.random.default_rng(0)
+  values = {n: rng.standard_normal(v.shape).astype(np.float32) for n, v in weights.items()}
+  names = sorted(values)
+  prefix = str(tmp_path / "electra" / "model.ckpt")
+  tf.io.gfile.makedirs(str(tmp_path / "electra"))
+  tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names + ["global_step"],
+                    shape_and_slices=[""] * (len(names) + 1),
+                    tensors=[tf.constant(values[n]) for n in names] + [tf.constant(7, tf.int64)])
+  assert tf1_checkpoint.is_tf1_checkpoint(prefix)
+  fresh = electra.ElectraPretrainer(config, mask_token_id=4)
+  result = tf1_checkpoint.load_tf1_checkpoint(fresh, prefix)
+  assert result["unused"] == [] and len(result["loaded"]) == len(names)
+  np.testing.assert_array_equal(fresh.encoder.token_embedding.embeddings.numpy(),
+                                values["electra/embeddings/word_embeddings"])
+  np.testing.assert_array_equal(
+      fresh.discriminator_output.kernel.numpy(), values["discriminator_predictions/dense_1/kernel"])
+  out = tmp_path / "out" / "model.ckpt"
+  tf1_checkpoint.save_tf1_checkpoint(fresh, str(out))
+  reader = tf.train.load_checkpoint(str(out))
+  for name in names:
+    np.testing.assert_array_equal(reader.get_tensor(name), values[name], err_msg=name)
+  # A discriminator alone (as ELECTRA's released fine-tuning checkpoints)
+  # warm-starts the discriminator and leaves the generator as initialized.
+  disc_prefix = str(tmp_path / "disc" / "model.ckpt")
+  tf.io.gfile.makedirs(str(tmp_path / "disc"))
+  disc = [n for n in names if n.startswith("electra/")]
+  tf.raw_ops.SaveV2(prefix=disc_prefix, tensor_names=disc, shape_and_slices=[""] * len(disc),
+                    tensors=[tf.constant(values[n]) for n in disc])
+  partial = tf1_checkpoint.load_tf1_checkpoint(
+      electra.ElectraPretrainer(config, mask_token_id=4), disc_prefix, require_heads=False)
+  assert sorted(partial["loaded"]) == disc
+  assert "generator/encoder/layer_0/output/dense/kernel" in partial["missing_heads"]
+  with pytest.raises(ValueError, match="has no variable generator"):
+    tf1_checkpoint.load_tf1_checkpoint(electra.ElectraPretrainer(config, mask_token_id=4),
+                                       disc_prefix)
