@@ -273,14 +273,16 @@ class ElectraPretrainer(keras.Model):
     self.generator_projection = keras.layers.Dense(
         gen_config.hidden_size, kernel_initializer=init, dtype=dtype,
         name="generator_embeddings_project") if width != gen_config.hidden_size else None
-    self.generator_layers = [
-        keras_hub.layers.TransformerEncoder(
+    # One attribute per layer: tf.train.Checkpoint saves a Keras model's
+    # layers held in attributes, not those in a list attribute.
+    self._num_generator_layers = gen_config.num_hidden_layers
+    for i in range(gen_config.num_hidden_layers):
+      setattr(self, f"generator_layer_{i}", keras_hub.layers.TransformerEncoder(
             num_heads=gen_config.num_attention_heads,
             intermediate_dim=gen_config.intermediate_size,
             activation=modeling.gelu_tanh, dropout=gen_config.hidden_dropout_prob,
             layer_norm_epsilon=modeling.LAYER_NORM_EPSILON, kernel_initializer=init,
-            dtype=dtype, name=f"generator_layer_{i}")
-        for i in range(gen_config.num_hidden_layers)]
+            dtype=dtype, name=f"generator_layer_{i}"))
     token_embedding = self.encoder.token_embedding
     token_embedding.reverse_dtype = "float32"  # float32 logits (see BertPretrainer)
     self.mlm_head = keras_hub.layers.MaskedLMHead(
@@ -309,6 +311,11 @@ class ElectraPretrainer(keras.Model):
                   + ([] if self.generator_projection is None
                      else self.generator_projection.weights), config)
     self.built = True
+
+  @property
+  def generator_layers(self):
+    """The generator's TransformerEncoder layers, in order."""
+    return [getattr(self, f"generator_layer_{i}") for i in range(self._num_generator_layers)]
 
   # -- the two networks --------------------------------------------------------
 
