@@ -226,3 +226,32 @@ def test_electra_options_come_from_the_config_and_travel_with_the_checkpoint(tmp
   with pytest.raises(ValueError, match="generator_hidden_size=2 must lie in"):
     train_config.TrainConfig(input_file="x", output_dir="y", do_train=True,
                              objective="electra", generator_hidden_size=2.0).validate()
+
+
+def test_electra_trains_evaluates_and_resumes_through_the_loop(tmp_path):
+  from bert_tf.training import loop
+  from test_loop import tiny_train_config, write_records
+  write_records(tmp_path / "train.tfrecord", 48, seed=1)
+  write_records(tmp_path / "heldout.tfrecord", 16, seed=2)
+  config = tiny_train_config(tmp_path, objective="electra", do_eval=True,
+                             eval_input_file=str(tmp_path / "heldout.tfrecord"),
+                             num_train_steps=4, save_checkpoints_steps=4, max_eval_steps=2)
+  first = loop.run(config, tiny_bert_config())
+  model = first["model"]
+  assert objectives.of_model(model).options["mask_token_id"] == 4  # read from the records
+  assert int(model.sample_step.numpy()) == 4
+  for key in ("loss", "masked_lm_accuracy", "discriminator_accuracy", "gradient_norm"):
+    assert np.isfinite(first["train"][key]), key
+  with tf.io.gfile.GFile(str(tmp_path / "out/eval_results.txt")) as f:
+    keys = [line.split(" = ")[0] for line in f.read().splitlines()]
+  assert keys == sorted(("global_step",) + objectives.ElectraObjective.metric_keys)
+  assert 0 <= first["eval"]["discriminator_recall"] <= 1
+  # The same command resumes every weight, the generator's and the noise
+  # counter included; eval draws the same masks and samples again.
+  second = loop.run(config, tiny_bert_config())
+  for a, b in zip(model.weights, second["model"].weights):
+    np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=a.path)
+  assert second["eval"] == first["eval"]
+  # A BERT run cannot resume into it.
+  with pytest.raises(ValueError, match="trained for objective electra"):
+    loop.run(tiny_train_config(tmp_path, num_train_steps=6), tiny_bert_config())
