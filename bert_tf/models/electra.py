@@ -40,11 +40,14 @@ What google-research/electra's pretraining does, and what we do:
   pooler (`pooled_dense`), which ELECTRA does not have (its pooled output
   is the [CLS] vector); it is frozen here and `pooled_output` is
   sequence_output[:, 0], as the original's.
-- Randomness: stateless TF random ops seeded by (seed, a per-model step
-  counter saved with the checkpoint, the replica id) in training, so a run
-  reproduces and resumes with fresh noise; in evaluation by (seed, each
-  example's ids), so every evaluation masks and samples a held-out example
-  the same way whatever the batch size or strategy.
+- Randomness: stateless TF random ops, one seed per example from (seed,
+  the example's ids) and, in training, a count of training calls saved with
+  the checkpoint. A run reproduces, resumes with fresh noise, and draws the
+  same on one device as on several replicas (the loss of a global batch is
+  the single-device one); every evaluation masks and samples a held-out
+  example the same way whatever the batch size or strategy. (Gradient
+  accumulation counts each micro-batch as a call, so it draws other noise
+  than one step on the whole batch.)
 """
 
 import keras
@@ -344,21 +347,18 @@ class ElectraPretrainer(keras.Model):
 
   def _seed_fn(self, input_ids, training):
     """stream name -> stateless seed; see the module docstring."""
-    base = tf.constant(self.seed, tf.int64) * 8
-    if training:
-      # One seed for the batch: (seed, training calls so far, replica).
-      counter = self.sample_step.assign_add(1)
-      context = tf.distribute.get_replica_context()
-      replica = context.replica_id_in_sync_group if context is not None else 0
-      counter = counter * 1024 + tf.cast(replica, tf.int64)
-      return lambda stream: tf.stack([base + _SEED_STREAMS[stream], counter])
-    # One seed per example, from its ids: evaluation does not depend on the
-    # batch size, the replicas or what was evaluated before.
+    # One seed per example, from its ids, so the draws do not depend on how
+    # a batch is split across replicas. Training adds the count of training
+    # calls (the same on every replica), so each step draws afresh;
+    # evaluation does not, so it draws the same for an example every time.
+    base = tf.constant(self.seed, tf.int64) * 8 + (0 if training else 4)
     seq = tf.shape(input_ids)[1]
     weights = tf.cast(tf.range(1, seq + 1), tf.int64) * 7919
     example = tf.reduce_sum(tf.cast(input_ids, tf.int64) * weights, axis=1) % (2 ** 31)
+    if training:
+      example += self.sample_step.assign_add(1) * (2 ** 31)
     return lambda stream: tf.stack(
-        [tf.fill(tf.shape(example), base + 4 + _SEED_STREAMS[stream]), example], axis=1)
+        [tf.fill(tf.shape(example), base + _SEED_STREAMS[stream]), example], axis=1)
 
   def call(self, inputs, training=False):
     """Training/eval forward (features with `masked_lm_ids`) or serving.
