@@ -131,7 +131,28 @@ def define_flags(flag_values):
                     "Pretraining objective. bert: masked LM plus the records' sentence task "
                     "(next-sentence for the original's records, sentence order for "
                     "--sentence_task=sop, none for --sentence_task=none), i.e. mlm_nsp, "
-                    "mlm_sop or mlm; naming one of those checks the records agree.",
+                    "mlm_sop or mlm; naming one of those checks the records agree. "
+                    "electra: ELECTRA's generator + replaced-token discriminator (the "
+                    "records' masked positions; sentence labels unused).",
+                    flag_values=f)
+  # ELECTRA (--objective=electra).
+  flags.DEFINE_float("generator_hidden_size", d.generator_hidden_size,
+                     "ELECTRA: the generator's hidden size, heads and intermediate size as a "
+                     "fraction of the discriminator's (the original's 0.25).", flag_values=f)
+  flags.DEFINE_float("generator_layers", d.generator_layers,
+                     "ELECTRA: the generator's layers as a fraction of the discriminator's.",
+                     flag_values=f)
+  flags.DEFINE_string("generator_config_file", d.generator_config_file,
+                      "ELECTRA: a bert_config.json for the generator (instead of the "
+                      "fractions); at most the discriminator's size.", flag_values=f)
+  flags.DEFINE_float("discriminator_weight", d.discriminator_weight,
+                     "ELECTRA: weight of the discriminator loss (the original's 50).",
+                     flag_values=f)
+  flags.DEFINE_enum("electra_mask_rule", d.electra_mask_rule,
+                    list(train_config.ELECTRA_MASK_RULES),
+                    "ELECTRA: how the records' masked positions are corrupted for the "
+                    "generator: electra (85% [MASK], 15% kept, the original's), bert "
+                    "(80/10/10 redrawn each step), records (the records' input as written).",
                     flag_values=f)
 
 
@@ -169,6 +190,11 @@ def config_from_flags(bert_config=None, flag_values=None):
   values = {field.name: fv[field.name].value for field in
             dataclasses.fields(train_config.TrainConfig) if field.name in fv}
   values = {k: ("" if v is None else v) for k, v in values.items()}
+  if FLAGS.objective == "electra" and not FLAGS["learning_rate"].present:
+    # ELECTRA's own default where the user gave none (see train_config).
+    values["learning_rate"] = train_config.ELECTRA_LEARNING_RATE
+    logging.info("--objective=electra: --learning_rate=%g (ELECTRA's default)",
+                 train_config.ELECTRA_LEARNING_RATE)
   config = train_config.TrainConfig(**dict(values, strategy=strategy, tpu_name=tpu_name))
   try:
     config.validate()

@@ -232,3 +232,31 @@ def test_recipe_flagfiles_parse(flagfile, monkeypatch, parse):
   assert config.do_train and bert_config.hidden_size == 768
   if "tpu" in flagfile:  # the BERT TPU recipes; RoBERTa/ALBERT's name no hardware
     assert config.strategy == "tpu"
+
+
+def test_electra_flags_and_a_generator_larger_than_the_discriminator(setup, parse, capsys):
+  parse(_common(setup) + ["--do_train", "--objective=electra", "--generator_hidden_size=0.5",
+                          "--discriminator_weight=20", "--electra_mask_rule=bert"])
+  config, _ = run_pretraining.config_from_flags()
+  assert (config.objective, config.generator_hidden_size, config.discriminator_weight,
+          config.electra_mask_rule) == ("electra", 0.5, 20.0, "bert")
+  assert config.learning_rate == 5e-4  # ELECTRA's default when none is given
+  parse(_common(setup) + ["--do_train", "--objective=electra", "--learning_rate=1e-3"])
+  assert run_pretraining.config_from_flags()[0].learning_rate == 1e-3
+
+  def fails(code, pattern):
+    with pytest.raises(SystemExit) as info:
+      cli.call(run_pretraining.main, ["run_pretraining"])
+    assert info.value.code == code
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert re.match(r"^bert_tf.run_pretraining: error: " + pattern, lines[-1]), lines[-1]
+
+  parse(_common(setup) + ["--do_train", "--objective=electra", "--generator_layers=2"])
+  fails(cli.USAGE_EXIT, r"generator_layers=2 must lie in \(0, 1\]")
+  big = tiny_bert_config().replace(hidden_size=64)
+  big.to_json_file(str(setup / "generator.json"))
+  parse(_common(setup) + ["--do_train", "--objective=electra",
+                          f"--generator_config_file={setup / 'generator.json'}"])
+  fails(cli.ERROR_EXIT, r"the generator \(hidden 64, 2 layers\) is larger than the "
+        r"discriminator \(hidden 32, 2 layers\)")
+  assert not (setup / "out").exists()

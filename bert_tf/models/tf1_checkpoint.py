@@ -36,6 +36,10 @@ from bert_tf.models import albert
 # Names in original checkpoints that hold no model weight.
 _IGNORED_SUFFIXES = ("/adam_m", "/adam_v", "/Momentum", "/ExponentialMovingAverage")
 _IGNORED_NAMES = ("global_step", "good_steps", "loss_scale")
+# Names of pretraining heads, which a checkpoint saved from a fine-tuning
+# model lacks: BERT's cls/...; ELECTRA's generator (all of it, as its
+# released discriminators) and discriminator head.
+_HEAD_PREFIXES = ("cls/", "generator/", "generator_predictions/", "discriminator_predictions/")
 
 
 # The names of one transformer layer's weights under its prefix: BERT's
@@ -102,53 +106,115 @@ class _Entry:
     return value.reshape(self.tf1_shape(value.shape))
 
 
+def _dense_entries(prefix, layer, kind="same", heads=None, bias_kind=None):
+  return [_Entry(prefix + "/kernel", layer.kernel, kind, heads),
+          _Entry(prefix + "/bias", layer.bias, bias_kind or kind, heads)]
+
+
+def _layer_norm_entries(prefix, layer):
+  return [_Entry(prefix + "/gamma", layer.gamma), _Entry(prefix + "/beta", layer.beta)]
+
+
+def _embedding_entries(scope, encoder):
+  """word, token-type and position embeddings and their LayerNorm under
+  `scope`/embeddings."""
+  return ([_Entry(f"{scope}/embeddings/word_embeddings", encoder.token_embedding.embeddings),
+           _Entry(f"{scope}/embeddings/token_type_embeddings",
+                  encoder.segment_embedding.embeddings),
+           _Entry(f"{scope}/embeddings/position_embeddings",
+                  encoder.position_embedding.position_embeddings, "rows")]
+          + _layer_norm_entries(f"{scope}/embeddings/LayerNorm", encoder.embeddings_layer_norm))
+
+
+def _layer_entries(prefix, layer, names):
+  """The original's names (`names`: _BERT_LAYER_NAMES or _ALBERT_LAYER_NAMES,
+  under `prefix`) of one keras-hub TransformerEncoder layer."""
+  # pylint: disable=protected-access
+  attention = layer._self_attention_layer
+  heads = attention.num_heads
+  return (_dense_entries(prefix + names["query"], attention._query_dense, "split_heads", heads)
+          + _dense_entries(prefix + names["key"], attention._key_dense, "split_heads", heads)
+          + _dense_entries(prefix + names["value"], attention._value_dense, "split_heads",
+                           heads)
+          + _dense_entries(prefix + names["attention_output"], attention._output_dense,
+                           "merge_heads_in", heads, bias_kind="same")
+          + _layer_norm_entries(prefix + names["attention_layer_norm"],
+                                layer._self_attention_layer_norm)
+          + _dense_entries(prefix + names["intermediate"], layer._feedforward_intermediate_dense)
+          + _dense_entries(prefix + names["output"], layer._feedforward_output_dense)
+          + _layer_norm_entries(prefix + names["output_layer_norm"],
+                                layer._feedforward_layer_norm))
+  # pylint: enable=protected-access
+
+
+def _transformer_entries(scope, layers):
+  """The original's `scope`/encoder/layer_N/... names of keras-hub
+  TransformerEncoder layers."""
+  entries = []
+  for n, layer in enumerate(layers):
+    entries += _layer_entries(f"{scope}/encoder/layer_{n}/", layer, _BERT_LAYER_NAMES)
+  return entries
+
+
+def _electra_name_map(model):
+  """google-research/electra's names for a models.electra.ElectraPretrainer.
+
+  The shared embeddings are the original's `electra/embeddings/...` (read by
+  both networks there too); `embeddings_project` exists where a network's
+  hidden size differs from the embedding width; the heads are
+  `generator_predictions/...` (dense, LayerNorm, output_bias) and
+  `discriminator_predictions/dense` and `/dense_1`. keras-hub's pooler,
+  which ELECTRA does not have, and our sample counter have no names.
+  """
+  encoder = model.encoder
+  entries = _embedding_entries("electra", encoder)
+  if getattr(encoder, "embeddings_projection", None) is not None:
+    entries += _dense_entries("electra/embeddings_project", encoder.embeddings_projection)
+  entries += _transformer_entries("electra", encoder.transformer_layers)
+  if model.generator_projection is not None:
+    entries += _dense_entries("generator/embeddings_project", model.generator_projection)
+  entries += _transformer_entries("generator", model.generator_layers)
+  head = model.mlm_head
+  # pylint: disable=protected-access
+  entries += _dense_entries("generator_predictions/dense", head._intermediate_dense)
+  entries += _layer_norm_entries("generator_predictions/LayerNorm",
+                                 head._intermediate_layer_norm)
+  entries.append(_Entry("generator_predictions/output_bias", head._bias))
+  # pylint: enable=protected-access
+  entries += _dense_entries("discriminator_predictions/dense", model.discriminator_dense)
+  entries += _dense_entries("discriminator_predictions/dense_1", model.discriminator_output)
+  return entries
+
+
 def _name_map(model):
   """Lists an _Entry for every weight of a BertPretrainer (or bare encoder).
 
   Args:
     model: a `modeling.BertPretrainer`, or a `BertBackbone` or
-      `AlbertBackbone` (only `bert/` names then).
+      `AlbertBackbone` (only `bert/` names then), or an
+      `electra.ElectraPretrainer` (ELECTRA's names).
   """
+  if hasattr(model, "generator_layers"):
+    return _electra_name_map(model)
   encoder = getattr(model, "encoder", model)
-  entries = []
+  entries = _embedding_entries("bert", encoder)
+  if not albert.is_albert_encoder(encoder):
+    entries += _transformer_entries("bert", encoder.transformer_layers)
 
   def add_dense(prefix, layer, kind="same", heads=None, bias_kind=None):
-    entries.append(_Entry(prefix + "/kernel", layer.kernel, kind, heads))
-    entries.append(_Entry(prefix + "/bias", layer.bias, bias_kind or kind, heads))
+    entries.extend(_dense_entries(prefix, layer, kind, heads, bias_kind))
 
   def add_layer_norm(prefix, layer):
-    entries.append(_Entry(prefix + "/gamma", layer.gamma))
-    entries.append(_Entry(prefix + "/beta", layer.beta))
+    entries.extend(_layer_norm_entries(prefix, layer))
 
-  entries.append(_Entry("bert/embeddings/word_embeddings",
-                        encoder.token_embedding.embeddings))
-  entries.append(_Entry("bert/embeddings/token_type_embeddings",
-                        encoder.segment_embedding.embeddings))
-  entries.append(_Entry("bert/embeddings/position_embeddings",
-                        encoder.position_embedding.position_embeddings, "rows"))
-  add_layer_norm("bert/embeddings/LayerNorm", encoder.embeddings_layer_norm)
   # pylint: disable=protected-access
   if albert.is_albert_encoder(encoder):
     # ALBERT: the E -> H projection, then one set of names per shared layer
     # (not per use), as google-research/albert's transformer_model scopes them.
     add_dense("bert/encoder/embedding_hidden_mapping_in", encoder.embeddings_projection)
-    layers = [(f"bert/encoder/transformer/group_{g}/inner_group_{i}/", layer,
-               _ALBERT_LAYER_NAMES) for g, i, layer in albert.named_shared_layers(encoder)]
-  else:
-    layers = [(f"bert/encoder/layer_{n}/", layer, _BERT_LAYER_NAMES)
-              for n, layer in enumerate(encoder.transformer_layers)]
-  for p, layer, names in layers:
-    attention = layer._self_attention_layer
-    heads = attention.num_heads
-    add_dense(p + names["query"], attention._query_dense, "split_heads", heads)
-    add_dense(p + names["key"], attention._key_dense, "split_heads", heads)
-    add_dense(p + names["value"], attention._value_dense, "split_heads", heads)
-    add_dense(p + names["attention_output"], attention._output_dense,
-              "merge_heads_in", heads, bias_kind="same")
-    add_layer_norm(p + names["attention_layer_norm"], layer._self_attention_layer_norm)
-    add_dense(p + names["intermediate"], layer._feedforward_intermediate_dense)
-    add_dense(p + names["output"], layer._feedforward_output_dense)
-    add_layer_norm(p + names["output_layer_norm"], layer._feedforward_layer_norm)
+    for g, i, layer in albert.named_shared_layers(encoder):
+      entries.extend(_layer_entries(f"bert/encoder/transformer/group_{g}/inner_group_{i}/",
+                                    layer, _ALBERT_LAYER_NAMES))
   add_dense("bert/pooler/dense", encoder.pooled_dense)
   mlm_head = getattr(model, "mlm_head", None)
   if mlm_head is not None:
@@ -171,7 +237,8 @@ def _is_ignored(name):
 
 def is_tf1_checkpoint(prefix):
   """True when `prefix` (or a directory's latest checkpoint) is an original
-  name-based BERT checkpoint, i.e. has `bert/embeddings/word_embeddings`.
+  name-based BERT or ELECTRA checkpoint, i.e. has
+  `bert/embeddings/word_embeddings` or `electra/embeddings/word_embeddings`.
 
   Finding the checkpoint a user means (a release directory without a
   "checkpoint" file, say) is `bert_tf.training.checkpoints.resolve_checkpoint`'s
@@ -181,7 +248,8 @@ def is_tf1_checkpoint(prefix):
   except (tf.errors.NotFoundError, tf.errors.DataLossError,
           tf.errors.InvalidArgumentError, FileNotFoundError, ValueError):
     return False
-  return reader.has_tensor("bert/embeddings/word_embeddings")
+  return any(reader.has_tensor(f"{scope}/embeddings/word_embeddings")
+             for scope in ("bert", "electra"))
 
 
 def load_tf1_checkpoint(model, ckpt_prefix, require_heads=True):
@@ -191,8 +259,9 @@ def load_tf1_checkpoint(model, ckpt_prefix, require_heads=True):
     model: a `modeling.BertPretrainer` (or a bare BertBackbone).
     ckpt_prefix: checkpoint prefix (`.../bert_model.ckpt`) or a directory
       (its latest checkpoint); local or gs://.
-    require_heads: when False, missing `cls/` variables (a checkpoint saved
-      from a fine-tuning model) leave our heads as initialized.
+    require_heads: when False, missing head variables (`_HEAD_PREFIXES`: a
+      checkpoint saved from a fine-tuning model, an ELECTRA discriminator
+      alone) leave our heads as initialized.
 
   Returns:
     dict with "loaded": original names assigned, "missing_heads": `cls/`
@@ -253,7 +322,7 @@ def _assign(model, shapes, get_tensor, source, require_heads):
   plan, missing_heads = [], []
   for entry in entries:
     if entry.name not in shapes:
-      if not require_heads and entry.name.startswith("cls/"):
+      if not require_heads and entry.name.startswith(_HEAD_PREFIXES):
         missing_heads.append(entry.name)
         continue
       raise ValueError(f"{source} has no variable {entry.name}")

@@ -33,6 +33,17 @@ The SavedModel carries the vocab as an asset and has these signatures
     text_a, text_b string [batch]
     -> in_order_probability float32 [batch] (probability that A comes before
        B in the text), truncated, error as next_sentence
+  replaced_token_detection (electra; tensorflow-text's ops):
+    text string [batch]
+    -> tokens string [batch, seq] ([CLS] wordpieces [SEP], "" past the end),
+       replaced_probability float32 [batch, seq] (the discriminator's
+       probability that the token was replaced; 0 past the end), truncated
+       bool [batch], error string [batch]; text cut to max_seq_length - 2
+
+For ELECTRA (objective electra) the discriminator is the encoder (`encode`;
+its pooled_output is the [CLS] vector, as ELECTRA has no pooler), the
+generator answers `fill_mask` and `pretraining`'s masked_lm_log_probs, and
+`pretraining` adds replaced_probability float32 [batch, seq].
 
 The objective (training.objectives) decides which sentence outputs and
 signatures exist; a checkpoint records its objective, an original TF1
@@ -77,7 +88,8 @@ resolve_checkpoint = checkpoints.resolve_checkpoint
 
 
 def load_pretrainer(bert_config, checkpoint, objective=None):
-  """Builds a BertPretrainer and fills every weight from a checkpoint.
+  """Builds the objective's pretrainer (a BertPretrainer, or an
+  ElectraPretrainer for ELECTRA) and fills every weight from a checkpoint.
 
   Args:
     bert_config: a config.BertConfig.
@@ -230,6 +242,11 @@ class BertServingModule(tf.Module):
       elif self.objective.sentence_name == "sentence_order":
         self.sentence_order = tf.function(self._sentence_order, input_signature=pair_spec)
         self._signature_names.append("sentence_order")
+      if "replaced_token_detection" in self.objective.signatures:
+        self.replaced_token_detection = tf.function(
+            self._replaced_token_detection,
+            input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+        self._signature_names.append("replaced_token_detection")
 
   @property
   def pretrainer(self):
@@ -260,6 +277,8 @@ class BertServingModule(tf.Module):
     if self.objective.sentence_name:
       result[f"{self.objective.sentence_name}_log_probs"] = tf.nn.log_softmax(
           tf.cast(outputs["nsp_logits"], tf.float32))
+    if "discriminator_logits" in outputs:
+      result["replaced_probability"] = tf.sigmoid(outputs["discriminator_logits"])
     return result
 
   def _encode(self, input_ids, input_mask, segment_ids):
@@ -268,8 +287,11 @@ class BertServingModule(tf.Module):
       outputs = self.pretrainer.encoder(
           {"token_ids": input_ids, "segment_ids": segment_ids, "padding_mask": input_mask},
           training=False)
+    pooled = outputs["pooled_output"]
+    if getattr(self.pretrainer, "pooled_is_first_token", False):
+      pooled = outputs["sequence_output"][:, 0]  # ELECTRA: no pooler
     return {"sequence_output": tf.cast(outputs["sequence_output"], tf.float32),
-            "pooled_output": tf.cast(outputs["pooled_output"], tf.float32)}
+            "pooled_output": tf.cast(pooled, tf.float32)}
 
   # -- text in -----------------------------------------------------------------
 
@@ -338,6 +360,27 @@ class BertServingModule(tf.Module):
         "truncated": truncated,
         "error": error,
     }
+
+  def _replaced_token_detection(self, text):
+    """The discriminator's probability that each token was replaced; see
+    the module docstring."""
+    batch = tf.shape(text, out_type=tf.int64)[0]
+    tokens = self._tokenize(text, self.tokenizer)
+    num_tokens = tokens.row_lengths()
+    truncated = num_tokens > self._max_seq_length - 2
+    tokens = tokens[:, :self._max_seq_length - 2]
+    cls = tf.fill([batch, 1], tf.constant(self._vocab.cls_id, tf.int64))
+    sep = tf.fill([batch, 1], tf.constant(self._vocab.sep_id, tf.int64))
+    ids = tf.concat([cls, tokens, sep], axis=1)
+    input_ids, input_mask = self._dense_inputs(ids)
+    outputs = self.pretrainer(
+        {"input_ids": input_ids, "input_mask": input_mask,
+         "segment_ids": tf.zeros_like(input_ids)}, training=False)
+    real = input_mask > 0
+    probability = tf.where(real, tf.sigmoid(outputs["discriminator_logits"]), 0.0)
+    return {"tokens": tf.where(real, tf.gather(self._id_to_token, input_ids), ""),
+            "replaced_probability": probability, "truncated": truncated,
+            "error": tf.where(num_tokens == 0, ERROR_EMPTY_TEXT, "")}
 
   def _next_sentence(self, text_a, text_b):
     """Probability that B follows A; see the module docstring."""
@@ -532,11 +575,17 @@ def save_keras_hub_preset(pretrainer, vocab_file, do_lower_case, preset_dir,
   def write(tmp):
     tf.io.gfile.makedirs(tmp)
     pretrainer.encoder.save_to_preset(tmp)
-    tokenizer = keras_hub.models.BertTokenizer(
-        vocabulary=vocab_file, lowercase=bool(do_lower_case))
-    # Saves preprocessor.json and the tokenizer (tokenizer.json + vocab asset).
-    keras_hub.models.BertTextClassifierPreprocessor(
-        tokenizer=tokenizer, sequence_length=max_seq_length).save_to_preset(tmp)
+    if isinstance(pretrainer.encoder, keras_hub.models.ElectraBackbone):
+      # ELECTRA: the discriminator as an ElectraBackbone and its tokenizer;
+      # keras-hub has no ELECTRA task or preprocessor to save with them.
+      keras_hub.models.ElectraTokenizer(
+          vocabulary=vocab_file, lowercase=bool(do_lower_case)).save_to_preset(tmp)
+    else:
+      tokenizer = keras_hub.models.BertTokenizer(
+          vocabulary=vocab_file, lowercase=bool(do_lower_case))
+      # Saves preprocessor.json and the tokenizer (tokenizer.json + vocab asset).
+      keras_hub.models.BertTextClassifierPreprocessor(
+          tokenizer=tokenizer, sequence_length=max_seq_length).save_to_preset(tmp)
     metadata_path = os.path.join(tmp, "metadata.json")
     with tf.io.gfile.GFile(metadata_path, "r") as f:
       metadata = json.load(f)

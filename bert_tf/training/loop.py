@@ -135,7 +135,8 @@ def _objective(config, train_info, eval_info):
                      f"eval records ({config.eval_input_file}) have "
                      f"sentence_task={eval_info.sentence_task}; write both with one "
                      "--sentence_task")
-  return objectives.resolve(config.objective, tasks.pop() if tasks else None, config)
+  return objectives.resolve(config.objective, tasks.pop() if tasks else None,
+                            options=config, data=train_info or eval_info)
 
 
 def _build(config, bert_config, strategy, objective):

@@ -31,20 +31,29 @@ against a frozen teacher, named after the student's heads (distill_mlm, or
 distill_mlm_nsp / distill_mlm_sop with a sentence task). It takes options
 (`resolve(..., options)`), and its model holds the student at
 `checkpoint_root` (model/student), which export reads.
+
+And ELECTRA (`ElectraObjective`, family and name "electra"): a generator
+masked LM and a replaced-token discriminator. It has options (generator
+size, discriminator weight, mask rule), which `resolve` takes from the
+training config, and a [MASK] id it reads from the records; the checkpoint
+saves them (`checkpoint_variable`), so export rebuilds the same networks.
 """
 
 import dataclasses
+import json
 
 import tensorflow as tf
 from absl import logging
 
 from bert_tf.models import distillation
+from bert_tf.models import electra
 from bert_tf.models import modeling
+from bert_tf.models.config import BertConfig
 from bert_tf.training import losses
 
 # --objective values: a family of objectives; the records' sentence task
-# picks the member (BERT's sentence tasks are properties of the data).
-FAMILIES = ("bert",)
+# picks the BERT member (BERT's sentence tasks are properties of the data).
+FAMILIES = ("bert", "electra")
 # Records written before sentence tasks existed, and the original's, are NSP.
 DEFAULT_SENTENCE_TASK = "nsp"
 _INPUT_FEATURES = ("input_ids", "input_mask", "segment_ids")
@@ -147,8 +156,182 @@ class BertObjective:
     return fields + accuracies
 
 
+class ElectraObjective:
+  """ELECTRA: generator masked LM + 50 x replaced-token detection.
+
+  The loss is the original's (google-research/electra run_pretraining.py):
+
+    gen_mlm  = sum(w * CE) / (sum(w) + 1e-6)        masked positions, weights w
+    disc     = sum(m * BCE) / (sum(m) + 1e-6)       every real token, input_mask m
+    total    = gen_mlm + discriminator_weight * disc   (weight 50 by default)
+
+  As for BERT, `loss_sums` are additive and `global_counts` all-reduces the
+  normalizers (sum(w), sum(m)), so every strategy gives the single-device
+  loss. The records' sentence labels are not used (ELECTRA has no sentence
+  task); `resolve` logs that.
+
+  Metrics (TensorBoard and eval_results.txt, the original's meanings):
+  masked_lm_loss/accuracy (the generator's argmax at the masked positions),
+  discriminator_loss, discriminator_accuracy (over real tokens),
+  discriminator_precision and _recall (of "replaced" over real tokens),
+  sampled_masked_lm_accuracy (the original's name for the share of sampled
+  tokens equal to the original, over masked positions), and loss.
+
+  Attributes:
+    options: dict of generator_hidden_size, generator_layers,
+      generator_config (a bert_config dict or None), discriminator_weight,
+      mask_rule, mask_token_id, seed.
+  """
+
+  name = "electra"
+  sentence_task = None
+  sentence_name = None
+  features = _INPUT_FEATURES + _MLM_FEATURES
+  sum_keys = ("mlm_ce_sum", "mlm_weight_sum", "mlm_correct", "sampled_original",
+              "disc_ce_sum", "disc_token_count", "disc_correct", "disc_true_positive",
+              "disc_predicted_replaced", "disc_replaced", "num_examples")
+  metric_keys = ("loss", "masked_lm_loss", "masked_lm_accuracy", "discriminator_loss",
+                 "discriminator_accuracy", "discriminator_precision", "discriminator_recall",
+                 "sampled_masked_lm_accuracy")
+  signatures = ("fill_mask", "replaced_token_detection")
+  EPSILON = 1e-6  # the original's, for both losses
+  DEFAULTS = {"generator_hidden_size": 0.25, "generator_layers": 1.0,
+              "generator_config": None, "discriminator_weight": 50.0,
+              "mask_rule": electra.DEFAULT_MASK_RULE, "mask_token_id": None, "seed": 0}
+
+  def __init__(self, **options):
+    unknown = sorted(set(options) - set(self.DEFAULTS))
+    if unknown:
+      raise ValueError(f"unknown ELECTRA option(s) {unknown}")
+    self.options = dict(self.DEFAULTS, **options)
+    if self.options["mask_rule"] not in electra.MASK_RULES:
+      raise ValueError(f"electra_mask_rule={self.options['mask_rule']!r} is not one of "
+                       f"{', '.join(electra.MASK_RULES)}")
+    self.discriminator_weight = float(self.options["discriminator_weight"])
+
+  def __repr__(self):
+    return f"<objective electra {self.options}>"
+
+  @property
+  def networks(self):
+    """What fixes the model's weights (not the seed or [MASK] id): a resumed
+    run must agree."""
+    o = self.options
+    return (o["generator_hidden_size"], o["generator_layers"],
+            json.dumps(o["generator_config"], sort_keys=True))
+
+  @property
+  def checkpoint_value(self):
+    return "electra " + json.dumps(self.options, sort_keys=True)
+
+  def generator_config(self, bert_config):
+    """The generator's BertConfig for this discriminator config."""
+    if self.options["generator_config"]:
+      return BertConfig.from_dict(self.options["generator_config"], source="generator config")
+    return electra.generator_config(bert_config, self.options["generator_hidden_size"],
+                                    self.options["generator_layers"])
+
+  def build_model(self, bert_config, dtype=None):
+    """The ElectraPretrainer (generator, discriminator, shared embeddings)."""
+    model = electra.ElectraPretrainer(
+        bert_config, self.generator_config(bert_config), mask_rule=self.options["mask_rule"],
+        mask_token_id=self.options["mask_token_id"], seed=self.options["seed"], dtype=dtype)
+    model.objective_name = self.name
+    model.objective_value = self.checkpoint_value  # read back by `of_model`
+    return model
+
+  def loss_sums(self, outputs, features):
+    """Additive float32 sums of a batch (`sum_keys`)."""
+    sums = losses.mlm_sums(outputs["mlm_logits"], features)
+    weights = tf.cast(features["masked_lm_weights"], tf.float32)
+    originals = tf.cast(features["masked_lm_ids"], tf.int32)
+    sums["sampled_original"] = tf.reduce_sum(
+        weights * tf.cast(tf.equal(outputs["sampled_ids"], originals), tf.float32))
+    logits = tf.cast(outputs["discriminator_logits"], tf.float32)
+    labels = tf.cast(outputs["replaced_labels"], tf.float32)
+    mask = tf.cast(features["input_mask"], tf.float32)
+    bce = tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
+    predicted = tf.cast(logits > 0, tf.float32)
+    sums.update(
+        disc_ce_sum=tf.reduce_sum(mask * bce),
+        disc_token_count=tf.reduce_sum(mask),
+        disc_correct=tf.reduce_sum(mask * tf.cast(tf.equal(predicted, labels), tf.float32)),
+        disc_true_positive=tf.reduce_sum(mask * predicted * labels),
+        disc_predicted_replaced=tf.reduce_sum(mask * predicted),
+        disc_replaced=tf.reduce_sum(mask * labels),
+        num_examples=tf.cast(tf.shape(labels)[0], tf.float32))
+    return sums
+
+  def global_counts(self, features):
+    """The normalizers over the global batch (inside `strategy.run`): the
+    masked-LM weight sum and the real-token count, no gradient."""
+    context = tf.distribute.get_replica_context()
+    local = tf.stack([tf.reduce_sum(tf.cast(features["masked_lm_weights"], tf.float32)),
+                      tf.reduce_sum(tf.cast(features["input_mask"], tf.float32))])
+    weight_sum, token_count = tf.unstack(
+        tf.stop_gradient(context.all_reduce(tf.distribute.ReduceOp.SUM, local)))
+    return {"weight_sum": weight_sum, "token_count": token_count}
+
+  def replica_loss(self, sums, counts):
+    """This replica's share of the global batch's loss (float32 scalar)."""
+    return (sums["mlm_ce_sum"] / (counts["weight_sum"] + self.EPSILON)
+            + self.discriminator_weight * sums["disc_ce_sum"]
+            / (counts["token_count"] + self.EPSILON))
+
+  def metrics(self, sums, mlm_epsilon=EPSILON):
+    """`metric_keys` -> scalar from summed sums (mlm_epsilon 0 for eval:
+    plain means)."""
+    def ratio(num, den):
+      if mlm_epsilon:
+        return sums[num] / (sums[den] + mlm_epsilon)
+      return tf.math.divide_no_nan(sums[num], sums[den])
+    mlm_loss, disc_loss = ratio("mlm_ce_sum", "mlm_weight_sum"), ratio("disc_ce_sum",
+                                                                       "disc_token_count")
+    share = tf.math.divide_no_nan
+    return {
+        "loss": mlm_loss + tf.cast(self.discriminator_weight, mlm_loss.dtype) * disc_loss,
+        "masked_lm_loss": mlm_loss,
+        "masked_lm_accuracy": share(sums["mlm_correct"], sums["mlm_weight_sum"]),
+        "discriminator_loss": disc_loss,
+        "discriminator_accuracy": share(sums["disc_correct"], sums["disc_token_count"]),
+        "discriminator_precision": share(sums["disc_true_positive"],
+                                         sums["disc_predicted_replaced"]),
+        "discriminator_recall": share(sums["disc_true_positive"], sums["disc_replaced"]),
+        "sampled_masked_lm_accuracy": share(sums["sampled_original"], sums["mlm_weight_sum"]),
+    }
+
+  def progress_fields(self):
+    return [("loss", "loss"), ("mlm", "masked_lm_loss"), ("disc", "discriminator_loss"),
+            ("mlm_acc", "masked_lm_accuracy"), ("disc_acc", "discriminator_accuracy"),
+            ("disc_recall", "discriminator_recall")]
+
+  @classmethod
+  def from_options(cls, options=None, data=None):
+    """The objective for a training config (`TrainConfig`'s electra_*,
+    generator_* and discriminator_weight fields, and seed) on records `data`
+    (a pipeline.DataInfo, whose [MASK] id is read from the records).
+
+    Raises:
+      ValueError: bad options or records without masks.
+    """
+    get = lambda name, default: getattr(options, name, default)  # noqa: E731
+    gen_config = None
+    path = get("generator_config_file", "")
+    if path:
+      gen_config = BertConfig.from_json_file(path).to_dict()
+    rule = get("electra_mask_rule", electra.DEFAULT_MASK_RULE)
+    mask_id = None
+    if data is not None and rule != "records":
+      mask_id = electra.mask_token_id_from_records(
+          data.files, data.max_seq_length, data.max_predictions_per_seq, data.compression)
+    return cls(generator_hidden_size=get("generator_hidden_size", 0.25),
+               generator_layers=get("generator_layers", 1.0), generator_config=gen_config,
+               discriminator_weight=get("discriminator_weight", 50.0), mask_rule=rule,
+               mask_token_id=mask_id, seed=get("seed", 0))
+
+
 OBJECTIVES = {o.name: o for o in (BertObjective("nsp"), BertObjective("sop"),
-                                  BertObjective("none"))}
+                                  BertObjective("none"), ElectraObjective())}
 
 
 def get(name):
@@ -158,7 +341,7 @@ def get(name):
   return OBJECTIVES[name]
 
 
-def resolve(family="bert", sentence_task=None, options=None):
+def resolve(family="bert", sentence_task=None, options=None, data=None):
   """The objective for `--objective=family` on records of `sentence_task`.
 
   Args:
@@ -167,10 +350,18 @@ def resolve(family="bert", sentence_task=None, options=None):
     sentence_task: the records' sentence task ("nsp", "sop", "none"), None
       for records that do not say (the original's: NSP).
     options: the run's settings (its TrainConfig), for a family that takes
-      options (distill: the teacher, the loss weights); BERT's take none.
+      options (distill: the teacher, the loss weights; electra: the
+      generator, discriminator weight, mask rule); BERT's take none.
+    data: the training (or eval) records' pipeline.DataInfo, for
+      objectives that read something from the records (ELECTRA's [MASK] id).
   Raises:
     ValueError: an unknown family, or a name the records contradict.
   """
+  if family == ElectraObjective.name:
+    if sentence_task not in (None, "none"):
+      logging.info("objective electra: the records' sentence labels (sentence_task=%s) "
+                   "are not used", sentence_task)
+    return ElectraObjective.from_options(options, data)
   task = sentence_task or DEFAULT_SENTENCE_TASK
   base = getattr(OBJECTIVES.get(family), "FAMILY", family)
   if base in _FAMILY_RESOLVERS:
@@ -190,7 +381,7 @@ def resolve(family="bert", sentence_task=None, options=None):
     raise ValueError(f"--objective={family!r} is not one of "
                      f"{', '.join(FAMILIES + tuple(OBJECTIVES))}")
   for objective in OBJECTIVES.values():
-    if objective.sentence_task == task:
+    if objective.sentence_task == task and objective.name != ElectraObjective.name:
       return objective
   raise ValueError(f"records have sentence_task={task!r}, which no objective of "
                    f"--objective={family} trains")
@@ -200,6 +391,9 @@ def of_model(model):
   """The objective `model` was built for (`build_model` records it); a
   pretrainer built directly is MLM + NSP, or MLM alone without the
   sentence-pair head."""
+  value = getattr(model, "objective_value", None)
+  if value:
+    return _from_value(value)
   name = getattr(model, "objective_name", None)
   if name:
     return get(name)
@@ -219,7 +413,17 @@ def checkpoint_variable(objective):
   model weight.
   """
   with tf.device("/cpu:0"):
-    return tf.Variable(objective.name, trainable=False, dtype=tf.string, name="objective")
+    return tf.Variable(getattr(objective, "checkpoint_value", objective.name),
+                       trainable=False, dtype=tf.string, name="objective")
+
+
+def _from_value(value):
+  """The objective of a `checkpoint_variable` value: a name, or "electra"
+  and its options as JSON."""
+  name, _, options = value.partition(" ")
+  if name == ElectraObjective.name and options:
+    return ElectraObjective(**json.loads(options))
+  return get(name)
 
 
 def check_objective(directory, objective):
@@ -233,6 +437,10 @@ def check_objective(directory, objective):
       raise ValueError(f"{directory} holds a checkpoint trained for objective {saved.name} "
                        f"({latest}); this run's objective is {objective.name}: use another "
                        "--output_dir or records of the same objective")
+    if getattr(saved, "networks", None) != getattr(objective, "networks", None):
+      raise ValueError(f"{directory} holds a checkpoint trained for objective {saved.name} "
+                       f"with another generator {saved.networks} ({latest}); this run's is "
+                       f"{objective.networks}: use another --output_dir or the same settings")
 
 
 def from_checkpoint(prefix):
@@ -242,7 +450,7 @@ def from_checkpoint(prefix):
     name = tf.train.load_variable(prefix, f"{CHECKPOINT_KEY}/.ATTRIBUTES/VARIABLE_VALUE")
   except (tf.errors.NotFoundError, ValueError):
     return OBJECTIVES["mlm_nsp"]
-  return get(name.decode() if isinstance(name, bytes) else str(name))
+  return _from_value(name.decode() if isinstance(name, bytes) else str(name))
 
 
 # --------------------------------------------------------------------------

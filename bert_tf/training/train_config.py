@@ -15,10 +15,17 @@ MIXED_PRECISION_POLICIES = {"none": None, "bfloat16": "mixed_bfloat16",
                             "float16": "mixed_float16"}
 MIXED_PRECISION = tuple(MIXED_PRECISION_POLICIES)
 # Kept in step with training.objectives (FAMILIES, OBJECTIVES; a test checks).
-OBJECTIVE_FAMILIES = ("bert", "distill")
-OBJECTIVE_NAMES = ("mlm_nsp", "mlm_sop", "mlm", "distill_mlm", "distill_mlm_nsp",
+OBJECTIVE_FAMILIES = ("bert", "electra", "distill")
+OBJECTIVE_NAMES = ("mlm_nsp", "mlm_sop", "mlm", "electra", "distill_mlm", "distill_mlm_nsp",
                    "distill_mlm_sop")
 STUDENT_INITS = ("teacher", "scratch")
+# Kept in step with models.electra.MASK_RULES (a test checks).
+ELECTRA_MASK_RULES = ("electra", "bert", "records")
+# google-research/electra's configure_pretraining.py learning rate (ELECTRA-small;
+# its base and large used 2e-4); its warmup (10000) and weight decay (0.01)
+# are our defaults already. run_pretraining uses it for --objective=electra
+# when --learning_rate is not given.
+ELECTRA_LEARNING_RATE = 5e-4
 # Kept in step with optimization.create_optimizer (a test checks).
 OPTIMIZERS = ("adamw_original", "adamw", "lamb")
 
@@ -92,6 +99,20 @@ class TrainConfig:
   alpha_cos: float = 1.0
   alpha_sentence: float = 0.0
   temperature: float = 2.0
+  # --- ELECTRA (--objective=electra; models/electra.py, objectives.ElectraObjective) ---
+  # generator_hidden_size: the generator's hidden size (and heads and
+  #   intermediate size) as a fraction of the discriminator's;
+  # generator_layers: its layers as a fraction of the discriminator's;
+  # generator_config_file: a bert_config.json for the generator instead;
+  # discriminator_weight: the discriminator loss's weight (the original's 50);
+  # electra_mask_rule: how the records' masked positions are corrupted for
+  #   the generator: electra (85% [MASK], 15% kept), bert (80/10/10 redrawn),
+  #   records (the records' input as written).
+  generator_hidden_size: float = 0.25
+  generator_layers: float = 1.0
+  generator_config_file: str = ""
+  discriminator_weight: float = 50.0
+  electra_mask_rule: str = "electra"
 
   def validate(self):
     """Raises ValueError naming the first bad setting."""
@@ -109,6 +130,15 @@ class TrainConfig:
     objective_names = OBJECTIVE_FAMILIES + OBJECTIVE_NAMES
     if self.objective not in objective_names:
       raise ValueError(f"objective={self.objective!r} is not one of {', '.join(objective_names)}")
+    if self.electra_mask_rule not in ELECTRA_MASK_RULES:
+      raise ValueError(f"electra_mask_rule={self.electra_mask_rule!r} is not one of "
+                       f"{', '.join(ELECTRA_MASK_RULES)}")
+    for name in ("generator_hidden_size", "generator_layers"):
+      if not 0 < getattr(self, name) <= 1:
+        raise ValueError(f"{name}={getattr(self, name):g} must lie in (0, 1]: ELECTRA's "
+                         "generator is a fraction of the discriminator, never larger")
+    if self.discriminator_weight < 0:
+      raise ValueError(f"discriminator_weight must be >= 0, got {self.discriminator_weight}")
     for name in ("max_seq_length", "max_predictions_per_seq", "train_batch_size",
                  "eval_batch_size", "save_checkpoints_steps", "iterations_per_loop",
                  "grad_accum_steps", "log_steps", "keep_checkpoint_max"):

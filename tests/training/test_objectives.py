@@ -48,7 +48,7 @@ def test_an_objective_the_records_contradict_is_a_one_line_error():
   with pytest.raises(ValueError, match="--objective=mlm_sop needs records written with "
                      "--sentence_task=sop; these records have sentence_task=nsp"):
     objectives.resolve("mlm_sop", "nsp")
-  with pytest.raises(ValueError, match="'electric' is not one of bert, "):
+  with pytest.raises(ValueError, match="'electric' is not one of bert, electra, "):
     objectives.resolve("electric", "nsp")
   with pytest.raises(ValueError, match="objective='electric' is not one of"):
     train_config.TrainConfig(input_file="x", output_dir="y", do_train=True,
@@ -263,3 +263,133 @@ def test_a_keras_hub_preset_teacher_initializes_the_student(tmp_path):
   features = _batch(teacher_config.vocab_size, with_labels=False)
   metrics = objective.metrics(objective.loss_sums(model(features), features))
   assert np.isfinite(float(metrics["loss"]))
+
+
+# --- ELECTRA -----------------------------------------------------------------
+
+
+def _electra_batch(vocab_size, seed=0):
+  features = _batch(vocab_size, with_labels=True, seed=seed)
+  mask = np.ones((BATCH, SEQ), np.int32)
+  mask[:, SEQ - 5:] = 0  # padding: no discriminator loss there
+  mask[0, SEQ - 9:] = 0
+  features["input_mask"] = mask
+  return features
+
+
+def _bce(logits, labels):
+  return np.maximum(logits, 0) - logits * labels + np.log1p(np.exp(-np.abs(logits)))
+
+
+def test_electra_loss_is_generator_mlm_plus_50_times_mean_bce_over_real_tokens():
+  objective = objectives.resolve("electra", "nsp", options=train_config.TrainConfig())
+  assert objective.discriminator_weight == 50.0
+  assert objective.options["mask_rule"] == "electra"
+  # The [MASK] id comes from the records (none here); ours is 4.
+  objective = objectives.ElectraObjective(**dict(objective.options, mask_token_id=4))
+  config = tiny_bert_config(dropout=0.0)
+  model = objective.build_model(config)
+  features = _electra_batch(config.vocab_size)
+  outputs = model(features)
+  sums = objective.loss_sums(outputs, features)
+  assert tuple(sums) == objective.sum_keys
+  metrics = objective.metrics(sums)
+  assert tuple(metrics) == objective.metric_keys
+  # The original's loss from the outputs, in numpy (float64).
+  logits = outputs["mlm_logits"].numpy().astype(np.float64)
+  log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+  ce = -np.take_along_axis(log_probs, features["masked_lm_ids"][..., None], -1)[..., 0]
+  w = features["masked_lm_weights"]
+  mlm = (w * ce).sum() / (w.sum() + 1e-6)
+  d_logits = outputs["discriminator_logits"].numpy().astype(np.float64)
+  labels = outputs["replaced_labels"].numpy()
+  m = features["input_mask"]
+  disc = (m * _bce(d_logits, labels)).sum() / (m.sum() + 1e-6)
+  np.testing.assert_allclose(float(metrics["loss"]), mlm + 50 * disc, rtol=1e-5)
+  np.testing.assert_allclose(float(metrics["discriminator_loss"]), disc, rtol=1e-5)
+  counts = objective.global_counts(features)
+  np.testing.assert_allclose(float(objective.replica_loss(sums, counts)), mlm + 50 * disc,
+                             rtol=1e-5)
+  # Accuracy, precision and recall over real tokens only.
+  pred = d_logits > 0
+  real = m.astype(bool)
+  np.testing.assert_allclose(float(metrics["discriminator_accuracy"]),
+                             (pred == labels)[real].mean(), rtol=1e-6)
+  if labels[real].sum():
+    np.testing.assert_allclose(float(metrics["discriminator_recall"]),
+                               (pred & (labels == 1))[real].sum() / labels[real].sum(),
+                               rtol=1e-6)
+  # No label on padding, and the kept share is that of sampled == original.
+  assert labels[~real].sum() == 0
+  sampled = outputs["sampled_ids"].numpy()
+  np.testing.assert_allclose(float(metrics["sampled_masked_lm_accuracy"]),
+                             (w * (sampled == features["masked_lm_ids"])).sum() / w.sum(),
+                             rtol=1e-6)
+
+
+def test_electra_replica_shares_add_up_to_the_loss_of_the_whole_batch():
+  objective = objectives.ElectraObjective(mask_token_id=4)
+  config = tiny_bert_config(dropout=0.0)
+  model = objective.build_model(config)
+  features = _electra_batch(config.vocab_size, seed=5)
+  outputs = model(features)  # one forward, so the samples are the same
+  whole = objective.metrics(objective.loss_sums(outputs, features))["loss"]
+  counts = objective.global_counts(features)
+  shares = 0.0
+  for part in (slice(0, 1), slice(1, BATCH)):
+    shares += objective.replica_loss(
+        objective.loss_sums({k: v[part] for k, v in outputs.items()},
+                            {k: v[part] for k, v in features.items()}), counts)
+  np.testing.assert_allclose(float(shares), float(whole), rtol=1e-5)
+
+
+def test_electra_options_come_from_the_config_and_travel_with_the_checkpoint(tmp_path):
+  from bert_tf.models import electra
+  assert train_config.ELECTRA_MASK_RULES == tuple(electra.MASK_RULES)
+  config = train_config.TrainConfig(generator_hidden_size=0.5, discriminator_weight=20.0,
+                                    electra_mask_rule="bert", seed=3)
+  objective = objectives.resolve("electra", None, options=config)
+  assert objective.options["generator_hidden_size"] == 0.5
+  assert objective.options["mask_rule"] == "bert" and objective.discriminator_weight == 20.0
+  model = objective.build_model(tiny_bert_config())
+  assert model.generator_config.hidden_size == 16
+  assert objectives.of_model(model).options == objective.options
+  tf.train.Checkpoint(objective=objectives.checkpoint_variable(objective)).save(
+      str(tmp_path / "ckpt"))
+  assert objectives.from_checkpoint(tf.train.latest_checkpoint(str(tmp_path))).options == (
+      objective.options)
+  checkpoints.check_objective(str(tmp_path), objective)
+  with pytest.raises(ValueError, match="trained for objective electra with another generator"):
+    checkpoints.check_objective(str(tmp_path), objectives.resolve("electra", None))
+  with pytest.raises(ValueError, match="generator_hidden_size=2 must lie in"):
+    train_config.TrainConfig(input_file="x", output_dir="y", do_train=True,
+                             objective="electra", generator_hidden_size=2.0).validate()
+
+
+def test_electra_trains_evaluates_and_resumes_through_the_loop(tmp_path):
+  from bert_tf.training import loop
+  from test_loop import tiny_train_config, write_records
+  write_records(tmp_path / "train.tfrecord", 48, seed=1)
+  write_records(tmp_path / "heldout.tfrecord", 16, seed=2)
+  config = tiny_train_config(tmp_path, objective="electra", do_eval=True,
+                             eval_input_file=str(tmp_path / "heldout.tfrecord"),
+                             num_train_steps=4, save_checkpoints_steps=4, max_eval_steps=2)
+  first = loop.run(config, tiny_bert_config())
+  model = first["model"]
+  assert objectives.of_model(model).options["mask_token_id"] == 4  # read from the records
+  assert int(model.sample_step.numpy()) == 4
+  for key in ("loss", "masked_lm_accuracy", "discriminator_accuracy", "gradient_norm"):
+    assert np.isfinite(first["train"][key]), key
+  with tf.io.gfile.GFile(str(tmp_path / "out/eval_results.txt")) as f:
+    keys = [line.split(" = ")[0] for line in f.read().splitlines()]
+  assert keys == sorted(("global_step",) + objectives.ElectraObjective.metric_keys)
+  assert 0 <= first["eval"]["discriminator_recall"] <= 1
+  # The same command resumes every weight, the generator's and the noise
+  # counter included; eval draws the same masks and samples again.
+  second = loop.run(config, tiny_bert_config())
+  for a, b in zip(model.weights, second["model"].weights):
+    np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=a.path)
+  assert second["eval"] == first["eval"]
+  # A BERT run cannot resume into it.
+  with pytest.raises(ValueError, match="trained for objective electra"):
+    loop.run(tiny_train_config(tmp_path, num_train_steps=6), tiny_bert_config())
