@@ -27,6 +27,7 @@ from bert_tf.data import tokenization
 # The pretraining export's helpers: one pair-truncation rule, one atomic
 # directory writer, one way of tracking a Keras model's variables.
 from bert_tf.serving.export import _check_can_write  # pylint: disable=protected-access
+from bert_tf.serving.export import _tf_variables  # pylint: disable=protected-access
 from bert_tf.serving.export import _truncate_pair_lengths  # pylint: disable=protected-access
 from bert_tf.serving.export import _Untracked  # pylint: disable=protected-access
 from bert_tf.serving.export import _write_dir_atomically  # pylint: disable=protected-access
@@ -64,13 +65,7 @@ class ClassifierServingModule(tf.Module):
       raise ValueError(f"{len(labels)} labels for a model with {model.num_outputs} outputs")
     # As the pretraining export: track the tf.Variables, hold the model out.
     self._holder = _Untracked(model)
-    seen, variables = set(), []
-    for weight in model.weights:
-      variable = getattr(weight, "value", weight)
-      if id(variable) not in seen:
-        seen.add(id(variable))
-        variables.append(variable)
-    self.model_variables = variables
+    self.model_variables = _tf_variables(model)
     self.vocab_file = tf.saved_model.Asset(vocab_file)
     self.tokenizer = tokenization.TFTokenizer(vocab, do_lower_case,
                                               vocab_asset_path=vocab_file)
