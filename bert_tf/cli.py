@@ -207,16 +207,20 @@ def parse(define_flags, argv):
   return flag_values
 
 
-def options_from_flags(cls, flag_values=None, **overrides):
+def options_from_flags(cls, flag_values=None, unset_keeps_default=False, **overrides):
   """A `cls` (a dataclass of options) with each field the flag of its name.
 
   Fields without a flag of their name keep their default; `overrides` are
   fields given directly (a flag the tool names differently, or computes).
   flag_values: default absl's global FLAGS, where `run` defines the flags.
+  unset_keeps_default: a flag whose value is None (a flag without a default,
+    not given) leaves its field's default (e.g. "" for a path) instead.
   """
   flag_values = flags.FLAGS if flag_values is None else flag_values
   values = {f.name: flag_values[f.name].value for f in dataclasses.fields(cls)
             if f.name in flag_values and f.name not in overrides}
+  if unset_keeps_default:
+    values = {k: v for k, v in values.items() if v is not None}
   return cls(**values, **overrides)
 
 

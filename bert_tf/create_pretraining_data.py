@@ -15,12 +15,8 @@ RoBERTa / ALBERT variants (defaults: the original's records, same bytes):
 --max_ngram, --dynamic_masking (see bert_tf.data.writer.DataOptions).
 """
 
-import contextlib
-import os
-
 from absl import app
 from absl import flags
-from absl import logging
 
 from bert_tf import cli
 from bert_tf.data import writer
@@ -79,29 +75,6 @@ def define_flags(flag_values):
                     "example anew every epoch (same rules and options).", flag_values=f)
 
 
-@contextlib.contextmanager
-def _removed_if_left_empty(folders):
-  """On an error, removes the folders (and their missing parents) that did
-  not exist before and hold no file: a failed run leaves no empty output
-  folder behind. Folders with files stay (shards a rerun resumes from)."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  new = []
-  for folder in folders:
-    outermost = ""
-    while folder and not tf.io.gfile.exists(folder):
-      outermost, folder = folder, os.path.dirname(folder.rstrip("/"))
-    if outermost:
-      new.append(outermost)
-  try:
-    yield
-  except BaseException:
-    for folder in new:
-      if tf.io.gfile.exists(folder) and not any(
-          files for _, _, files in tf.io.gfile.walk(folder)):
-        tf.io.gfile.rmtree(folder)
-    raise
-
-
 def main(argv):
   beam_args = argv[1:]
   if beam_args and FLAGS.driver != "beam":
@@ -109,37 +82,14 @@ def main(argv):
   for name in ("input_file", "vocab_file"):
     if not getattr(FLAGS, name):
       raise app.UsageError(f"--{name} is required")
-  if bool(FLAGS.output_file) == bool(FLAGS.output_dir):
-    raise app.UsageError("give exactly one of --output_file and --output_dir")
-  if FLAGS.num_output_shards < 1:
-    raise app.UsageError(f"--num_output_shards={FLAGS.num_output_shards}: must be at least 1")
-  num_workers = FLAGS.num_workers or writer.default_num_workers()
-  if num_workers < 1:
-    raise app.UsageError(f"--num_workers={num_workers}: must be at least 1")
-  options = writer.DataOptions(
-      max_seq_length=FLAGS.max_seq_length,
-      max_predictions_per_seq=FLAGS.max_predictions_per_seq,
-      masked_lm_prob=FLAGS.masked_lm_prob,
-      short_seq_prob=FLAGS.short_seq_prob,
-      dupe_factor=FLAGS.dupe_factor,
-      random_seed=FLAGS.random_seed,
-      do_lower_case=FLAGS.do_lower_case,
-      do_whole_word_mask=FLAGS.do_whole_word_mask,
-      block_bytes=FLAGS.block_bytes,
-      decode_errors=FLAGS.decode_errors,
-      sentence_task=FLAGS.sentence_task,
-      packing=FLAGS.packing,
-      max_ngram=FLAGS.max_ngram,
-      dynamic_masking=FLAGS.dynamic_masking)
-  if FLAGS.output_file:
-    outputs = writer.Outputs(
-        files=tuple(p.strip() for p in FLAGS.output_file.split(",") if p.strip()), gzip=FLAGS.gzip)
-  else:
-    outputs = writer.Outputs(directory=FLAGS.output_dir,
-                                       num_shards=FLAGS.num_output_shards, gzip=FLAGS.gzip)
-  output_dirs = [outputs.directory] if outputs.directory else [
-      os.path.dirname(path) for path in outputs.files]
-  with _removed_if_left_empty(output_dirs):
+  try:
+    outputs = writer.Outputs.from_flags(FLAGS.output_file, FLAGS.output_dir,
+                                        FLAGS.num_output_shards, FLAGS.gzip)
+    num_workers = writer.num_workers_of(FLAGS.num_workers)
+  except writer.FlagError as e:
+    raise app.UsageError(str(e)) from None
+  options = cli.options_from_flags(writer.DataOptions, FLAGS)
+  with writer.removed_if_left_empty(outputs.folders()):
     if FLAGS.driver == "beam":
       from bert_tf.data import beam  # pylint: disable=g-import-not-at-top
       try:
@@ -150,16 +100,7 @@ def main(argv):
     else:
       manifest = writer.create_pretraining_data(
           FLAGS.input_file, outputs, FLAGS.vocab_file, options, num_workers=num_workers)
-  counts, shares = manifest["counts"], manifest["shares"]
-  logging.info("wrote %d instances from %d documents to %d file(s) in %.1f s (%.0f instances/s)",  # noqa
-               counts["instances"], counts["documents"], len(manifest["files"]),
-               manifest["run"]["seconds"],
-               counts["instances"] / max(manifest["run"]["seconds"], 1e-9))
-  logging.info("mean tokens %.1f | predictions/instance %.2f | [MASK] %.3f kept %.3f random %.3f "
-               "| NSP random %.3f | undecodable bytes %d", shares["mean_tokens"],
-               shares["predictions_per_instance"], shares["masked"], shares["kept"],
-               shares["random"], shares["nsp_random"], counts["undecodable_bytes"])
-  logging.info("manifest: %s", outputs.manifest_path())
+  writer.log_summary(manifest, outputs)
 
 
 def run():

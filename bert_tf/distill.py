@@ -113,22 +113,16 @@ def config_from_flags():
 def main(argv):
   del argv
   from bert_tf.data import files  # pylint: disable=g-import-not-at-top
-  from bert_tf.training import loop  # pylint: disable=g-import-not-at-top
   from bert_tf.training import objectives  # pylint: disable=g-import-not-at-top
   config, student_config = config_from_flags()
   logging.set_verbosity(logging.INFO)
   objectives.check_teacher_vocab(config)
-  try:
-    result = loop.run(config, student_config)
-  except loop.TrainingDivergedError as e:
-    raise cli.Error(str(e)) from None
+  result = run_pretraining.train(config, student_config)
   # The student's config beside its checkpoints, for export and fine-tuning.
   path = os.path.join(config.output_dir, "bert_config.json")
   files.atomic_write(path, student_config.to_json_string())
   logging.info("Student config: %s", path)
-  if "eval" in result:
-    for key in sorted(result["eval"]):
-      logging.info("  %s = %s", key, result["eval"][key])
+  run_pretraining.log_eval(result)
   return 0
 
 

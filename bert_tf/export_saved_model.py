@@ -63,19 +63,7 @@ def main(argv):
   if not (FLAGS.export_dir or FLAGS.tf1_checkpoint_out or FLAGS.keras_hub_preset_out):
     raise app.UsageError(
         "nothing to write: give --export_dir, --tf1_checkpoint_out or --keras_hub_preset_out")
-  options = export.ExportOptions(
-      bert_config_file=FLAGS.bert_config_file,
-      checkpoint=FLAGS.checkpoint,
-      vocab_file=FLAGS.vocab_file,
-      do_lower_case=FLAGS.do_lower_case,
-      export_dir=FLAGS.export_dir,
-      max_seq_length=FLAGS.max_seq_length,
-      top_k=FLAGS.top_k,
-      text_signatures=FLAGS.text_signatures,
-      tf1_checkpoint_out=FLAGS.tf1_checkpoint_out,
-      keras_hub_preset_out=FLAGS.keras_hub_preset_out,
-      overwrite=FLAGS.overwrite)
-  written = export.run_export(options)
+  written = export.run_export(cli.options_from_flags(export.ExportOptions, FLAGS))
   for name, path in written.items():  # once, on stdout (the library logs what it wrote)
     print(f"{name}: {path}")
 

@@ -99,8 +99,8 @@ def main(argv):
   del argv
   config, bert_config = config_from_flags()
   if FLAGS.export_dir:
-    from bert_tf.serving import export  # pylint: disable=g-import-not-at-top
-    export._check_can_write(FLAGS.export_dir, FLAGS.overwrite, "--export_dir")  # pylint: disable=protected-access
+    from bert_tf.data import files  # pylint: disable=g-import-not-at-top
+    files.check_absent(FLAGS.export_dir, FLAGS.overwrite, "--export_dir")
   from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.INFO)
   results = finetune.run(config, bert_config)

@@ -18,8 +18,6 @@ and a warmup of about 10% of its steps):
 TPUs, as in the original: --use_tpu --tpu_name=NAME (see --strategy).
 """
 
-import dataclasses
-
 from absl import app
 from absl import flags
 from absl import logging
@@ -186,16 +184,15 @@ def config_from_flags(bert_config=None, flag_values=None):
       bert_config = BertConfig.from_json_file(fv.bert_config_file)
     except (ValueError, OSError) as e:
       raise app.UsageError(f"--bert_config_file={fv.bert_config_file}: {e}") from None
-  # Every TrainConfig field with a flag of its name; None (not given) is "".
-  values = {field.name: fv[field.name].value for field in
-            dataclasses.fields(train_config.TrainConfig) if field.name in fv}
-  values = {k: ("" if v is None else v) for k, v in values.items()}
-  if FLAGS.objective == "electra" and not FLAGS["learning_rate"].present:
+  # Every TrainConfig field with a flag of its name; not given (None) is "".
+  overrides = {}
+  if fv.objective == "electra" and not fv["learning_rate"].present:
     # ELECTRA's own default where the user gave none (see train_config).
-    values["learning_rate"] = train_config.ELECTRA_LEARNING_RATE
+    overrides["learning_rate"] = train_config.ELECTRA_LEARNING_RATE
     logging.info("--objective=electra: --learning_rate=%g (ELECTRA's default)",
                  train_config.ELECTRA_LEARNING_RATE)
-  config = train_config.TrainConfig(**dict(values, strategy=strategy, tpu_name=tpu_name))
+  config = cli.options_from_flags(train_config.TrainConfig, fv, unset_keeps_default=True,
+                                  strategy=strategy, tpu_name=tpu_name, **overrides)
   try:
     config.validate()
   except ValueError as e:
@@ -203,18 +200,26 @@ def config_from_flags(bert_config=None, flag_values=None):
   return config, bert_config
 
 
-def main(argv):
-  del argv
+def train(config, bert_config):
+  """loop.run's result; a diverged run is a one-line error (cli.Error)."""
   from bert_tf.training import loop  # pylint: disable=g-import-not-at-top
-  config, bert_config = config_from_flags()
-  logging.set_verbosity(logging.INFO)
   try:
-    result = loop.run(config, bert_config)
+    return loop.run(config, bert_config)
   except loop.TrainingDivergedError as e:
     raise cli.Error(str(e)) from None
-  if "eval" in result:
-    for key in sorted(result["eval"]):
-      logging.info("  %s = %s", key, result["eval"][key])
+
+
+def log_eval(result):
+  """Logs the final evaluation's metrics of a loop.run result, if any."""
+  for key in sorted(result.get("eval", {})):
+    logging.info("  %s = %s", key, result["eval"][key])
+
+
+def main(argv):
+  del argv
+  config, bert_config = config_from_flags()
+  logging.set_verbosity(logging.INFO)
+  log_eval(train(config, bert_config))
   return 0
 
 

@@ -85,3 +85,14 @@ def test_bad_input_is_one_line_nonzero_exit_and_no_result_file(files, tmp_path):
   assert not (tmp_path / "out" / "eval_results.txt").exists()
   child = _run_tool(_args(files, tmp_path / "out", "--seeds=0"), tmp_path)
   assert child.returncode == 2 and "seeds=0 is out of range" in child.stderr
+  # An existing --export_dir is refused before any training, and left as it was.
+  (tmp_path / "model").mkdir()
+  (tmp_path / "model" / "keep.txt").write_text("x")
+  child = _run_tool(_args(files, tmp_path / "out", f"--export_dir={tmp_path / 'model'}"),
+                    tmp_path)
+  assert child.returncode == 1, child.stderr[-3000:]
+  assert child.stderr.strip().splitlines()[-1] == (
+      f"bert_tf.finetune: error: --export_dir {tmp_path / 'model'} exists already; "
+      "pass overwrite=True (--overwrite) to replace it")
+  assert os.listdir(tmp_path / "model") == ["keep.txt"]
+  assert not (tmp_path / "out" / "eval_results.txt").exists()

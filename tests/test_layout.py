@@ -22,11 +22,7 @@ TOP_LEVEL = len(LAYERS)
 TOOL_CODE_LINES = 60
 # Known exceptions, as ceilings (measured when the budget was set), so they
 # cannot grow; what should move out of them is listed beside each.
-TOOL_EXCEPTIONS = {
-    # The DataOptions/Outputs mapping and --output_file/--output_dir
-    # checks belong in bert_tf.data.writer (e.g. a from-flags constructor).
-    "create_pretraining_data": 90,
-}
+TOOL_EXCEPTIONS = {}
 
 
 def _modules():

@@ -140,10 +140,7 @@ def create_pairs_from_document(documents, document_index, max_seq_length,
     both non-empty.
   """
   document = documents[document_index]
-  max_num_tokens = max_seq_length - 3
-  target_length = max_num_tokens
-  if rng.random() < short_seq_prob:
-    target_length = rng.randint(2, max_num_tokens)
+  max_num_tokens, target_length = pair_lengths(max_seq_length, short_seq_prob, rng)
 
   pairs = []
   chunk = []
@@ -178,6 +175,18 @@ def create_pairs_from_document(documents, document_index, max_seq_length,
       chunk_length = 0
     i += 1
   return pairs
+
+
+def pair_lengths(max_seq_length, short_seq_prob, rng):
+  """(max_num_tokens, target_length) of one document's pairs: the room for A
+  and B in [CLS] A [SEP] B [SEP], and the length a chunk aims at: that room,
+  or with probability short_seq_prob a random one in [2, max_num_tokens] (one
+  draw of rng), so the model also sees the short sequences of fine-tuning."""
+  max_num_tokens = max_seq_length - 3
+  target_length = max_num_tokens
+  if rng.random() < short_seq_prob:
+    target_length = rng.randint(2, max_num_tokens)
+  return max_num_tokens, target_length
 
 
 def build_instance(tokens_a, tokens_b, cls_id, sep_id):
@@ -218,10 +227,7 @@ def create_sop_pairs_from_document(document, max_seq_length, short_seq_prob, rng
     list of Pair (random_from_same_document False), A and B non-empty,
     len(A) + len(B) <= max_seq_length - 3; is_random_next True when swapped.
   """
-  max_num_tokens = max_seq_length - 3
-  target_length = max_num_tokens
-  if rng.random() < short_seq_prob:
-    target_length = rng.randint(2, max_num_tokens)
+  max_num_tokens, target_length = pair_lengths(max_seq_length, short_seq_prob, rng)
   pairs = []
   chunk = []
   chunk_length = 0

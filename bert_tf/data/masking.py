@@ -13,8 +13,9 @@ in bert_tf.data.instances):
   1..N consecutive units (words with whole-word masking, else WordPieces),
   n drawn with probability proportional to 1/n; `choose_ngram_spans` is its
   selection, returning the spans.
-* All of them put the chosen ids in place with `apply_masks`, and
-  `count_outcomes` is the one place that tells [MASK] / kept / random apart.
+* `mask_tokens` and `mask_tokens_ngram` draw the 80/10/10 outcomes with
+  `mask_chosen`; all of them put the chosen ids in place with `apply_masks`,
+  and `count_outcomes` is the one place that tells [MASK] / kept / random apart.
 * `pack_subword_ids` / `unpack_subword_ids`: the vocab's '##' flags in a
   few KB of text, for a manifest that lets the input pipeline mask records
   on the fly (bert_tf.data.dynamic_masking) without the vocab file.
@@ -102,6 +103,20 @@ def mask_tokens(tokens, masked_lm_prob, max_predictions_per_seq, vocab, rng,
     # draws, at a fraction of the cost.
     chosen = rng.sample(candidates, min(want, len(candidates)))
 
+  return mask_chosen(tokens, chosen, vocab, rng)
+
+
+def mask_chosen(tokens, chosen, vocab, rng):
+  """The 80/10/10 rule at the `chosen` positions, drawn in their order.
+
+  Args:
+    tokens: list of int ids. chosen: list of int positions, in the order
+      they were drawn (the order the rule's draws follow). vocab: a
+      MaskingVocab. rng: random.Random.
+  Returns:
+    (output_tokens, positions, labels): the masked ids, the chosen positions
+    sorted, the original ids at them.
+  """
   mask_id, size = vocab.mask_id, vocab.size
   new_ids = []
   for i in chosen:
@@ -317,18 +332,7 @@ def mask_tokens_ngram(tokens, masked_lm_prob, max_predictions_per_seq, vocab, rn
   units = mask_units(tokens, vocab, do_whole_word_mask)
   spans = choose_ngram_spans(units, want, max_ngram, rng)
   chosen = [i for span in spans for k in span for i in units[k]]
-  mask_id, size = vocab.mask_id, vocab.size
-  new_ids = []
-  for i in chosen:
-    if rng.random() < 0.8:
-      new_ids.append(mask_id)
-    elif rng.random() < 0.5:
-      new_ids.append(tokens[i])
-    else:
-      new_ids.append(rng.randint(0, size - 1))
-  positions = sorted(chosen)
-  labels = [tokens[i] for i in positions]
-  return apply_masks(tokens, chosen, new_ids), positions, labels, [len(s) for s in spans]
+  return (*mask_chosen(tokens, chosen, vocab, rng), [len(s) for s in spans])
 
 
 def pack_subword_ids(is_subword):

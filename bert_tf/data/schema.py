@@ -126,19 +126,14 @@ class ExampleEncoder:
       next_sentence_label: int, IS_NEXT or IS_RANDOM (or the sentence order
         label); None leaves next_sentence_labels out.
     """
-    seq, preds = self.max_seq_length, self.max_predictions_per_seq
     if masked_lm_positions is None or next_sentence_label is None:
       return self._encode_variant(input_ids, num_segment_a, masked_lm_positions,
                                   masked_lm_ids, next_sentence_label)
     n, p = len(input_ids), len(masked_lm_positions)
-    if n > seq or p > preds:
-      raise ValueError(f"instance of {n} tokens / {p} predictions exceeds "
-                       f"max_seq_length {seq} / max_predictions_per_seq {preds}")
+    ids, zeros_seq = self._padded_ids(input_ids, p)
     varint = self._table.__getitem__
     zeros = self._zeros
-    zeros_seq = zeros[seq - n]
-    zeros_pred = zeros[preds - p]
-    ids = b"".join(map(varint, input_ids)) + zeros_seq
+    zeros_pred = zeros[self.max_predictions_per_seq - p]
     lm_ids = b"".join(map(varint, masked_lm_ids)) + zeros_pred
     lm_pos = b"".join(map(varint, masked_lm_positions)) + zeros_pred
     header = self._header
@@ -154,25 +149,31 @@ class ExampleEncoder:
     ))
     return b"\x0a" + varint(len(features)) + features
 
+  def _padded_ids(self, input_ids, p):
+    """(varints of input_ids padded to max_seq_length, the padding's bytes),
+    once the instance's tokens and its p predictions are known to fit."""
+    seq, preds = self.max_seq_length, self.max_predictions_per_seq
+    n = len(input_ids)
+    if n > seq or p > preds:
+      raise ValueError(f"instance of {n} tokens / {p} predictions exceeds "
+                       f"max_seq_length {seq} / max_predictions_per_seq {preds}")
+    zeros_seq = self._zeros[seq - n]
+    return b"".join(map(self._table.__getitem__, input_ids)) + zeros_seq, zeros_seq
+
   def _encode_variant(self, input_ids, num_segment_a, masked_lm_positions, masked_lm_ids,
                       next_sentence_label):
     """encode_pair without the masked_lm_* features and/or the sentence
     label: the same framing, features still in sorted-key order. Off the
     hot path of the original's records, so written plainly."""
-    seq, preds = self.max_seq_length, self.max_predictions_per_seq
     n = len(input_ids)
     p = 0 if masked_lm_positions is None else len(masked_lm_positions)
-    if n > seq or p > preds:
-      raise ValueError(f"instance of {n} tokens / {p} predictions exceeds "
-                       f"max_seq_length {seq} / max_predictions_per_seq {preds}")
+    ids, zeros_seq = self._padded_ids(input_ids, p)
     varint = self._table.__getitem__
     zeros = self._zeros
-    zeros_seq = zeros[seq - n]
-    ids = b"".join(map(varint, input_ids)) + zeros_seq
     parts = [self._header("input_ids", len(ids)), ids,
              self._fixed["input_mask"], b"\x01" * n, zeros_seq]
     if masked_lm_positions is not None:
-      zeros_pred = zeros[preds - p]
+      zeros_pred = zeros[self.max_predictions_per_seq - p]
       lm_ids = b"".join(map(varint, masked_lm_ids)) + zeros_pred
       lm_pos = b"".join(map(varint, masked_lm_positions)) + zeros_pred
       parts += [self._header("masked_lm_ids", len(lm_ids)), lm_ids,

@@ -700,6 +700,10 @@ def _run_pass(tokenized, pass_index):
 # Output
 # ---------------------------------------------------------------------------
 
+class FlagError(ValueError):
+  """A missing or contradictory flag of the data tool (its usage error)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Outputs:
   """Where records go: `files` (dealt round-robin, the original's
@@ -708,6 +712,24 @@ class Outputs:
   directory: str = ""
   num_shards: int = 1
   gzip: bool = False
+
+  @classmethod
+  def from_flags(cls, output_file, output_dir, num_output_shards, gzip):
+    """The Outputs of --output_file (comma-separated paths) or --output_dir
+    with --num_output_shards; raises FlagError unless exactly one is given
+    and the shard count is positive."""
+    if bool(output_file) == bool(output_dir):
+      raise FlagError("give exactly one of --output_file and --output_dir")
+    if num_output_shards < 1:
+      raise FlagError(f"--num_output_shards={num_output_shards}: must be at least 1")
+    if output_file:
+      return cls(files=tuple(p.strip() for p in output_file.split(",") if p.strip()),
+                 gzip=gzip)
+    return cls(directory=output_dir, num_shards=num_output_shards, gzip=gzip)
+
+  def folders(self):
+    """The folders the outputs go to."""
+    return [self.directory] if self.directory else [os.path.dirname(p) for p in self.files]
 
   def paths(self):
     if self.files:
@@ -1055,3 +1077,50 @@ def manifest_of_run(files, paths, outputs, vocab, options, total, elapsed, num_w
 def default_num_workers():
   return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
              else (os.cpu_count() or 1))
+
+
+def num_workers_of(flag_value):
+  """--num_workers, None or 0 meaning all cores; raises FlagError below 1."""
+  num_workers = flag_value or default_num_workers()
+  if num_workers < 1:
+    raise FlagError(f"--num_workers={num_workers}: must be at least 1")
+  return num_workers
+
+
+@contextlib.contextmanager
+def removed_if_left_empty(folders):
+  """On an error, removes the folders (and their missing parents) that did
+  not exist before and hold no file: a failed run leaves no empty output
+  folder behind. Folders with files stay (shards a rerun resumes from)."""
+  import tensorflow as tf
+  new = []
+  for folder in folders:
+    outermost = ""
+    while folder and not tf.io.gfile.exists(folder):
+      outermost, folder = folder, os.path.dirname(folder.rstrip("/"))
+    if outermost:
+      new.append(outermost)
+  try:
+    yield
+  except BaseException:
+    for folder in new:
+      if tf.io.gfile.exists(folder) and not any(
+          files for _, _, files in tf.io.gfile.walk(folder)):
+        tf.io.gfile.rmtree(folder)
+    raise
+
+
+def log_summary(manifest, outputs):
+  """Logs a finished run's summary from its manifest dict (what both drivers
+  return): what was written, how fast, the masking and sentence-pair shares,
+  and where the manifest is."""
+  counts, shares = manifest["counts"], manifest["shares"]
+  logging.info("wrote %d instances from %d documents to %d file(s) in %.1f s (%.0f instances/s)",  # noqa
+               counts["instances"], counts["documents"], len(manifest["files"]),
+               manifest["run"]["seconds"],
+               counts["instances"] / max(manifest["run"]["seconds"], 1e-9))
+  logging.info("mean tokens %.1f | predictions/instance %.2f | [MASK] %.3f kept %.3f random %.3f "
+               "| NSP random %.3f | undecodable bytes %d", shares["mean_tokens"],
+               shares["predictions_per_instance"], shares["masked"], shares["kept"],
+               shares["random"], shares["nsp_random"], counts["undecodable_bytes"])
+  logging.info("manifest: %s", outputs.manifest_path())

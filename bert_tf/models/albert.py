@@ -24,8 +24,8 @@ import keras_hub
 
 from bert_tf.models.config import BertConfig
 
-# What AlbertBackbone hard-codes; `build_encoder` re-initializes when the
-# config asks for another stddev.
+# What keras-hub's backbones hard-code; `configure_encoder` re-initializes
+# when the config asks for another stddev.
 _KERAS_HUB_INITIALIZER_RANGE = 0.02
 # ALBERT keys that no released ALBERT code reads, with the value meaning "off".
 _UNREAD_KEYS = {"down_scale_factor": 1, "net_structure_type": 0, "gap_size": 0,
@@ -99,9 +99,26 @@ def build_encoder(config: BertConfig, dtype=None):
       num_segments=config.type_vocab_size,
       dtype=dtype,
       name="albert_encoder")
+  configure_encoder(encoder, shared_layers(encoder), config)
+  return encoder
+
+
+def configure_encoder(encoder, layers, config: BertConfig):
+  """Sets on a built keras-hub backbone what its constructor cannot take from
+  `config`, for the BERT (`modeling.build_encoder`) and ALBERT encoders.
+
+  Args:
+    encoder: the backbone, changed in place.
+    layers: its distinct TransformerEncoder layers.
+    config: the BertConfig. When attention_probs_dropout_prob differs from
+      hidden_dropout_prob (the one rate the backbone takes), each layer's
+      attention-probability dropout gets it; when initializer_range is not
+      keras-hub's 0.02, every kernel and embedding is drawn again from
+      TruncatedNormal(initializer_range).
+  """
   if config.attention_probs_dropout_prob != config.hidden_dropout_prob:
     rate = config.attention_probs_dropout_prob
-    for layer in shared_layers(encoder):
+    for layer in layers:
       attention = layer._self_attention_layer  # pylint: disable=protected-access
       # MultiHeadAttention reads `_dropout` to decide whether to drop at
       # all, and its Dropout layer's `rate` for how much.
@@ -112,7 +129,6 @@ def build_encoder(config: BertConfig, dtype=None):
     for v in encoder.weights:
       if v.path.endswith("/kernel") or v.path.endswith("/embeddings"):
         v.assign(init(v.shape, dtype=v.dtype))
-  return encoder
 
 
 def is_albert_encoder(encoder):

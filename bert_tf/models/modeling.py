@@ -23,9 +23,6 @@ import tensorflow as tf
 from bert_tf.models import albert
 from bert_tf.models.config import BertConfig
 
-# What BertBackbone hard-codes; `build_encoder` re-initializes when the config
-# asks for another stddev.
-_KERAS_HUB_INITIALIZER_RANGE = 0.02
 LAYER_NORM_EPSILON = 1e-12
 
 
@@ -84,19 +81,7 @@ def build_encoder(config: BertConfig, dtype=None):
       num_segments=config.type_vocab_size,
       dtype=dtype,
       name="bert_encoder")
-  if config.attention_probs_dropout_prob != config.hidden_dropout_prob:
-    rate = config.attention_probs_dropout_prob
-    for layer in encoder.transformer_layers:
-      attention = layer._self_attention_layer  # pylint: disable=protected-access
-      # MultiHeadAttention reads `_dropout` to decide whether to apply
-      # dropout at all, and its Dropout layer's `rate` for how much.
-      attention._dropout = rate  # pylint: disable=protected-access
-      attention._dropout_layer.rate = rate  # pylint: disable=protected-access
-  if config.initializer_range != _KERAS_HUB_INITIALIZER_RANGE:
-    init = _initializer(config)
-    for v in encoder.weights:
-      if v.path.endswith("/kernel") or v.path.endswith("/embeddings"):
-        v.assign(init(v.shape, dtype=v.dtype))
+  albert.configure_encoder(encoder, encoder.transformer_layers, config)
   return encoder
 
 

@@ -23,13 +23,13 @@ Keras): `tf.saved_model.load(dir).signatures["classify"](text_a=...)`.
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.data import files as files_lib
 from bert_tf.data import tokenization
-# The pretraining export's helpers: one pair-truncation rule, one atomic
-# directory writer, one way of tracking a Keras model's variables.
-from bert_tf.serving.export import _check_can_write  # pylint: disable=protected-access
+# The pretraining export's helpers: one pair-truncation rule, one way of
+# tracking a Keras model's variables.
+from bert_tf.serving.export import _tf_variables  # pylint: disable=protected-access
 from bert_tf.serving.export import _truncate_pair_lengths  # pylint: disable=protected-access
 from bert_tf.serving.export import _Untracked  # pylint: disable=protected-access
-from bert_tf.serving.export import _write_dir_atomically  # pylint: disable=protected-access
 
 
 class ClassifierServingModule(tf.Module):
@@ -64,13 +64,7 @@ class ClassifierServingModule(tf.Module):
       raise ValueError(f"{len(labels)} labels for a model with {model.num_outputs} outputs")
     # As the pretraining export: track the tf.Variables, hold the model out.
     self._holder = _Untracked(model)
-    seen, variables = set(), []
-    for weight in model.weights:
-      variable = getattr(weight, "value", weight)
-      if id(variable) not in seen:
-        seen.add(id(variable))
-        variables.append(variable)
-    self.model_variables = variables
+    self.model_variables = _tf_variables(model)
     self.vocab_file = tf.saved_model.Asset(vocab_file)
     self.tokenizer = tokenization.TFTokenizer(vocab, do_lower_case,
                                               vocab_asset_path=vocab_file)
@@ -162,13 +156,11 @@ def export_classifier(model, vocab_file, do_lower_case, labels, pair, export_dir
     FileExistsError: export_dir exists and overwrite is false.
     ValueError: see ClassifierServingModule.
   """
-  _check_can_write(export_dir, overwrite, "export_dir")
+  files_lib.check_absent(export_dir, overwrite, "export_dir")
   module = ClassifierServingModule(model, vocab_file, do_lower_case, labels, pair,
                                    max_seq_length=max_seq_length)
-
-  def write(tmp):
+  with files_lib.atomic_dir(export_dir, overwrite, "export_dir") as tmp:
     tf.saved_model.save(module, tmp, signatures=module.signature_functions())
-  _write_dir_atomically(export_dir, overwrite, "export_dir", write)
   logging.info("Wrote classifier SavedModel (signatures classify, classify_ids) to %s",
                export_dir)
   return module

@@ -167,6 +167,18 @@ class _Untracked:
     self.model = model
 
 
+def _tf_variables(model):
+  """The distinct tf.Variables under a Keras 3 model's weights, in order: what
+  an export module tracks in place of the model (see BertServingModule)."""
+  seen, variables = set(), []
+  for weight in model.weights:
+    variable = getattr(weight, "value", weight)
+    if id(variable) not in seen:
+      seen.add(id(variable))
+      variables.append(variable)
+  return variables
+
+
 class BertServingModule(tf.Module):
   """The object a SavedModel export saves: the model, vocab and signatures.
 
@@ -202,13 +214,7 @@ class BertServingModule(tf.Module):
     pretrainer = getattr(pretrainer, "student", pretrainer)
     self._holder = _Untracked(pretrainer)
     self.objective = objectives.of_model(pretrainer)
-    seen, weights = set(), []
-    for weight in pretrainer.weights:
-      variable = getattr(weight, "value", weight)
-      if id(variable) not in seen:
-        seen.add(id(variable))
-        weights.append(variable)
-    self.model_variables = weights
+    self.model_variables = _tf_variables(pretrainer)
     self.vocab_file = tf.saved_model.Asset(vocab_file)
     self._vocab = vocab
     self._max_positions = bert_config.max_position_embeddings

@@ -124,12 +124,14 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
     self._decay = [uses_weight_decay(v) for v in var_list]
 
   def update_step(self, gradient, variable, learning_rate):
-    """One original AdamWeightDecay update of `variable` (no bias correction)."""
+    """One original AdamWeightDecay update of `variable` (no bias correction),
+    scaled by `_scale_update` (LAMB's trust ratio in `Lamb`)."""
     index = self._get_variable_index(variable)
     lr = ops.cast(learning_rate, variable.dtype)
     if isinstance(gradient, tf.IndexedSlices):
       # Embedding gradients arrive sparse; the original's update (and its
-      # decay of every row) is dense.
+      # decay of every row) is dense, and LAMB's trust ratio needs the whole
+      # update.
       gradient = tf.convert_to_tensor(gradient)
     g = ops.cast(gradient, variable.dtype)
     m, v = self._m[index], self._v[index]
@@ -138,9 +140,15 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
     update = next_m / (ops.sqrt(next_v) + self.epsilon)
     if self._decay[index] and self.weight_decay_rate:
       update = update + self.weight_decay_rate * variable
+    update = self._scale_update(index, variable, update)
     self.assign(m, next_m)
     self.assign(v, next_v)
     self.assign_sub(variable, lr * update)
+
+  def _scale_update(self, index, variable, update):
+    """The update as applied (times lr); AdamWeightDecay applies it as is."""
+    del index, variable
+    return update
 
   def get_config(self):
     config = super().get_config()
@@ -178,29 +186,15 @@ class Lamb(AdamWeightDecay):
     # The original matches one exclusion list for both decisions.
     self._adapt = list(self._decay)
 
-  def update_step(self, gradient, variable, learning_rate):
-    """One original LAMB update of `variable`."""
-    index = self._get_variable_index(variable)
-    lr = ops.cast(learning_rate, variable.dtype)
-    if isinstance(gradient, tf.IndexedSlices):
-      # The trust ratio needs the whole update, as the original's dense one.
-      gradient = tf.convert_to_tensor(gradient)
-    g = ops.cast(gradient, variable.dtype)
-    m, v = self._m[index], self._v[index]
-    next_m = self.beta_1 * m + (1.0 - self.beta_1) * g
-    next_v = self.beta_2 * v + (1.0 - self.beta_2) * ops.square(g)
-    update = next_m / (ops.sqrt(next_v) + self.epsilon)
-    if self._decay[index] and self.weight_decay_rate:
-      update = update + self.weight_decay_rate * variable
-    if self._adapt[index]:
-      w_norm = ops.sqrt(ops.sum(ops.square(variable)))
-      u_norm = ops.sqrt(ops.sum(ops.square(update)))
-      ratio = ops.where(w_norm > 0.0,
-                        ops.where(u_norm > 0.0, w_norm / u_norm, 1.0), 1.0)
-      update = ratio * update
-    self.assign(m, next_m)
-    self.assign(v, next_v)
-    self.assign_sub(variable, lr * update)
+  def _scale_update(self, index, variable, update):
+    """The original LAMB's trust ratio times the AdamWeightDecay update."""
+    if not self._adapt[index]:
+      return update
+    w_norm = ops.sqrt(ops.sum(ops.square(variable)))
+    u_norm = ops.sqrt(ops.sum(ops.square(update)))
+    ratio = ops.where(w_norm > 0.0,
+                      ops.where(u_norm > 0.0, w_norm / u_norm, 1.0), 1.0)
+    return ratio * update
 
 
 OPTIMIZERS = ("adamw_original", "adamw", "lamb")
