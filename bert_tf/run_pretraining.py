@@ -185,12 +185,7 @@ def config_from_flags(bert_config=None, flag_values=None):
     except (ValueError, OSError) as e:
       raise app.UsageError(f"--bert_config_file={fv.bert_config_file}: {e}") from None
   # Every TrainConfig field with a flag of its name; not given (None) is "".
-  overrides = {}
-  if fv.objective == "electra" and not fv["learning_rate"].present:
-    # ELECTRA's own default where the user gave none (see train_config).
-    overrides["learning_rate"] = train_config.ELECTRA_LEARNING_RATE
-    logging.info("--objective=electra: --learning_rate=%g (ELECTRA's default)",
-                 train_config.ELECTRA_LEARNING_RATE)
+  overrides = train_config.objective_defaults(fv.objective, fv["learning_rate"].present)
   config = cli.options_from_flags(train_config.TrainConfig, fv, unset_keeps_default=True,
                                   strategy=strategy, tpu_name=tpu_name, **overrides)
   try:

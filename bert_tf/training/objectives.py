@@ -240,6 +240,11 @@ class ElectraObjective:
     model.objective_value = self.checkpoint_value  # read back by `of_model`
     return model
 
+  def trainable_variables(self, model):
+    """Generator, discriminator and the shared embeddings (the
+    discriminator's pooler is frozen by the model: ELECTRA has none)."""
+    return model.trainable_variables
+
   def loss_sums(self, outputs, features):
     """Additive float32 sums of a batch (`sum_keys`)."""
     sums = losses.mlm_sums(outputs["mlm_logits"], features)

@@ -156,6 +156,16 @@ class TrainConfig:
         raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
 
 
+def objective_defaults(objective, learning_rate_given):
+  """TrainConfig fields an objective sets where the user gave no flag:
+  ELECTRA's learning rate (ELECTRA_LEARNING_RATE) without --learning_rate."""
+  if objective == "electra" and not learning_rate_given:
+    logging.info("--objective=electra: --learning_rate=%g (ELECTRA's default)",
+                 ELECTRA_LEARNING_RATE)
+    return {"learning_rate": ELECTRA_LEARNING_RATE}
+  return {}
+
+
 def resolve_strategy(strategy="", use_tpu=False, tpu_name="", master="",
                      num_tpu_cores=None):
   """The original's TPU flags and --strategy -> what to run on.

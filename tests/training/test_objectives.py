@@ -358,9 +358,9 @@ def test_electra_options_come_from_the_config_and_travel_with_the_checkpoint(tmp
       str(tmp_path / "ckpt"))
   assert objectives.from_checkpoint(tf.train.latest_checkpoint(str(tmp_path))).options == (
       objective.options)
-  checkpoints.check_objective(str(tmp_path), objective)
+  objectives.check_objective(str(tmp_path), objective)
   with pytest.raises(ValueError, match="trained for objective electra with another generator"):
-    checkpoints.check_objective(str(tmp_path), objectives.resolve("electra", None))
+    objectives.check_objective(str(tmp_path), objectives.resolve("electra", None))
   with pytest.raises(ValueError, match="generator_hidden_size=2 must lie in"):
     train_config.TrainConfig(input_file="x", output_dir="y", do_train=True,
                              objective="electra", generator_hidden_size=2.0).validate()
