@@ -186,10 +186,12 @@ def prepare_text(options):
 
 def write_records(options, text_file, vocab_file, name, record_options, dupe_factor):
   """Records of `text_file` under output_dir/records/<name> (skipped when
-  their manifest exists); returns the records glob."""
+  their manifest exists); returns (the records glob, whether they were
+  written before)."""
   directory = os.path.join(options.output_dir, "records", name)
   outputs = writer.Outputs(directory=directory, num_shards=2)
-  if not files_exists(outputs.manifest_path()):
+  written = files_exists(outputs.manifest_path())
+  if not written:
     data_options = writer.DataOptions(
         max_seq_length=options.max_seq_length,
         max_predictions_per_seq=options.max_predictions_per_seq, dupe_factor=dupe_factor,
@@ -197,7 +199,7 @@ def write_records(options, text_file, vocab_file, name, record_options, dupe_fac
         **record_options)
     writer.create_pretraining_data(text_file, outputs, vocab_file, data_options,
                                    num_workers=writer.default_num_workers())
-  return directory + "/*.tfrecord"
+  return directory + "/*.tfrecord", written
 
 
 def _records_name(objective):
@@ -344,16 +346,16 @@ def run_comparison(options):
   progress = Progress(1 + len(options.objectives) * per_objective)
   start = time.time()
   train_txt, held_txt, vocab_file, bert_config = prepare_text(options)
-  heldout_records = write_records(options, held_txt, vocab_file, "heldout", {}, 1)
+  heldout_records, _ = write_records(options, held_txt, vocab_file, "heldout", {}, 1)
   all_tasks = probe_tasks(options, held_txt) + tasks
   progress.stage(f"text: split, vocab ({bert_config.vocab_size} entries), held-out records, "
                  f"{len(all_tasks)} fine-tuning tasks", seconds=time.time() - start)
   rows = []
   for name in options.objectives:
     t = time.time()
-    records = write_records(options, train_txt, vocab_file, _records_name(name),
-                            RECORD_OPTIONS.get(name, {}), options.dupe_factor)
-    progress.stage(f"{name}: records {records}", seconds=time.time() - t)
+    records, skipped = write_records(options, train_txt, vocab_file, _records_name(name),
+                                     RECORD_OPTIONS.get(name, {}), options.dupe_factor)
+    progress.stage(f"{name}: records {records}", skipped, time.time() - t)
     t = time.time()
     summary, skipped = pretrain(options, name, records, bert_config)
     progress.stage(f"{name}: pretrained {summary['steps']} steps in {summary['seconds']:.0f} s",
@@ -361,11 +363,12 @@ def run_comparison(options):
     t = time.time()
     mlm_path = os.path.join(out, name, "heldout_mlm.json")
     mlm = _read_json(mlm_path)
-    if mlm is None:
+    skipped = mlm is not None
+    if not skipped:
       mlm = heldout_mlm_accuracy(options, bert_config, summary["model_dir"], heldout_records)
       files.write_json(mlm_path, mlm)
     progress.stage(f"{name}: held-out masked-LM accuracy {mlm['masked_lm_accuracy']:.4f}",
-                   seconds=time.time() - t)
+                   skipped, time.time() - t)
     task_results = []
     for task in all_tasks:
       t = time.time()

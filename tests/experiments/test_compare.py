@@ -84,7 +84,8 @@ def test_a_whole_comparison_writes_its_results_and_a_rerun_skips_finished_work(
   # The rerun reads every finished stage back and gives the same table.
   assert compare.run_comparison(options) == rows
   printed = capsys.readouterr().out
-  assert printed.count("(done before, skipped)") == len(names) * 3  # pretrain + 2 tasks
+  # Records, pretraining, held-out accuracy and two fine-tuning tasks each.
+  assert printed.count("(done before, skipped)") == len(names) * 5
 
 
 def test_task_specs_and_bad_options_are_one_line_errors(tmp_path):
