@@ -39,7 +39,7 @@ class BertClassifier(keras.Model):
   """
 
   def __init__(self, config: BertConfig, num_outputs, dropout=CLASSIFIER_DROPOUT,
-               dtype=None, **kwargs):
+               dtype=None, encoder=None, **kwargs):
     if isinstance(config, dict):
       config = BertConfig.from_dict(config)
     if num_outputs < 1:
@@ -49,7 +49,9 @@ class BertClassifier(keras.Model):
     self.config = config
     self.num_outputs = int(num_outputs)
     self.dropout_rate = float(dropout)
-    self.encoder = modeling.build_encoder(config, dtype=dtype)
+    # `encoder`: another keras-hub backbone with the same inputs and outputs
+    # (ELECTRA's discriminator); by default the config's BERT/ALBERT encoder.
+    self.encoder = encoder if encoder is not None else modeling.build_encoder(config, dtype=dtype)
     self.dropout = keras.layers.Dropout(self.dropout_rate, name="classifier_dropout")
     self.head = keras.layers.Dense(
         self.num_outputs,

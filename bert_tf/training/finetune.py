@@ -39,6 +39,7 @@ from bert_tf.models import classifier as classifier_lib
 from bert_tf.models import modeling
 from bert_tf.models.config import BertConfig
 from bert_tf.training import checkpoints
+from bert_tf.training import objectives
 from bert_tf.training import optimization
 
 CLIP_NORM = 1.0
@@ -220,7 +221,10 @@ def load_encoder_weights(classifier, checkpoint):
   # paths (model/encoder/...) and TF1 names (bert/...) then find its weights.
   pretrainer = modeling.BertPretrainer(classifier.config, encoder=encoder)
   before = [w.numpy() for w in encoder.weights]
-  report = checkpoints.read_weights(pretrainer, checkpoint, require_all=False)
+  prefix = checkpoints.resolve_checkpoint(checkpoint)
+  # A distilled student lies at model/student in its training checkpoint.
+  root = getattr(objectives.from_checkpoint(prefix), "checkpoint_root", checkpoints.MODEL_ROOT)
+  report = checkpoints.read_weights(pretrainer, prefix, require_all=False, root=root)
   encoder_names = {w.path for w in encoder.weights}
   missing = sorted(name for name in report.missing if name in encoder_names)
   if missing:
@@ -237,6 +241,18 @@ def build_classifier(bert_config, num_outputs, init_checkpoint="", seed=0):
   """A BertClassifier with seeded initialization, its encoder read from
   init_checkpoint when given. Returns (classifier, description)."""
   keras.utils.set_random_seed(seed)
+  if init_checkpoint and not classifier_lib.is_keras_hub_preset(init_checkpoint):
+    prefix = checkpoints.resolve_checkpoint(init_checkpoint)
+    saved = objectives.from_checkpoint(prefix)
+    if saved.name == "electra":
+      # ELECTRA fine-tunes its discriminator: rebuild both networks as
+      # trained, read them, and classify on the discriminator's encoder.
+      pretrainer = saved.build_model(bert_config)
+      checkpoints.read_weights(pretrainer, prefix, require_all=True)
+      model = classifier_lib.BertClassifier(bert_config, num_outputs,
+                                            encoder=pretrainer.encoder)
+      return model, (f"initialized the ELECTRA discriminator's {len(pretrainer.encoder.weights)}"
+                     f" encoder weights from checkpoint {prefix}")
   model = classifier_lib.BertClassifier(bert_config, num_outputs)
   if not init_checkpoint:
     return model, "random initialization (no init_checkpoint)"

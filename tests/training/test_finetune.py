@@ -233,3 +233,42 @@ def test_bad_label_in_dev_names_file_and_line(task, tmp_path):
   with pytest.raises(ValueError, match=r"dev.tsv:3: label 'maybe' is not among"):
     finetune.run(_config(task, tmp_path / "out", dev_file=str(dev)), tiny_config())
   assert not (tmp_path / "out").exists()
+
+
+def test_an_electra_checkpoint_fine_tunes_its_discriminator(tmp_path):
+  from bert_tf.training import objectives
+  from test_loop import tiny_bert_config
+  config = tiny_bert_config(dropout=0.0)
+  electra = objectives.ElectraObjective.from_options(None, None)
+  pretrainer = electra.build_model(config)
+  tf.train.Checkpoint(model=pretrainer, objective=objectives.checkpoint_variable(electra)).save(
+      str(tmp_path / "electra" / "ckpt"))
+  model, described = finetune.build_classifier(config, 2, str(tmp_path / "electra"), seed=1)
+  assert described.startswith("initialized the ELECTRA discriminator's")
+  for ours, theirs in zip(model.encoder.weights, pretrainer.encoder.weights):
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+  # Its checkpoint reads back into a plain classifier (what the export builds).
+  tf.train.Checkpoint(model=model).write(str(tmp_path / "cls" / "model"))
+  plain = finetune.classifier_lib.BertClassifier(config, 2)
+  tf.train.Checkpoint(model=plain).read(str(tmp_path / "cls" / "model")
+                                       ).assert_existing_objects_matched()
+  ids = np.full((2, 8), 7, np.int32)
+  batch = {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
+  np.testing.assert_allclose(plain(batch).numpy(), model(batch).numpy(), atol=1e-6)
+
+
+def test_a_distilled_student_checkpoint_fine_tunes_the_student(tmp_path):
+  from bert_tf.models import modeling
+  from bert_tf.training import objectives
+  from test_loop import tiny_bert_config
+  config = tiny_bert_config(dropout=0.0)
+  student = modeling.BertPretrainer(config, sentence_head=False)
+  # As a distillation run saves it: the student at model/student, the objective named.
+  with tf.device("/cpu:0"):
+    name = tf.Variable("distill_mlm", dtype=tf.string)
+  tf.train.Checkpoint(model=tf.train.Checkpoint(student=student), objective=name).save(
+      str(tmp_path / "student" / "ckpt"))
+  model, described = finetune.build_classifier(config, 2, str(tmp_path / "student"), seed=1)
+  assert "encoder weights from checkpoint" in described
+  for ours, theirs in zip(model.encoder.weights, student.encoder.weights):
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
