@@ -18,7 +18,7 @@ Weights are a dict keyed by the original ALBERT TF1 variable names and shapes.
 
 import numpy as np
 
-from reference_bert import dense, gelu, layer_norm, log_softmax, softmax
+from reference_bert import dense, gelu, layer_norm, log_softmax, random_weights, softmax
 
 
 def _layer_prefix(group, inner):
@@ -67,14 +67,7 @@ def tf1_weight_shapes(config, position_rows=None):
 
 def random_tf1_weights(config, rng, position_rows=None, scale=0.2):
   """Random float32 weights under the original ALBERT names."""
-  weights = {}
-  for name, shape in tf1_weight_shapes(config, position_rows).items():
-    if name.endswith("/gamma"):
-      value = 1.0 + 0.1 * rng.standard_normal(shape)
-    else:
-      value = scale * rng.standard_normal(shape)
-    weights[name] = value.astype(np.float32)
-  return weights
+  return random_weights(tf1_weight_shapes(config, position_rows), rng, scale)
 
 
 def reference_forward(w, config, input_ids, input_mask, segment_ids,

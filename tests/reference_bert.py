@@ -92,8 +92,13 @@ def random_tf1_weights(config, rng, position_rows=None, scale=0.2):
     position_rows: rows of position_embeddings (default max_position_embeddings).
     scale: stddev of kernels, embeddings and biases.
   """
+  return random_weights(tf1_weight_shapes(config, position_rows), rng, scale)
+
+
+def random_weights(shapes, rng, scale=0.2):
+  """Random float32 weights of the given {name: shape} (LayerNorm gammas near 1)."""
   weights = {}
-  for name, shape in tf1_weight_shapes(config, position_rows).items():
+  for name, shape in shapes.items():
     if name.endswith("/gamma"):
       value = 1.0 + 0.1 * rng.standard_normal(shape)
     else:
