@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+from bert_tf.data import files
 from bert_tf.data import tokenization
 
 TASK_TYPES = ("auto", "classification", "regression")
@@ -88,15 +89,7 @@ def read_tsv(path, text_a_column, text_b_column=None, label_column=None,
     FileNotFoundError, ValueError: naming the file (and line): no header, a
       column not in the header, a row with too few fields, an empty label.
   """
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  if not tf.io.gfile.exists(path):
-    raise FileNotFoundError(f"task file not found: {path}")
-  with tf.io.gfile.GFile(path, "rb") as f:
-    data = f.read()
-  try:
-    text = data.decode("utf-8")
-  except UnicodeDecodeError as e:
-    raise ValueError(f"{path}: not UTF-8 ({e})") from None
+  text = files.read_text(path, "task")
   rows = list(csv.reader(io.StringIO(text), delimiter="\t", quotechar=None))
   if not rows or not any(rows[0]):
     raise ValueError(f"{path}: empty file (a header row is required)")

@@ -185,6 +185,26 @@ def atomic_dir(path, overwrite=False, what="output"):
     check_absent(path, overwrite, what)
 
 
+def read_text(path, what, errors="strict"):
+  """The text of the file `path`, decoded as UTF-8.
+
+  Args:
+    what: what the file is, for errors ("vocab", "task", ...).
+    errors: "strict" (bad UTF-8 is an error) or "replace".
+  Raises:
+    FileNotFoundError: "{what} file not found: {path}".
+    ValueError: "{what} {path}: not UTF-8 (...)" (errors="strict").
+  """
+  if not _gfile().exists(path):
+    raise FileNotFoundError(f"{what} file not found: {path}")
+  with _gfile().GFile(path, "rb") as f:
+    data = f.read()
+  try:
+    return data.decode("utf-8", errors=errors)
+  except UnicodeDecodeError as e:
+    raise ValueError(f"{what} {path}: not UTF-8 ({e})") from None
+
+
 def read_json(path, what="JSON file"):
   """The JSON value in the file `path`.
 

@@ -54,6 +54,8 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from bert_tf.data import files
+
 PAD_TOKEN = "[PAD]"
 UNK_TOKEN = "[UNK]"
 CLS_TOKEN = "[CLS]"
@@ -376,19 +378,12 @@ def load_vocab(path):
     ValueError: not UTF-8, an empty or duplicate line, a special token of
       [CLS] [SEP] [MASK] [UNK] missing, or [PAD] present but not at id 0.
   """
-  if not tf.io.gfile.exists(path):
-    raise FileNotFoundError(f"vocab file not found: {path}")
-  with tf.io.gfile.GFile(path, "rb") as f:
-    data = f.read()
-  try:
-    text = data.decode("utf-8")
-  except UnicodeDecodeError as e:
-    raise ValueError(f"vocab {path}: not UTF-8 ({e})") from None
+  text = files.read_text(path, "vocab")
   lines = text.split("\n")
   if lines and lines[-1] == "":  # the newline that ends the last line
     lines.pop()
   return Vocab([line.strip() for line in lines], path=path,
-               sha256=hashlib.sha256(data).hexdigest())
+               sha256=hashlib.sha256(text.encode("utf-8")).hexdigest())
 
 
 # ----------------------------------------------------------------------------

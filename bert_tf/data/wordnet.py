@@ -43,6 +43,8 @@ import itertools
 import os
 import re
 
+from bert_tf.data import files
+
 POS_FILES = ("noun", "verb", "adj", "adv")
 # lexnames(5WN): lexicographer file number -> name.
 LEXNAMES = (
@@ -114,12 +116,7 @@ def parse_data_line(line, pos, where=""):
 
 
 def _read_lines(path):
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  if not tf.io.gfile.exists(path):
-    raise FileNotFoundError(f"WordNet file not found: {path}")
-  with tf.io.gfile.GFile(path, "rb") as f:
-    text = f.read().decode("utf-8", errors="replace")
-  return text.splitlines()
+  return files.read_text(path, "WordNet", errors="replace").splitlines()
 
 
 def read_data_file(path, pos):
