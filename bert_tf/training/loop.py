@@ -237,11 +237,14 @@ class StepFunctions:
     grads = tape.gradient(loss, self.trainable)
     # Embedding lookups give IndexedSlices; the tied MLM output layer makes
     # the word-embedding gradient dense anyway, and dense tensors all-reduce,
-    # accumulate and clip uniformly. Zeros for a weight the loss does not
-    # reach (objectives leave out those they know of, such as the pooler of
-    # MLM alone; this keeps a new head's unused weight from failing the step).
-    return [tf.zeros(v.shape, v.dtype) if g is None else tf.convert_to_tensor(g)
-            for g, v in zip(grads, self.trainable)], sums
+    # accumulate and clip uniformly. A trainable weight the loss does not
+    # reach is the objective's mistake (its `trainable_variables` should
+    # leave it out, as MLM alone leaves out the pooler): say which.
+    missing = [v.path for g, v in zip(grads, self.trainable) if g is None]
+    if missing:
+      raise ValueError(f"objective {self.objective.name}: the loss reaches no gradient to "
+                       f"{', '.join(missing[:3])}; leave them out of its trainable_variables")
+    return [tf.convert_to_tensor(g) for g in grads], sums
 
   def _gradients(self, features, counts):
     """This replica's gradients (float32, like `trainable`) and loss sums,
