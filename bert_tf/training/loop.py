@@ -225,8 +225,18 @@ class StepFunctions:
                      "optimizer update of %s x %d replicas run uncompiled",
                      type(strategy).__name__, strategy.num_replicas_in_sync)
         self.gradients = tf.function(self._gradients, jit_compile=True)
-    self.train_loop = tf.function(self._train_loop)
+    self._compiled_train_loop = tf.function(self._train_loop)
     self.eval_step = tf.function(self._eval_step)
+    self.gradient_error = None  # set when tracing finds a weight without a gradient
+
+  def train_loop(self, iterator, num_steps):
+    """See the class docstring."""
+    try:
+      return self._compiled_train_loop(iterator, num_steps)
+    except ValueError:
+      if self.gradient_error:  # one line, without autograph's traceback
+        raise ValueError(self.gradient_error) from None
+      raise
 
   def _micro_gradients(self, features, counts):
     with tf.GradientTape() as tape:
@@ -242,8 +252,10 @@ class StepFunctions:
     # leave it out, as MLM alone leaves out the pooler): say which.
     missing = [v.path for g, v in zip(grads, self.trainable) if g is None]
     if missing:
-      raise ValueError(f"objective {self.objective.name}: the loss reaches no gradient to "
-                       f"{', '.join(missing[:3])}; leave them out of its trainable_variables")
+      self.gradient_error = (
+          f"objective {self.objective.name}: the loss reaches no gradient to "
+          f"{', '.join(missing[:3])}; leave them out of its trainable_variables")
+      raise ValueError(self.gradient_error)
     return [tf.convert_to_tensor(g) for g in grads], sums
 
   def _gradients(self, features, counts):

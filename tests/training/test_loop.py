@@ -318,3 +318,22 @@ def test_the_records_choose_the_objective_and_its_metric_names(tmp_path, changes
                      "--sentence_task=nsp"):
     loop.run(tiny_train_config(tmp_path, input_file=str(tmp_path / "rec" / "*.tfrecord"),
                                output_dir=str(tmp_path / "other"), objective=other), bert_config)
+
+
+def test_a_weight_the_loss_does_not_reach_is_a_named_error(data, monkeypatch):
+  # Without the check the optimizer would take a zero gradient for it and
+  # weight decay alone would shrink it, silently.
+  import keras
+  from bert_tf.training import objectives
+  trainable = objectives.BertObjective.trainable_variables
+
+  def with_a_stray_weight(self, model):
+    # Called in the strategy's scope, where the run's variables are made.
+    if not hasattr(model, "stray"):
+      model.stray = keras.Variable(np.zeros([3], np.float32), name="stray_head")
+    return trainable(self, model)  # the model tracks it now
+
+  monkeypatch.setattr(objectives.BertObjective, "trainable_variables", with_a_stray_weight)
+  with pytest.raises(ValueError, match="objective mlm_nsp: the loss reaches no gradient to "
+                                       "stray_head; leave them out of its trainable_variables$"):
+    loop.run(tiny_train_config(data), tiny_bert_config())
