@@ -475,8 +475,9 @@ def _notes(options, bert_config, summaries):
         "losses carry no standard error")
   notes.append(
       f"probe_* and task metrics: fine-tuned (all weights) for {options.finetune_epochs:g} "
-      f"epochs at lr {options.finetune_learning_rate:g} from each pretrained model (ELECTRA: "
-      f"its discriminator), mean ± sd over {options.seeds} fine-tuning seeds; the seeds "
+      f"epochs at lr {options.finetune_learning_rate:g} from each pretrained model"
+      f"{' (ELECTRA: its discriminator)' if 'electra' in summaries else ''}, mean ± sd over "
+      f"{options.seeds} fine-tuning seeds; the seeds "
       "measure fine-tuning noise only, not pretraining noise (one pretraining run per "
       "objective)")
   return notes
