@@ -3,7 +3,8 @@ BertMaskedLM.fit (MLM only) on the same config and data, side by side.
 
 For each config it prints examples/s and tokens/s of both, their ratio, and
 the model FLOPs utilization (MFU) of ours: (6 x non-embedding parameters x
-tokens + 12 x layers x hidden x seq x tokens for attention) per second,
+tokens + 12 x layers x hidden x seq x tokens for attention, the encoder
+term of bert_tf.models.flops) per second,
 against this machine's measured matmul peak (a large tf.matmul in the
 compute dtype). Steady state: the first host loop (tracing) is not counted;
 the two are timed in alternating rounds and the best loop of each is
@@ -29,6 +30,7 @@ import keras  # noqa: E402
 from absl import logging  # noqa: E402
 
 from bert_tf.data import schema  # noqa: E402
+from bert_tf.models import flops  # noqa: E402
 from bert_tf.training import loop  # noqa: E402
 from bert_tf.models.config import BertConfig  # noqa: E402
 
@@ -68,12 +70,9 @@ def matmul_peak(dtype, n=4096, seconds=3.0):
 
 
 def flops_per_token(bert_config, seq):
-  """Training FLOPs per token: 6 x non-embedding params + attention."""
-  h, layers, inter = (bert_config.hidden_size, bert_config.num_hidden_layers,
-                      bert_config.intermediate_size)
-  per_layer = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h  # attn, ffn, 2 LayerNorms
-  non_embedding = layers * per_layer + h * h + h  # + pooler
-  return 6 * non_embedding + 12 * layers * h * seq
+  """Training FLOPs per token of the encoder (6 x non-embedding params +
+  attention): bert_tf.models.flops, the heads left out as MFU usually does."""
+  return flops.encoder_flops_per_token(bert_config, seq)
 
 
 def bench_ours(bert_config, path, args, workdir):

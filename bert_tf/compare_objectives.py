@@ -1,13 +1,16 @@
 """Compare pretraining objectives at equal compute on your own corpus.
 
     python -m bert_tf.compare_objectives --corpus=corpus.txt --output_dir=runs/compare \
-        --objectives=mlm_nsp,mlm,mlm_sop --num_train_steps=2000 \
+        --objectives=mlm_nsp,mlm,mlm_sop,electra --num_train_steps=2000 --budget=flops \
         --task=wic=tasks/wic,sentence1,sentence2,label
 
 For each objective: its records (BERT's segment pairs with NSP, RoBERTa's
-full sentences with dynamic masking, ALBERT's sentence order), the same
-model pretrained for the same steps x batch x tokens, held-out masked-LM
-accuracy on one shared set of records, the sentence-pair probes built from
+full sentences with dynamic masking, ALBERT's sentence order; ELECTRA reads
+BERT's), the same model pretrained on the same batch x tokens for the same
+steps (--budget=steps) or the same training FLOPs (--budget=flops: the
+first objective's --num_train_steps), held-out masked-LM accuracy on one
+shared set of records (ELECTRA: its generator's, and its discriminator's
+figures), the sentence-pair probes built from
 held-out text (NSP with random and with same-document negatives, sentence
 order) and each --task, fine-tuned over --seeds. Writes results.md (the
 table, and which differences are within noise), results.csv, plots/ and
@@ -36,7 +39,9 @@ def define_flags(flag_values):
                       "vocab's).", flag_values=f)
   flags.DEFINE_list("objectives", ["mlm_nsp", "mlm", "mlm_sop"],
                     "Objectives to compare (training.objectives): mlm_nsp (BERT), mlm "
-                    "(RoBERTa: full sentences, dynamic masking), mlm_sop (ALBERT).", flag_values=f)
+                    "(RoBERTa: full sentences, dynamic masking), mlm_sop (ALBERT), electra "
+                    "(ELECTRA, on BERT's records; fine-tuned from its discriminator).",
+                    flag_values=f)
   flags.DEFINE_string("vocab_file", "", "WordPiece vocab; empty builds one from the training "
                       "documents.", flag_values=f)
   flags.DEFINE_integer("vocab_size", 8000, "Size of the vocab built.", flag_values=f)
@@ -44,8 +49,12 @@ def define_flags(flag_values):
   flags.DEFINE_integer("heldout_every", 10, "Every N-th document is held out.", flag_values=f)
   flags.DEFINE_integer("max_seq_length", 64, "Tokens per instance.", flag_values=f)
   flags.DEFINE_integer("dupe_factor", 5, "Masked copies of the training text.", flag_values=f)
-  flags.DEFINE_integer("num_train_steps", 1000, "Pretraining steps of every objective (the "
-                       "equal budget).", flag_values=f)
+  flags.DEFINE_integer("num_train_steps", 1000, "Pretraining steps of every objective "
+                       "(--budget=steps) or of the first one (--budget=flops).", flag_values=f)
+  flags.DEFINE_enum("budget", "steps", ["steps", "flops"], "Equal pretraining budget: steps "
+                    "(--num_train_steps each), or flops (--num_train_steps of the first "
+                    "objective, the same training FLOPs for the others: "
+                    "bert_tf/models/flops.py).", flag_values=f)
   flags.DEFINE_integer("train_batch_size", 32, "Pretraining batch size.", flag_values=f)
   flags.DEFINE_float("learning_rate", 1e-3, "Pretraining peak learning rate (10% warmup, "
                      "linear decay).", flag_values=f)

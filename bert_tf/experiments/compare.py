@@ -1,12 +1,26 @@
 """Compare pretraining objectives at equal compute, on one corpus.
 
 One plan: for each objective, write its records, pretrain the same model
-size for the same steps x batch x tokens, then measure every model the same
-way:
+size on the same batch x tokens for an equal budget, then measure every
+model the same way. The budget (`budget`): "steps", num_train_steps steps
+each; or "flops", num_train_steps steps of the FIRST objective listed and,
+for every other one, the steps that spend the same training FLOPs
+(`plan_steps`; each objective's `train_flops`, `models/flops.py`).
 
   masked_lm_accuracy   held-out masked-LM accuracy on ONE set of static
                        held-out records (the original's masking), so every
                        objective is scored on the same predictions
+  generator_masked_lm_accuracy
+                       ELECTRA's instead: its generator's (1/4 width), on
+                       the same positions re-masked by ELECTRA's rule (85%
+                       [MASK], 15% kept): not the same quantity as BERT's,
+                       so a column of its own
+  discriminator_*      ELECTRA only, on the same held-out records: the
+                       discriminator's loss, accuracy, precision and recall
+                       of "replaced", the share of tokens replaced, and
+                       discriminator_loss_vs_prior = its loss minus the
+                       binary entropy of that share (the loss of the best
+                       constant guess): below 0, it learned beyond the prior
   probe_<task>         the sentence-pair probes of `data/probes.py` (NSP with
                        random / same-document negatives, sentence order),
                        fine-tuned from each pretrained encoder
@@ -49,12 +63,17 @@ from bert_tf.training import objectives
 # How each objective's records are written (DataOptions fields), after the
 # papers: BERT's segment pairs with NSP; RoBERTa's FULL-SENTENCES with
 # dynamic masking and no sentence task; ALBERT's segment pairs with sentence
-# order. ELECTRA reads BERT's records (it re-masks from their positions).
+# order. ELECTRA reads BERT's records (it re-masks from their positions and
+# ignores the sentence labels): the same options, so `_records_name` shares
+# the mlm_nsp records.
 RECORD_OPTIONS = {
     "mlm_nsp": {},
     "mlm": {"sentence_task": "none", "packing": "full_sentences", "dynamic_masking": True},
     "mlm_sop": {"sentence_task": "sop"},
+    "electra": {},
 }
+# --budget values: equal steps, or equal training FLOPs.
+BUDGETS = ("steps", "flops")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,7 +100,11 @@ class Task:
 
 @dataclasses.dataclass(frozen=True)
 class CompareOptions:
-  """One comparison: corpus, model, budget, objectives, evaluations."""
+  """One comparison: corpus, model, budget, objectives, evaluations.
+
+  budget: "steps" (num_train_steps for every objective) or "flops"
+  (num_train_steps of the first objective, the same FLOPs for the others).
+  """
   corpus: str
   output_dir: str
   bert_config_file: str
@@ -93,6 +116,7 @@ class CompareOptions:
   max_seq_length: int = 64
   dupe_factor: int = 5
   num_train_steps: int = 1000
+  budget: str = "steps"
   train_batch_size: int = 32
   learning_rate: float = 1e-3
   probes: tuple = probes.TASKS
@@ -116,6 +140,12 @@ class CompareOptions:
                          f"{', '.join(objectives.OBJECTIVES)}")
     if not self.objectives:
       raise ValueError("--objectives is empty")
+    if self.budget not in BUDGETS:
+      raise ValueError(f"--budget={self.budget!r} is not one of {', '.join(BUDGETS)}")
+    for name in self.objectives:
+      if self.budget == "flops" and not hasattr(objectives.OBJECTIVES[name], "train_flops"):
+        raise ValueError(f"--budget=flops: objective {name} has no FLOPs model "
+                         "(training.objectives: train_flops); use --budget=steps")
     for name in self.probes:
       if name not in probes.TASKS:
         raise ValueError(f"--probes: {name!r} is not one of {', '.join(probes.TASKS)}")
@@ -211,22 +241,51 @@ def _records_name(objective):
   return objective
 
 
-def pretrain(options, objective, records, bert_config):
-  """Pretrains `objective` on `records`; returns its summary dict (written to
-  output_dir/<objective>/pretrain.json; read back on a rerun)."""
+def step_flops(options, objective, bert_config):
+  """Training FLOPs of one pretraining step of `objective` (int)."""
+  return objectives.get(objective).train_flops(
+      bert_config, options.train_batch_size, options.max_seq_length,
+      options.max_predictions_per_seq)
+
+
+def plan_steps(options, bert_config):
+  """Pretraining steps of each objective: {name: steps}.
+
+  budget "steps": num_train_steps each. budget "flops": num_train_steps for
+  the first objective, round(num_train_steps x F(first) / F(name)) (at
+  least 1) for the others, F = `step_flops`.
+  """
+  if options.budget == "steps":
+    return {name: options.num_train_steps for name in options.objectives}
+  first = step_flops(options, options.objectives[0], bert_config)
+  return {name: max(1, int(round(options.num_train_steps * first
+                                 / step_flops(options, name, bert_config))))
+          for name in options.objectives}
+
+
+def pretrain(options, objective, records, bert_config, steps):
+  """Pretrains `objective` on `records` for `steps` steps; returns (its
+  summary dict, whether it was done before). The summary is written to
+  output_dir/<objective>/pretrain.json and read back on a rerun, which must
+  plan the same steps."""
   model_dir = os.path.join(options.output_dir, objective, "model")
   summary_path = os.path.join(options.output_dir, objective, "pretrain.json")
   done = _read_json(summary_path)
   if done:
+    planned = done.get("num_train_steps", done["steps"])
+    if planned != steps:
+      raise ValueError(f"{summary_path}: {objective} was pretrained for {planned} steps, this "
+                       f"plan gives it {steps} (--num_train_steps, --budget or the order of "
+                       "--objectives changed): use another --output_dir")
+    done.setdefault("train_flops", done["steps"] * step_flops(options, objective, bert_config))
     return done, True
   config = loop.TrainConfig(
       input_file=records, output_dir=model_dir, do_train=True,
       max_seq_length=options.max_seq_length,
       max_predictions_per_seq=options.max_predictions_per_seq,
       train_batch_size=options.train_batch_size, learning_rate=options.learning_rate,
-      num_train_steps=options.num_train_steps,
-      num_warmup_steps=options.num_train_steps // 10,
-      save_checkpoints_steps=max(100, options.num_train_steps // 4),
+      num_train_steps=steps, num_warmup_steps=steps // 10,
+      save_checkpoints_steps=max(100, steps // 4),
       iterations_per_loop=100, log_steps=100, seed=options.seed, objective=objective)
   start = time.time()
   verbosity = logging.get_verbosity()
@@ -237,38 +296,72 @@ def pretrain(options, objective, records, bert_config):
     logging.set_verbosity(verbosity)
   params = int(result["model"].count_params())
   summary = {"objective": objective, "model_dir": model_dir, "steps": result["global_step"],
+             "num_train_steps": steps, "budget": options.budget,
              "seconds": time.time() - start, "parameters": params,
-             "train_tokens": options.num_train_steps * options.train_batch_size
-                             * options.max_seq_length,
+             "train_tokens": steps * options.train_batch_size * options.max_seq_length,
+             "step_flops": step_flops(options, objective, bert_config),
+             "train_flops": result["global_step"] * step_flops(options, objective, bert_config),
              "final_train_metrics": result["train"]}
   files.write_json(summary_path, summary)
   return summary, False
 
 
-def heldout_mlm_accuracy(options, bert_config, model_dir, records, max_batches=50):
-  """Masked-LM accuracy (and prediction count) of the model in model_dir on
-  the shared static held-out records."""
+def binary_entropy(q):
+  """H(q) in nats: the cross-entropy of the best constant guess of a 0/1
+  label that is 1 with probability q."""
+  return -sum(p * math.log(p) for p in (q, 1.0 - q) if p > 0)
+
+
+def _discriminator_metrics(objective, totals):
+  """ELECTRA's held-out discriminator figures from summed `loss_sums`."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  metrics = {k: float(v) for k, v in objective.metrics(
+      {k: tf.constant(v) for k, v in totals.items()}, mlm_epsilon=0).items()}
+  share = totals["disc_replaced"] / totals["disc_token_count"]
+  return {"discriminator_loss": metrics["discriminator_loss"],
+          "discriminator_accuracy": metrics["discriminator_accuracy"],
+          "discriminator_precision": metrics["discriminator_precision"],
+          "discriminator_recall": metrics["discriminator_recall"],
+          "replaced_share": share,
+          "discriminator_loss_vs_prior": metrics["discriminator_loss"] - binary_entropy(share),
+          "tokens": totals["disc_token_count"], "replaced": totals["disc_replaced"],
+          "predicted_replaced": totals["disc_predicted_replaced"]}
+
+
+def heldout_metrics(options, bert_config, model_dir, records, max_batches=50):
+  """Held-out figures of the model in model_dir on the shared static
+  held-out records: masked-LM accuracy and its prediction count; for a
+  model with a discriminator (ELECTRA) also `_discriminator_metrics` (the
+  generator's masked-LM accuracy, on the positions re-masked by its rule)."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import export  # pylint: disable=g-import-not-at-top
   model, _ = export.load_pretrainer(bert_config, model_dir)
+  objective = objectives.of_model(model)
+  discriminator = "disc_ce_sum" in objective.sum_keys
   info = pipeline.check_data(records, options.max_seq_length, options.max_predictions_per_seq)
   dataset = pipeline.make_dataset(info.files, 32, options.max_seq_length,
                                   options.max_predictions_per_seq, is_training=False,
                                   compression=info.compression)
   @tf.function
   def forward(batch):
-    return losses.mlm_sums(model(batch, training=False)["mlm_logits"], batch)
+    outputs = model(batch, training=False)
+    if discriminator:
+      return objective.loss_sums(outputs, batch)
+    return losses.mlm_sums(outputs["mlm_logits"], batch)
 
-  correct = weight = 0.0
+  totals = {}
   for i, batch in enumerate(dataset):
     if i >= max_batches:
       break
-    sums = forward(batch)
-    correct += float(sums["mlm_correct"])
-    weight += float(sums["mlm_weight_sum"])
+    for key, value in forward(batch).items():
+      totals[key] = totals.get(key, 0.0) + float(value)
+  weight = totals.get("mlm_weight_sum", 0.0)
   if not weight:
     raise ValueError(f"held-out records {records} hold no masked-LM prediction")
-  return {"masked_lm_accuracy": correct / weight, "predictions": weight}
+  result = {"masked_lm_accuracy": totals["mlm_correct"] / weight, "predictions": weight}
+  if discriminator:
+    result.update(_discriminator_metrics(objective, totals))
+  return result
 
 
 def probe_tasks(options, held_txt):
@@ -321,17 +414,73 @@ def finetune_task(options, objective, task, vocab_file, bert_config, init_checkp
 # ------------------------------------------------------------------------------
 
 
-def _objective_rows(options, name, summary, mlm, task_results):
-  """Result rows of one objective (see experiments.results)."""
+# Held-out discriminator figures (ELECTRA): (metric, the count its binomial
+# standard error is over, or None for a loss, whose spread is not measured).
+DISCRIMINATOR_ROWS = (("discriminator_loss", None), ("discriminator_loss_vs_prior", None),
+                      ("discriminator_accuracy", "tokens"),
+                      ("discriminator_precision", "predicted_replaced"),
+                      ("discriminator_recall", "replaced"), ("replaced_share", "tokens"))
+
+
+def _binomial_se(p, n):
+  return math.sqrt(p * (1 - p) / n) if n else 0.0
+
+
+def _objective_rows(name, summary, heldout, task_results):
+  """Result rows of one objective (see experiments.results); objectives
+  without a discriminator have no discriminator rows (empty cells), and
+  ELECTRA's masked-LM accuracy (its generator's) is a metric of its own."""
   from bert_tf.experiments import results as results_lib  # pylint: disable=g-import-not-at-top
-  p = mlm["masked_lm_accuracy"]
-  rows = [results_lib.row(name, "masked_lm_accuracy", p, 0.0, 1, summary,
-                          se=math.sqrt(p * (1 - p) / mlm["predictions"]))]
+  p = heldout["masked_lm_accuracy"]
+  generator = "discriminator_loss" in heldout
+  rows = [results_lib.row(name, "generator_masked_lm_accuracy" if generator
+                          else "masked_lm_accuracy", p, 0.0, 1, summary,
+                          se=_binomial_se(p, heldout["predictions"]))]
+  for metric, count in DISCRIMINATOR_ROWS:
+    if metric in heldout:
+      se = float("nan") if count is None else _binomial_se(heldout[metric], heldout[count])
+      rows.append(results_lib.row(name, metric, heldout[metric], 0.0, 1, summary, se=se))
   for task_name, res in task_results:
     key = "pearson" if res.get("task_type") == "regression" else "accuracy"
     rows.append(results_lib.row(name, f"{task_name}_{key}", res[key], res[f"{key}_sd"],
                                 res["num_seeds"], summary))
   return rows
+
+
+def _notes(options, bert_config, summaries):
+  """The notes under the table: corpus, model, budget, what each figure is."""
+  budget = {"steps": f"equal steps: every objective pretrained {options.num_train_steps} "
+                     "steps",
+            "flops": f"equal training FLOPs (--budget=flops): {options.objectives[0]} "
+                     f"pretrained {options.num_train_steps} steps, each other objective the "
+                     "steps of the same FLOPs (bert_tf/models/flops.py: matmuls, 3 x forward)"}
+  steps = ", ".join(f"{name} {s['steps']} steps ({s['train_flops']:.3g} FLOPs)"
+                    for name, s in summaries.items())
+  notes = [f"corpus {options.corpus}; model {options.bert_config_file} "
+           f"({bert_config.num_hidden_layers} layers, hidden {bert_config.hidden_size}); "
+           f"budget {budget[options.budget]}: {steps}; batch {options.train_batch_size} x "
+           f"{options.max_seq_length} tokens, lr {options.learning_rate:g}, seed {options.seed}",
+           "masked_lm_accuracy: one pretraining run each, on the same static held-out "
+           "records; its ± is the binomial standard error over the predictions"]
+  if "electra" in summaries:
+    notes.append(
+        "electra: generator_masked_lm_accuracy is its generator's (1/4 of the hidden size) "
+        "on the same held-out positions, re-masked by ELECTRA's rule (85% [MASK], 15% kept, "
+        "no random token): not the same quantity as masked_lm_accuracy. Its discriminator "
+        "(what fine-tuning starts from) is scored on every real token of the generator's "
+        "corrupted text: replaced_share is the share replaced, discriminator_loss_vs_prior "
+        "its loss (nats) minus the binary entropy of that share, the loss of always "
+        "guessing the share: below 0 it learned beyond the prior. Always answering "
+        "\"original\" scores accuracy 1 - replaced_share and precision and recall 0. The "
+        "losses carry no standard error")
+  notes.append(
+      f"probe_* and task metrics: fine-tuned (all weights) for {options.finetune_epochs:g} "
+      f"epochs at lr {options.finetune_learning_rate:g} from each pretrained model"
+      f"{' (ELECTRA: its discriminator)' if 'electra' in summaries else ''}, mean ± sd over "
+      f"{options.seeds} fine-tuning seeds; the seeds "
+      "measure fine-tuning noise only, not pretraining noise (one pretraining run per "
+      "objective)")
+  return notes
 
 
 def run_comparison(options):
@@ -348,27 +497,34 @@ def run_comparison(options):
   train_txt, held_txt, vocab_file, bert_config = prepare_text(options)
   heldout_records, _ = write_records(options, held_txt, vocab_file, "heldout", {}, 1)
   all_tasks = probe_tasks(options, held_txt) + tasks
+  steps = plan_steps(options, bert_config)
   progress.stage(f"text: split, vocab ({bert_config.vocab_size} entries), held-out records, "
-                 f"{len(all_tasks)} fine-tuning tasks", seconds=time.time() - start)
-  rows = []
+                 f"{len(all_tasks)} fine-tuning tasks; budget {options.budget}: "
+                 + ", ".join(f"{n} {k} steps" for n, k in steps.items()),
+                 seconds=time.time() - start)
+  rows, summaries = [], {}
   for name in options.objectives:
     t = time.time()
     records, skipped = write_records(options, train_txt, vocab_file, _records_name(name),
                                      RECORD_OPTIONS.get(name, {}), options.dupe_factor)
     progress.stage(f"{name}: records {records}", skipped, time.time() - t)
     t = time.time()
-    summary, skipped = pretrain(options, name, records, bert_config)
+    summary, skipped = pretrain(options, name, records, bert_config, steps[name])
+    summaries[name] = summary
     progress.stage(f"{name}: pretrained {summary['steps']} steps in {summary['seconds']:.0f} s",
                    skipped, time.time() - t)
     t = time.time()
-    mlm_path = os.path.join(out, name, "heldout_mlm.json")
-    mlm = _read_json(mlm_path)
-    skipped = mlm is not None
+    heldout_path = os.path.join(out, name, "heldout_mlm.json")
+    heldout = _read_json(heldout_path)
+    skipped = heldout is not None
     if not skipped:
-      mlm = heldout_mlm_accuracy(options, bert_config, summary["model_dir"], heldout_records)
-      files.write_json(mlm_path, mlm)
-    progress.stage(f"{name}: held-out masked-LM accuracy {mlm['masked_lm_accuracy']:.4f}",
-                   skipped, time.time() - t)
+      heldout = heldout_metrics(options, bert_config, summary["model_dir"], heldout_records)
+      files.write_json(heldout_path, heldout)
+    disc = (f", discriminator loss {heldout['discriminator_loss']:.4f} "
+            f"({heldout['discriminator_loss_vs_prior']:+.4f} vs the prior's)"
+            if "discriminator_loss" in heldout else "")
+    progress.stage(f"{name}: held-out masked-LM accuracy "
+                   f"{heldout['masked_lm_accuracy']:.4f}{disc}", skipped, time.time() - t)
     task_results = []
     for task in all_tasks:
       t = time.time()
@@ -378,18 +534,8 @@ def run_comparison(options):
       progress.stage(f"{name}: {task.name} accuracy {res.get('accuracy', float('nan')):.4f} "
                      f"± {res.get('accuracy_sd', 0.0):.4f} over {res['num_seeds']} seeds",
                      skipped, time.time() - t)
-    rows += _objective_rows(options, name, summary, mlm, task_results)
-  notes = [f"corpus {options.corpus}; model {options.bert_config_file} "
-           f"({bert_config.num_hidden_layers} layers, hidden {bert_config.hidden_size}); "
-           f"every objective pretrained {options.num_train_steps} steps x batch "
-           f"{options.train_batch_size} x {options.max_seq_length} tokens, lr "
-           f"{options.learning_rate:g}, seed {options.seed}",
-           "masked_lm_accuracy: one pretraining run each, on the same static held-out "
-           "records; its ± is the binomial standard error over the predictions",
-           f"probe_* and task metrics: fine-tuned (all weights) for {options.finetune_epochs:g} "
-           f"epochs at lr {options.finetune_learning_rate:g} from each pretrained model, "
-           f"mean ± sd over {options.seeds} fine-tuning seeds; the seeds measure fine-tuning "
-           "noise only, not pretraining noise (one pretraining run per objective)"]
+    rows += _objective_rows(name, summary, heldout, task_results)
+  notes = _notes(options, bert_config, summaries)
   files.atomic_write(os.path.join(out, "results.md"),
                      results_lib.markdown(rows, "Pretraining objectives compared", notes))
   files.atomic_write(os.path.join(out, "results.csv"), results_lib.to_csv(rows))

@@ -4,8 +4,10 @@ within noise.
 
 A row is one (objective, metric): its mean, standard deviation and count
 over fine-tuning seeds (or, for held-out masked-LM accuracy, one pretraining
-run and its binomial standard error over the predictions), with the compute
-spent pretraining it.
+run and its binomial standard error over the predictions; None, an empty
+CSV cell, where no standard error is measured), with the compute spent pretraining it (seconds,
+steps, tokens, training FLOPs). An objective without a metric (BERT has no
+discriminator) has no row for it: its cell is empty.
 
 Noise rule: two objectives differ on a metric when their means are more
 than two standard errors of the difference apart, SE = sqrt(se_a^2 + se_b^2)
@@ -25,17 +27,20 @@ from absl import logging
 from bert_tf.data import files
 
 COLUMNS = ("objective", "metric", "mean", "sd", "n", "se", "pretrain_seconds",
-           "pretrain_steps", "train_tokens", "parameters")
+           "pretrain_steps", "train_tokens", "train_flops", "parameters")
 
 
 def row(objective, metric, mean, sd, n, pretrain, se=None):
-  """One result row; se defaults to sd / sqrt(n)."""
+  """One result row; se defaults to sd / sqrt(n), NaN says none is
+  measured (stored as None). `pretrain` is the pretraining summary (its
+  train_flops may be missing: an empty cell)."""
   if se is None:
     se = sd / math.sqrt(n) if n > 0 else 0.0
+  se = float(se) if math.isfinite(se) else None
   return {"objective": objective, "metric": metric, "mean": float(mean), "sd": float(sd),
-          "n": int(n), "se": float(se), "pretrain_seconds": round(pretrain["seconds"], 1),
+          "n": int(n), "se": se, "pretrain_seconds": round(pretrain["seconds"], 1),
           "pretrain_steps": pretrain["steps"], "train_tokens": pretrain["train_tokens"],
-          "parameters": pretrain["parameters"]}
+          "train_flops": pretrain.get("train_flops", ""), "parameters": pretrain["parameters"]}
 
 
 def metrics_of(rows):
@@ -59,8 +64,10 @@ def noise_lines(rows):
     parts = []
     for other in group[1:]:
       diff = best["mean"] - other["mean"]
-      se = math.sqrt(best["se"] ** 2 + other["se"] ** 2)
-      if se == 0 or diff <= 2 * se:
+      se = math.sqrt((best["se"] or 0.0) ** 2 + (other["se"] or 0.0) ** 2)
+      if best["se"] is None or other["se"] is None:
+        parts.append(f"{other['objective']} not compared (no standard error)")
+      elif se == 0 or diff <= 2 * se:
         parts.append(f"{other['objective']} within noise ({diff:+.4f}, SE {se:.4f})")
       else:
         parts.append(f"{other['objective']} lower by {diff:.4f} ({diff / se:.1f} SE)")
@@ -74,24 +81,32 @@ def _cell(r):
     return ""
   if r["n"] > 1:
     return f"{r['mean']:.4f} ± {r['sd']:.4f} (n={r['n']})"
+  if r["se"] is None:
+    return f"{r['mean']:.4f}"
   return f"{r['mean']:.4f} (se {r['se']:.4f})"
 
 
+def _flops(value):
+  return f"{value:.3g}" if value != "" else ""
+
+
 def markdown(rows, title, notes=()):
-  """results.md: objective x metric table (mean ± sd, n), compute, noise."""
+  """results.md: objective x metric table (mean ± sd, n), compute (seconds,
+  steps, tokens, training FLOPs, parameters), noise."""
   metrics = metrics_of(rows)
   names = []
   for r in rows:
     if r["objective"] not in names:
       names.append(r["objective"])
   cells = {(r["objective"], r["metric"]): r for r in rows}
-  out = [f"# {title}", "", "| objective | pretraining (s) | steps | tokens | params | "
-         + " | ".join(metrics) + " |", "|---" * (5 + len(metrics)) + "|"]
+  out = [f"# {title}", "", "| objective | pretraining (s) | steps | tokens | train FLOPs | "
+         "params | " + " | ".join(metrics) + " |", "|---" * (6 + len(metrics)) + "|"]
   for name in names:
     first = next(r for r in rows if r["objective"] == name)
     values = [_cell(cells.get((name, metric))) for metric in metrics]
     out.append(f"| {name} | {first['pretrain_seconds']:.0f} | {first['pretrain_steps']} | "
-               f"{first['train_tokens']:,} | {first['parameters']:,} | " + " | ".join(values)
+               f"{first['train_tokens']:,} | {_flops(first['train_flops'])} | "
+               f"{first['parameters']:,} | " + " | ".join(values)
                + " |")
   out += ["", "Which differences are noise (two standard errors of the difference; a rough "
           "rule):", ""] + noise_lines(rows)
@@ -123,7 +138,8 @@ def write_plots(rows, directory):
     group = [r for r in rows if r["metric"] == metric]
     figure, axes = pyplot.subplots(figsize=(1.6 + 1.2 * len(group), 3.2))
     axes.bar([r["objective"] for r in group], [r["mean"] for r in group],
-             yerr=[r["sd"] if r["n"] > 1 else r["se"] for r in group], capsize=4,
+             yerr=[r["sd"] if r["n"] > 1 else (r["se"] or 0.0)
+                   for r in group], capsize=4,
              color="#4c72b0")
     axes.set_title(metric)
     axes.set_ylabel("mean ± sd over seeds" if group[0]["n"] > 1 else "value ± se")

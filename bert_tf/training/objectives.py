@@ -13,6 +13,8 @@ An objective is everything that changes when the pretraining task changes:
   metric_keys    what TensorBoard and eval_results.txt report, in order
   signatures     the text signatures the SavedModel export adds beside
                  `pretraining`/`encode` (built in `bert_tf/serving/export.py`)
+  train_flops    the training FLOPs of one step (`bert_tf/models/flops.py`),
+                 which `compare_objectives --budget=flops` equalizes
 
 `OBJECTIVES` maps each name to its object; `resolve` picks one from
 `--objective` and the records' sentence task. The training loop, the
@@ -47,6 +49,7 @@ from absl import logging
 
 from bert_tf.models import distillation
 from bert_tf.models import electra
+from bert_tf.models import flops
 from bert_tf.models import modeling
 from bert_tf.models.config import BertConfig
 from bert_tf.training import losses
@@ -110,6 +113,11 @@ class BertObjective:
                                     sentence_head=self.sentence_name is not None)
     model.objective_name = self.name  # read back by `of_model` (export)
     return model
+
+  def train_flops(self, bert_config, batch_size, seq_length, predictions_per_seq):
+    """Training FLOPs of one step (int; see `models/flops.py`)."""
+    return flops.bert_step_flops(bert_config, batch_size, seq_length, predictions_per_seq,
+                                 sentence_head=self.sentence_name is not None)
 
   def trainable_variables(self, model):
     """The variables the loss trains: all of the model's trainable ones,
@@ -239,6 +247,13 @@ class ElectraObjective:
     model.objective_name = self.name
     model.objective_value = self.checkpoint_value  # read back by `of_model`
     return model
+
+  def train_flops(self, bert_config, batch_size, seq_length, predictions_per_seq):
+    """Training FLOPs of one step, generator included (int; see
+    `models/flops.py`)."""
+    return flops.electra_step_flops(bert_config, self.generator_config(bert_config),
+                                    batch_size, seq_length, predictions_per_seq,
+                                    electra.embedding_size(bert_config))
 
   def trainable_variables(self, model):
     """Generator, discriminator and the shared embeddings (the

@@ -1,15 +1,20 @@
 """Tests of bert_tf.experiments.compare: a whole tiny comparison (records,
 pretraining, held-out masked-LM accuracy, probes and a task over seeds,
-the results files), its rerun skipping finished stages, and bad options."""
+the results files), its rerun skipping finished stages, ELECTRA against BERT
+at equal training FLOPs, the steps each budget plans, and bad options."""
 
 import csv
+import dataclasses
 import json
+import math
 import os
 import random
 
 import pytest
 
 from bert_tf.experiments import compare
+from bert_tf.models.config import BertConfig
+from bert_tf.training import objectives
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SUBJECTS = ("king", "shepherd", "river", "city", "prophet", "garden", "temple", "field")
@@ -98,3 +103,97 @@ def test_task_specs_and_bad_options_are_one_line_errors(tmp_path):
     tiny_options(tmp_path, objectives=("nsp",)).validate()
   with pytest.raises(ValueError, match="--probes: 'order' is not one of"):
     tiny_options(tmp_path, probes=("order",)).validate()
+
+
+def test_flops_budget_plans_the_first_objectives_flops_for_every_other():
+  # The tiny config of tests/models/test_flops.py: one step of batch 8 x 32
+  # tokens (5 predictions) costs 5,484,576 FLOPs for mlm_nsp, 6,629,568 for
+  # ELECTRA (its generator and per-token head), 5,469,888 for mlm.
+  config = BertConfig(vocab_size=100, hidden_size=16, num_hidden_layers=1,
+                      num_attention_heads=2, intermediate_size=32, max_position_embeddings=32)
+  options = compare.CompareOptions(corpus="c", output_dir="o", bert_config_file="b",
+                                   objectives=("mlm_nsp", "electra", "mlm"),
+                                   max_seq_length=32, train_batch_size=8, num_train_steps=1000)
+  assert compare.plan_steps(options, config) == {"mlm_nsp": 1000, "electra": 1000, "mlm": 1000}
+  flops = dataclasses.replace(options, budget="flops")
+  # round(1000 x 5484576 / 6629568) = round(827.3); round(1000 x 5484576 / 5469888)
+  assert compare.plan_steps(flops, config) == {"mlm_nsp": 1000, "electra": 827, "mlm": 1003}
+  first_electra = dataclasses.replace(flops, objectives=("electra", "mlm_nsp"))
+  assert compare.plan_steps(first_electra, config) == {"electra": 1000, "mlm_nsp": 1209}
+  with pytest.raises(ValueError, match="--budget='time' is not one of steps, flops"):
+    dataclasses.replace(options, budget="time").validate()
+  assert not hasattr(objectives.OBJECTIVES["distill_mlm"], "train_flops")
+  with pytest.raises(ValueError, match="--budget=flops: objective distill_mlm has no FLOPs"):
+    dataclasses.replace(flops, objectives=("mlm_nsp", "distill_mlm")).validate()
+
+
+def test_electra_against_bert_at_equal_flops(tmp_path, capsys):
+  options = tiny_options(tmp_path, objectives=("mlm_nsp", "electra"), budget="flops",
+                         num_train_steps=6, tasks=(), seeds=1)
+  rows = compare.run_comparison(options)
+  out = tmp_path / "cmp"
+  bert_config = BertConfig.from_json_file(str(out / "bert_config.json"))
+  flops = {n: compare.step_flops(options, n, bert_config) for n in options.objectives}
+  summaries = {n: json.loads((out / n / "pretrain.json").read_text()) for n in flops}
+  # ELECTRA's step costs more (its generator, its per-token head): fewer steps.
+  assert flops["electra"] > flops["mlm_nsp"]
+  assert summaries["mlm_nsp"]["steps"] == 6
+  assert summaries["electra"]["steps"] == round(6 * flops["mlm_nsp"] / flops["electra"]) < 6
+  for name, summary in summaries.items():
+    assert summary["budget"] == "flops"
+    assert summary["train_flops"] == summary["steps"] * flops[name]
+  assert abs(summaries["electra"]["train_flops"] - summaries["mlm_nsp"]["train_flops"]) \
+      <= flops["electra"] / 2
+  # ELECTRA read the mlm_nsp records; none were written for it.
+  assert sorted(os.listdir(out / "records")) == ["heldout", "mlm_nsp"]
+  by = {(r["objective"], r["metric"]): r for r in rows}
+  heldout = json.loads((out / "electra" / "heldout_mlm.json").read_text())
+  discriminator = [m for m, _ in compare.DISCRIMINATOR_ROWS]
+  assert [m for (o, m) in by if o == "mlm_nsp"] == ["masked_lm_accuracy", "probe_sop_accuracy"]
+  # ELECTRA's held-out masked-LM figure is its generator's: a column of its own.
+  assert [m for (o, m) in by if o == "electra"] == (["generator_masked_lm_accuracy"]
+                                                    + discriminator + ["probe_sop_accuracy"])
+  assert by[("electra", "generator_masked_lm_accuracy")]["mean"] == heldout["masked_lm_accuracy"]
+  # Tokens replaced: at most the masked share, more than none from an
+  # untrained generator; the vs-prior figure is the loss less H(share).
+  share = heldout["replaced_share"]
+  assert 0 < share <= heldout["predictions"] / heldout["tokens"] < 0.2
+  prior = -share * math.log(share) - (1 - share) * math.log(1 - share)
+  assert heldout["discriminator_loss_vs_prior"] == pytest.approx(
+      heldout["discriminator_loss"] - prior, abs=1e-6)
+  assert by[("electra", "discriminator_loss_vs_prior")]["mean"] == pytest.approx(
+      heldout["discriminator_loss_vs_prior"])
+  for metric in ("discriminator_accuracy", "discriminator_precision", "discriminator_recall"):
+    assert 0.0 <= by[("electra", metric)]["mean"] <= 1.0
+  assert by[("electra", "discriminator_loss")]["se"] is None  # not measured
+  assert by[("electra", "replaced_share")]["train_flops"] == summaries["electra"]["train_flops"]
+  # Fine-tuning started from ELECTRA's discriminator.
+  probe = json.loads((out / "electra" / "finetune" / "probe_sop" / "results.json").read_text())
+  assert "ELECTRA discriminator" in probe["init"]
+  table = (out / "results.md").read_text()
+  lines = table.splitlines()
+  cells = lambda line: [c.strip() for c in line.split("|")[1:-1]]  # noqa: E731
+  header = cells(next(line for line in lines if line.startswith("| objective")))
+  assert header[2:5] == ["steps", "tokens", "train FLOPs"]
+  table_rows = {c[0]: dict(zip(header, c)) for c in map(cells, lines) if c and c[0] in flops}
+  # mlm_nsp has no generator or discriminator cells; electra no BERT masked-LM one.
+  assert all(table_rows["mlm_nsp"][m] == ""
+             for m in ["generator_masked_lm_accuracy"] + discriminator)
+  assert table_rows["electra"]["masked_lm_accuracy"] == ""
+  assert table_rows["electra"]["replaced_share"].startswith(f"{share:.4f} (se ")
+  assert "budget equal training FLOPs" in table
+  assert "not the same quantity as masked_lm_accuracy" in table
+  with open(out / "results.csv", encoding="utf-8") as f:
+    csv_rows = list(csv.DictReader(f))
+  assert len(csv_rows) == len(rows) and "train_flops" in csv_rows[0]
+  assert not any(r["objective"] == "mlm_nsp" and r["metric"].startswith("discriminator")
+                 for r in csv_rows)
+  capsys.readouterr()
+  # The rerun skips every finished stage: records, pretraining, held-out, probe.
+  assert compare.run_comparison(options) == rows
+  assert capsys.readouterr().out.count("(done before, skipped)") == 2 * 4
+  # Another budget plans other steps than the finished runs: a clear error.
+  planned = summaries["electra"]["steps"]
+  with pytest.raises(ValueError, match=f"electra was pretrained for {planned} steps, this "
+                                       "plan gives it 6"):
+    compare.run_comparison(dataclasses.replace(options, budget="steps"))

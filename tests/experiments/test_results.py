@@ -9,7 +9,8 @@ import tensorflow as tf
 
 from bert_tf.experiments import results
 
-PRETRAIN = {"seconds": 61.24, "steps": 100, "train_tokens": 204800, "parameters": 1234}
+PRETRAIN = {"seconds": 61.24, "steps": 100, "train_tokens": 204800, "train_flops": 1.5e12,
+            "parameters": 1234}
 
 
 def _rows():
@@ -38,9 +39,40 @@ def test_markdown_table_has_one_row_per_objective_and_the_compute():
   assert header.endswith("| masked_lm_accuracy | probe_sop_accuracy |")
   body = [line for line in lines if line.startswith("| mlm")]
   assert len(body) == 2
-  assert body[0].startswith("| mlm_nsp | 61 | 100 | 204,800 | 1,234 | 0.2000 (se 0.0040) | "
-                            "0.6000 ± 0.0200 (n=3) |")
+  assert body[0].startswith("| mlm_nsp | 61 | 100 | 204,800 | 1.5e+12 | 1,234 | "
+                            "0.2000 (se 0.0040) | 0.6000 ± 0.0200 (n=3) |")
   assert "- one run each" in lines and "within noise" in text
+
+
+def test_a_metric_one_objective_lacks_is_an_empty_cell_and_no_csv_row():
+  # ELECTRA's discriminator figures: BERT has none; a loss has no standard error.
+  electra = dict(PRETRAIN, train_flops=1.0e12, steps=150)
+  rows = _rows() + [
+      results.row("electra", "masked_lm_accuracy", 0.30, 0.0, 1, electra, se=0.004),
+      results.row("electra", "discriminator_loss_vs_prior", -0.05, 0.0, 1, electra,
+                  se=float("nan")),
+      results.row("electra", "discriminator_accuracy", 0.91, 0.0, 1, electra, se=0.002)]
+  lines = results.markdown(rows, "Objectives").splitlines()
+  assert next(line for line in lines if line.startswith("| objective")).endswith(
+      "| discriminator_loss_vs_prior | discriminator_accuracy |")
+  assert next(line for line in lines if line.startswith("| mlm_nsp |")).endswith(
+      "| 0.6000 ± 0.0200 (n=3) |  |  |")
+  assert next(line for line in lines if line.startswith("| electra |")) == (
+      "| electra | 61 | 150 | 204,800 | 1e+12 | 1,234 | 0.3000 (se 0.0040) |  | -0.0500 | "
+      "0.9100 (se 0.0020) |")
+  parsed = list(csv.DictReader(io.StringIO(results.to_csv(rows))))
+  assert [r["metric"] for r in parsed if r["objective"] == "electra"] == [
+      "masked_lm_accuracy", "discriminator_loss_vs_prior", "discriminator_accuracy"]
+  assert parsed[-1]["train_flops"] == "1000000000000.0"
+  assert parsed[-2]["se"] == ""  # not measured
+  two = [rows[-2], results.row("other", "discriminator_loss_vs_prior", -0.01, 0.0, 1, electra,
+                               se=float("nan"))]
+  assert results.noise_lines(two) == ["- **discriminator_loss_vs_prior**: best other (-0.0100); "
+                                      "electra not compared (no standard error)"]
+  # Pretraining summaries from before FLOPs were counted: an empty cell.
+  old = {k: v for k, v in PRETRAIN.items() if k != "train_flops"}
+  row = results.row("mlm", "masked_lm_accuracy", 0.2, 0.0, 1, old, se=0.01)
+  assert "| 204,800 |  | 1,234 |" in results.markdown([row], "Old")
 
 
 def test_csv_round_trips(tmp_path):
