@@ -111,8 +111,20 @@ def check_generator(config: BertConfig, gen_config: BertConfig):
 
 def embedding_size(config: BertConfig):
   """Width of the shared embeddings: the config's `embedding_size` key
-  (ELECTRA-small uses 128) or the hidden size."""
-  return int(config.extra.get("embedding_size", config.hidden_size))
+  (ELECTRA-small uses 128) or the hidden size.
+
+  Raises:
+    ValueError: a config with ALBERT's layer sharing (the discriminator is
+      ELECTRA's unshared encoder).
+  """
+  if config.is_albert:
+    for key in ("num_hidden_groups", "inner_group_num"):
+      if config.albert_value(key) != 1:
+        raise ValueError(f"{key}={config.albert_value(key)}: ELECTRA's discriminator does "
+                         "not share layers (ALBERT); of ALBERT's keys it reads only "
+                         "embedding_size")
+    return int(config.embedding_size)
+  return config.hidden_size
 
 
 def _initializer(config):

@@ -112,6 +112,22 @@ def test_embeddings_are_one_variable_shared_by_both_networks():
   assert model.generator_projection.kernel.shape == (32, 8)
 
 
+def test_a_config_with_embedding_size_factorizes_the_shared_embeddings_as_electra_small():
+  # ELECTRA-Small's config: embedding_size 128 under hidden 256; both
+  # networks project the narrower shared embeddings to their widths.
+  config = tiny_bert_config(dropout=0.0).replace(embedding_size=16)
+  model = electra.ElectraPretrainer(config, mask_token_id=4)
+  assert model.encoder.token_embedding.embeddings.shape == (config.vocab_size, 16)
+  assert model.encoder.embeddings_projection.kernel.shape == (16, 32)
+  assert model.generator_projection.kernel.shape == (16, 8)
+  out = model(_features(config.vocab_size), training=True)
+  assert out["mlm_logits"].shape == (B, P, config.vocab_size)
+  assert out["discriminator_logits"].shape == (B, S)
+  with pytest.raises(ValueError, match=r"^num_hidden_groups=2: ELECTRA's discriminator does "
+                     r"not share layers \(ALBERT\)"):
+    electra.ElectraPretrainer(config.replace(num_hidden_groups=2), mask_token_id=4)
+
+
 def test_generator_size_follows_the_fractions_and_the_originals_rule():
   base = BertConfig(vocab_size=30522, hidden_size=768, num_hidden_layers=12,
                     num_attention_heads=12, intermediate_size=3072)
