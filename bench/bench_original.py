@@ -110,8 +110,9 @@ def worker_ours(args):
                             do_train=True, train_batch_size=args.batch, shuffle_buffer=100)
   strategy = loop.make_strategy(config.strategy)
   (train_info, _) = loop._check_data(config, bert_config, strategy.num_replicas_in_sync)  # pylint: disable=protected-access
-  model, optimizer, global_step = loop._build(config, bert_config, strategy)  # pylint: disable=protected-access
-  step_fns = loop.StepFunctions(strategy, model, optimizer, global_step, config)
+  objective = loop._objective(config, train_info, None)  # pylint: disable=protected-access
+  model, optimizer, global_step = loop._build(config, bert_config, strategy, objective)  # pylint: disable=protected-access
+  step_fns = loop.StepFunctions(strategy, model, optimizer, global_step, config, objective)
   iterator = iter(pipeline.distributed_dataset(strategy, train_info, config.train_batch_size,
                                                is_training=True, seed=config.seed,
                                                shuffle_buffer=config.shuffle_buffer))
