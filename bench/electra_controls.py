@@ -23,7 +23,6 @@ too short to read the context (docs/bert_family.md).
 """
 
 import argparse
-import math
 import os
 import sys
 import tempfile
@@ -38,6 +37,7 @@ from absl import logging  # noqa: E402
 
 from bert_tf.data import files  # noqa: E402
 from bert_tf.data import schema  # noqa: E402
+from bert_tf.experiments.compare import binary_entropy  # noqa: E402
 from bert_tf.models import electra  # noqa: E402
 from bert_tf.models.config import BertConfig  # noqa: E402
 from bert_tf.training import loop  # noqa: E402
@@ -67,10 +67,6 @@ def sampler(control, vocab_size, log_probs):
                                               dtype=tf.int32), shape)
     return draw
   return electra.gumbel_max_sample
-
-
-def entropy(p):
-  return 0.0 if p <= 0 or p >= 1 else -(p * math.log(p) + (1 - p) * math.log(1 - p))
 
 
 def main():
@@ -109,12 +105,9 @@ def main():
       finally:
         electra.gumbel_max_sample = real_sampler
       ev = result["eval"]
-      # Replaced share from accuracy, recall and precision: acc = 1 - r + r*rec
-      # - fp, fp = r*rec*(1/prec - 1); without predictions acc = 1 - r.
-      rec, prec = ev["discriminator_recall"], ev["discriminator_precision"]
-      fp_per_r = rec * (1 / prec - 1) if prec > 0 else 0.0
-      share = (1 - ev["discriminator_accuracy"]) / (1 - rec + fp_per_r)
-      rows.append((control, share, ev["discriminator_loss"], entropy(share), rec, prec))
+      share, rec, prec = (ev["replaced_share"], ev["discriminator_recall"],
+                          ev["discriminator_precision"])
+      rows.append((control, share, ev["discriminator_loss"], binary_entropy(share), rec, prec))
       print(f"  {control}: done ({result['global_step']} steps)", flush=True)
   print(f"\nheld-out after {args.num_train_steps} steps x batch {args.train_batch_size}, "
         f"lr {args.learning_rate:g}")

@@ -317,13 +317,11 @@ def _discriminator_metrics(objective, totals):
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   metrics = {k: float(v) for k, v in objective.metrics(
       {k: tf.constant(v) for k, v in totals.items()}, mlm_epsilon=0).items()}
-  share = totals["disc_replaced"] / totals["disc_token_count"]
-  return {"discriminator_loss": metrics["discriminator_loss"],
-          "discriminator_accuracy": metrics["discriminator_accuracy"],
-          "discriminator_precision": metrics["discriminator_precision"],
-          "discriminator_recall": metrics["discriminator_recall"],
-          "replaced_share": share,
-          "discriminator_loss_vs_prior": metrics["discriminator_loss"] - binary_entropy(share),
+  keys = ("discriminator_loss", "discriminator_accuracy", "discriminator_precision",
+          "discriminator_recall", "replaced_share")
+  return {**{k: metrics[k] for k in keys},
+          "discriminator_loss_vs_prior": (metrics["discriminator_loss"]
+                                          - binary_entropy(metrics["replaced_share"])),
           "tokens": totals["disc_token_count"], "replaced": totals["disc_replaced"],
           "predicted_replaced": totals["disc_predicted_replaced"]}
 

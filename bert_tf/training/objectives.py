@@ -183,7 +183,9 @@ class ElectraObjective:
   discriminator_loss, discriminator_accuracy (over real tokens),
   discriminator_precision and _recall (of "replaced" over real tokens),
   sampled_masked_lm_accuracy (the original's name for the share of sampled
-  tokens equal to the original, over masked positions), and loss.
+  tokens equal to the original, over masked positions), replaced_share (of
+  real tokens; its binary entropy is the loss of a discriminator that
+  learned only that share), and loss.
 
   Attributes:
     options: dict of generator_hidden_size, generator_layers,
@@ -200,7 +202,7 @@ class ElectraObjective:
               "disc_predicted_replaced", "disc_replaced", "num_examples")
   metric_keys = ("loss", "masked_lm_loss", "masked_lm_accuracy", "discriminator_loss",
                  "discriminator_accuracy", "discriminator_precision", "discriminator_recall",
-                 "sampled_masked_lm_accuracy")
+                 "sampled_masked_lm_accuracy", "replaced_share")
   signatures = ("fill_mask", "replaced_token_detection")
   EPSILON = 1e-6  # the original's, for both losses
   DEFAULTS = {"generator_hidden_size": 0.25, "generator_layers": 1.0,
@@ -318,6 +320,7 @@ class ElectraObjective:
                                          sums["disc_predicted_replaced"]),
         "discriminator_recall": share(sums["disc_true_positive"], sums["disc_replaced"]),
         "sampled_masked_lm_accuracy": share(sums["sampled_original"], sums["mlm_weight_sum"]),
+        "replaced_share": share(sums["disc_replaced"], sums["disc_token_count"]),
     }
 
   def progress_fields(self):

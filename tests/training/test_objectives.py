@@ -319,8 +319,10 @@ def test_electra_loss_is_generator_mlm_plus_50_times_mean_bce_over_real_tokens()
     np.testing.assert_allclose(float(metrics["discriminator_recall"]),
                                (pred & (labels == 1))[real].sum() / labels[real].sum(),
                                rtol=1e-6)
-  # No label on padding, and the kept share is that of sampled == original.
+  # No label on padding; the replaced share is over real tokens.
   assert labels[~real].sum() == 0
+  np.testing.assert_allclose(float(metrics["replaced_share"]), labels[real].mean(), rtol=1e-6)
+  # The kept share is that of sampled == original.
   sampled = outputs["sampled_ids"].numpy()
   np.testing.assert_allclose(float(metrics["sampled_masked_lm_accuracy"]),
                              (w * (sampled == features["masked_lm_ids"])).sum() / w.sum(),
