@@ -22,9 +22,11 @@ masked_lm_* features are absent and input_ids holds the real tokens (the
 input pipeline masks them). `parse_examples` gives the parsed features of
 either kind.
 
-Serialization is hand-encoded protobuf wire format (the writer's hot path);
-the bytes are identical to `tf.train.Example.SerializeToString(
-deterministic=True)` of the same values, which the tests check.
+Serialization is hand-encoded protobuf wire format (the writer's hot path):
+`ExampleEncoder.encode_pair` one record at a time, `encode_batch` a whole
+batch at once with numpy. The bytes are identical to
+`tf.train.Example.SerializeToString(deterministic=True)` of the same values,
+which the tests check.
 """
 
 import struct
@@ -56,6 +58,48 @@ def _len_delimited(field_tag, payload):
   return field_tag + _varint(len(payload)) + payload
 
 
+def _varint_slots(values):
+  """Protobuf varints of non-negative int64 values [n, k], in byte slots.
+
+  Returns:
+    (bytes, written): uint8 and bool [n, k * b], b the most bytes a value
+    of the array takes; value j's varint is in slots j*b .. j*b + b - 1,
+    written[i, s] says whether slot s of row i holds one of its bytes.
+  """
+  import numpy as np
+  values = np.asarray(values, np.int64)
+  top = int(values.max()) if values.size else 0
+  width = max(1, (top.bit_length() + 6) // 7)
+  shifts = 7 * np.arange(width)
+  groups = values[..., None] >> shifts  # [n, k, b]
+  more = groups >= 0x80
+  data = ((groups & 0x7F) | (more.astype(np.int64) << 7)).astype(np.uint8)
+  written = np.concatenate([np.ones(values.shape + (1,), bool), more[..., :-1]], axis=-1)
+  n = values.shape[0]
+  return data.reshape(n, -1), written.reshape(n, -1)
+
+
+def _value_slots(size):
+  """Varints of the values 0 .. size - 1 in slots of one machine word each.
+
+  Returns:
+    (bytes, written, lengths): bytes uint32 (uint64 from 2^28 on) [size]
+    whose little-endian bytes are the value's varint slots (see
+    _varint_slots); written the same type, each byte 1 where its slot is
+    written, 0 where not; lengths int64 [size], the varint's bytes.
+  """
+  import numpy as np
+  data, written = _varint_slots(np.arange(size)[:, None])
+  word = np.uint32 if data.shape[1] <= 4 else np.uint64
+  slots = np.dtype(word).itemsize
+  data = np.pad(data, ((0, 0), (0, slots - data.shape[1])))
+  written = np.pad(written, ((0, 0), (0, slots - written.shape[1])))
+  lengths = written.sum(axis=1)
+  return (np.ascontiguousarray(data).view("<" + np.dtype(word).str[1:])[:, 0],
+          np.ascontiguousarray(written.astype(np.uint8)).view("<" + np.dtype(word).str[1:])[:, 0],
+          lengths)
+
+
 class ExampleEncoder:
   """Serializes pretraining instances to tf.train.Example bytes, fast.
 
@@ -84,6 +128,12 @@ class ExampleEncoder:
     fixed_length = {"input_mask": max_seq_length, "segment_ids": max_seq_length,
                     "masked_lm_weights": 4 * max_predictions_per_seq, "next_sentence_labels": 1}
     self._fixed = {name: self._header(name, length) for name, length in fixed_length.items()}
+    # encode_batch's tables, built on first use: header slots by payload
+    # length (name -> (bytes, written)), varint slots by value, weight bytes
+    # by number of predictions.
+    self._header_tables = {}
+    self._value_slots = None
+    self._weight_bytes = None
 
   def _float_payload(self, p):
     preds = self.max_predictions_per_seq
@@ -185,6 +235,138 @@ class ExampleEncoder:
               zeros_seq]
     features = b"".join(parts)
     return b"\x0a" + varint(len(features)) + features
+
+  def encode_batch(self, input_ids, lengths, num_segment_a, masked_lm_positions=None,
+                   masked_lm_ids=None, num_predictions=None, next_sentence_labels=None,
+                   rows_per_chunk=1024):
+    """`encode_pair` of many instances at once: the same bytes, built with numpy.
+
+    Each record is laid out as a row of byte slots, every slot a byte that
+    may or may not be written (a varint of k bytes fills k of its slots):
+    numpy writes every slot of the batch, and keeping the written ones, row
+    by row, gives the records back to back.
+
+    Args:
+      input_ids: int array [N, W], W <= max_seq_length: row i holds the
+        instance's real tokens in its first lengths[i] entries (the rest is
+        ignored).
+      lengths: int array [N], tokens of each instance.
+      num_segment_a: int array [N], segment-0 tokens of each (as encode_pair).
+      masked_lm_positions: int array [N, K], K <= max_predictions_per_seq,
+        sorted positions first in each row; None leaves the masked_lm_*
+        features out (dynamic masking).
+      masked_lm_ids: int array [N, K], the original ids at those positions.
+      num_predictions: int array [N], how many of each row's K are real.
+      next_sentence_labels: int array [N] of IS_NEXT / IS_RANDOM (or the
+        sentence order label); None leaves next_sentence_labels out.
+      rows_per_chunk: instances serialized per numpy step (bounds memory).
+    Returns:
+      list of N bytes, each what encode_pair gives for that instance.
+    """
+    import numpy as np
+    input_ids = np.asarray(input_ids)
+    n = len(input_ids)
+    records = []
+    for lo in range(0, n, rows_per_chunk):
+      hi = min(n, lo + rows_per_chunk)
+      rows = slice(lo, hi)
+      records += self._encode_rows(
+          input_ids[rows], np.asarray(lengths)[rows], np.asarray(num_segment_a)[rows],
+          None if masked_lm_positions is None else np.asarray(masked_lm_positions)[rows],
+          None if masked_lm_positions is None else np.asarray(masked_lm_ids)[rows],
+          None if masked_lm_positions is None else np.asarray(num_predictions)[rows],
+          None if next_sentence_labels is None else np.asarray(next_sentence_labels)[rows])
+    return records
+
+  def _encode_rows(self, input_ids, lengths, num_a, positions, lm_ids, counts, labels):
+    """encode_batch of one chunk of rows; see there."""
+    import numpy as np
+    seq, preds = self.max_seq_length, self.max_predictions_per_seq
+    n = len(lengths)
+    if n == 0:
+      return []
+    p_max = 0 if positions is None else int(counts.max())
+    if int(lengths.max()) > seq or p_max > preds:
+      raise ValueError(f"instance of {int(lengths.max())} tokens / {p_max} predictions exceeds "
+                       f"max_seq_length {seq} / max_predictions_per_seq {preds}")
+    if self._value_slots is None:
+      self._value_slots = _value_slots(len(self._table))
+    value_bytes, value_written, value_length = self._value_slots
+    pieces = []  # (bytes [n or 1, w] uint8, written [n, w] bool or None: all), in order
+
+    def fixed(data):
+      pieces.append((np.frombuffer(data, np.uint8)[None], None))
+
+    def packed_varints(name, values):
+      lengths = value_length.take(values).sum(axis=1)
+      pieces.append(self._header_slots(name, lengths))
+      pieces.append((value_bytes.take(values).view(np.uint8),
+                     value_written.take(values).view(bool)))
+
+    def padded(values, real, width):
+      out = np.zeros((n, width), np.intp)
+      k = min(width, values.shape[1])
+      out[:, :k] = values[:, :k]
+      return np.multiply(out, real, out=out)
+
+    column = np.arange(seq)
+    real = column < lengths[:, None]  # [n, seq]
+    # Features in sorted-key order, as deterministic serialization writes them.
+    packed_varints("input_ids", padded(input_ids, real, seq))
+    fixed(self._fixed["input_mask"])
+    pieces.append((real.view(np.uint8), None))
+    if positions is not None:
+      predicted = np.arange(preds) < counts[:, None]
+      packed_varints("masked_lm_ids", padded(lm_ids, predicted, preds))
+      packed_varints("masked_lm_positions", padded(positions, predicted, preds))
+      fixed(self._fixed["masked_lm_weights"])
+      if self._weight_bytes is None:
+        self._weight_bytes = np.frombuffer(b"".join(self._weights), np.uint8).reshape(
+            preds + 1, 4 * preds)
+      pieces.append((self._weight_bytes[counts], None))
+    if labels is not None:
+      fixed(self._fixed["next_sentence_labels"])
+      pieces.append((value_bytes.take(labels[:, None]).view(np.uint8),
+                     value_written.take(labels[:, None]).view(bool)))
+    fixed(self._fixed["segment_ids"])
+    pieces.append(((real & (column >= num_a[:, None])).view(np.uint8), None))
+
+    # The Example: field 1 (features), length-delimited, before them.
+    sizes = sum(d.shape[1] if w is None else w.sum(axis=1) for d, w in pieces)
+    pieces.insert(0, (np.full((1, 1), 0x0a, np.uint8), None))
+    pieces.insert(1, (value_bytes.take(sizes[:, None]).view(np.uint8),
+                      value_written.take(sizes[:, None]).view(bool)))
+    data = np.empty((n, sum(d.shape[1] for d, _ in pieces)), np.uint8)
+    written = np.ones(data.shape, bool)
+    start = 0
+    for piece, piece_written in pieces:
+      end = start + piece.shape[1]
+      data[:, start:end] = piece
+      if piece_written is not None:
+        written[:, start:end] = piece_written
+      start = end
+    blob = np.compress(written.ravel(), data.ravel()).tobytes()
+    ends = np.cumsum(sizes + 1 + value_length.take(sizes)).tolist()
+    return [blob[a:b] for a, b in zip([0] + ends[:-1], ends)]
+
+  def _header_slots(self, name, payload_lengths):
+    """Slots of the header of a packed feature, by payload length: (bytes
+    [n, w] uint8, written [n, w] bool), from a table built on first use."""
+    import numpy as np
+    table = self._header_tables.get(name)
+    if table is None:
+      # A packed payload holds at most max(seq, preds) varints of values
+      # below the table's end.
+      longest = len(self._table[-1]) * max(self.max_seq_length, self.max_predictions_per_seq)
+      heads = [self._header(name, length) for length in range(longest + 1)]
+      width = max(map(len, heads))
+      data = np.zeros((len(heads), width), np.uint8)
+      written = np.zeros((len(heads), width), bool)
+      for i, head in enumerate(heads):
+        data[i, :len(head)] = np.frombuffer(head, np.uint8)
+        written[i, :len(head)] = True
+      table = self._header_tables[name] = (data, written)
+    return table[0][payload_lengths], table[1][payload_lengths]
 
   def encode(self, input_ids, segment_ids, masked_lm_positions, masked_lm_ids,
              next_sentence_label):

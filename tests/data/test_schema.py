@@ -165,3 +165,72 @@ def test_record_missing_a_feature_is_a_clear_error():
       "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[1]))}))
   with pytest.raises(ValueError, match="not a BERT pretraining example"):
     schema.shapes_of_record(not_bert.SerializeToString())
+
+
+def batch_arrays(cases, width_extra=0):
+  """The padded arrays encode_batch takes, of random_instance cases; the
+  padding holds junk, which encode_batch must ignore."""
+  n = len(cases)
+  width = max(len(c[0]) for c in cases) + width_extra
+  k = max(max(len(c[3]) for c in cases), 1)
+  ids = np.full((n, width), 7, np.int64)
+  positions = np.full((n, k), 3, np.int64)
+  lm_ids = np.full((n, k), 9, np.int64)
+  for i, (row_ids, _, _, row_positions, row_lm_ids, _) in enumerate(cases):
+    ids[i, :len(row_ids)] = row_ids
+    positions[i, :len(row_positions)] = row_positions
+    lm_ids[i, :len(row_lm_ids)] = row_lm_ids
+  return (ids, np.array([len(c[0]) for c in cases]), np.array([c[1] for c in cases]), positions,
+          lm_ids, np.array([len(c[3]) for c in cases]), np.array([c[5] for c in cases]))
+
+
+@pytest.mark.parametrize("seq, preds, vocab_size", [
+    (16, 3, 100),
+    (128, 20, 30522),
+    (512, 76, 30522),
+    (64, 10, 70000),
+    (5, 1, 2),
+])
+def test_encode_batch_gives_the_bytes_of_encode_pair_and_tf_train_example(seq, preds, vocab_size):
+  rng = random.Random(seq * 7 + preds)
+  encoder = schema.ExampleEncoder(seq, preds, vocab_size)
+  cases = [random_instance(rng, seq, preds, vocab_size) for _ in range(120)]
+  # Edge cases: full length with one and with every prediction, the
+  # shortest instance, no prediction at all, the largest id everywhere.
+  cases.append(random_instance(rng, seq, preds, vocab_size, n=seq, p=1))
+  cases.append(random_instance(rng, seq, preds, vocab_size, n=seq, p=min(preds, seq - 1)))
+  cases.append(random_instance(rng, seq, preds, vocab_size, n=5, p=1))
+  empty = random_instance(rng, seq, preds, vocab_size, n=5, p=1)
+  cases.append((empty[0], empty[1], empty[2], [], [], empty[5]))
+  full = random_instance(rng, seq, preds, vocab_size, n=seq, p=min(preds, seq - 1))
+  full[0][:] = [vocab_size - 1] * seq
+  full[4][:] = [vocab_size - 1] * len(full[4])
+  cases.append(full)
+  ids, lengths, num_a, positions, lm_ids, counts, labels = batch_arrays(cases)
+  expected = [reference_bytes(c[0], c[2], c[3], c[4], c[5], seq, preds) for c in cases]
+  assert [encoder.encode_pair(c[0], c[1], c[3], c[4], c[5]) for c in cases] == expected
+  # Chunks of any size, the last one short.
+  for rows_per_chunk in (1, 7, 1024):
+    assert encoder.encode_batch(ids, lengths, num_a, positions, lm_ids, counts, labels,
+                                rows_per_chunk=rows_per_chunk) == expected
+  # The variants without masked_lm_* and/or next_sentence_labels.
+  for masked, labelled in ((False, True), (True, False), (False, False)):
+    expected = [encoder.encode_pair(c[0], c[1], c[3] if masked else None,
+                                    c[4] if masked else None, c[5] if labelled else None)
+                for c in cases]
+    got = encoder.encode_batch(ids, lengths, num_a, positions if masked else None,
+                               lm_ids if masked else None, counts if masked else None,
+                               labels if labelled else None)
+    assert got == expected
+
+
+def test_encode_batch_takes_narrow_padding_and_refuses_what_does_not_fit():
+  encoder = schema.ExampleEncoder(8, 2, 100)
+  ids = np.array([[2, 5, 3, 6, 3]])
+  one = encoder.encode_batch(ids, [5], [3], [[1]], [[5]], [1], [0])
+  assert one == [encoder.encode_pair([2, 5, 3, 6, 3], 3, [1], [5], 0)]
+  assert encoder.encode_batch(np.zeros((0, 8), np.int64), [], [], None, None, None, None) == []
+  with pytest.raises(ValueError, match="max_seq_length 8"):
+    encoder.encode_batch(np.zeros((1, 9), np.int64), [9], [3], [[1]], [[1]], [1], [0])
+  with pytest.raises(ValueError, match="max_predictions_per_seq 2"):
+    encoder.encode_batch(np.zeros((1, 8), np.int64), [8], [3], [[1, 2, 3]], [[1, 2, 3]], [3], [0])
