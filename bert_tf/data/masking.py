@@ -15,7 +15,10 @@ in bert_tf.data.instances):
   selection, returning the spans.
 * `mask_tokens` and `mask_tokens_ngram` draw the 80/10/10 outcomes with
   `mask_chosen`; all of them put the chosen ids in place with `apply_masks`,
-  and `count_outcomes` is the one place that tells [MASK] / kept / random apart.
+  and `count_outcomes` tells [MASK] / kept / random apart.
+* `choose_masks_padded`, `apply_masks_padded` and `count_outcomes_padded`
+  are mask_batch's draw, apply_masks and count_outcomes for a batch held in
+  one padded array (the writer's form: no per-sequence Python).
 * `pack_subword_ids` / `unpack_subword_ids`: the vocab's '##' flags in a
   few KB of text, for a manifest that lets the input pipeline mask records
   on the fly (bert_tf.data.dynamic_masking) without the vocab file.
@@ -198,10 +201,27 @@ def choose_masks(sequences, masked_lm_prob, max_predictions_per_seq, vocab, gen)
   import numpy as np
   n = len(sequences)
   lengths = np.fromiter(map(len, sequences), np.int64, n)
-  width = int(lengths.max())
-  tokens = np.zeros((n, width), np.int64)
+  tokens = np.zeros((n, int(lengths.max())), np.int64)
   for i, seq in enumerate(sequences):
     tokens[i, :len(seq)] = seq
+  return (tokens, *choose_masks_padded(tokens, lengths, masked_lm_prob, max_predictions_per_seq,
+                                       vocab, gen))
+
+
+def choose_masks_padded(tokens, lengths, masked_lm_prob, max_predictions_per_seq, vocab, gen):
+  """`choose_masks` of sequences already in one padded array.
+
+  Args:
+    tokens: int array [N, L], row i holding a sequence ([CLS] A [SEP] B
+      [SEP]) in its first lengths[i] entries, L = lengths.max() (the width
+      sets the draws: the same array gives the same masks).
+    lengths: int64 [N].
+    masked_lm_prob, max_predictions_per_seq, vocab, gen: as mask_batch.
+  Returns:
+    (positions, labels, new, counts), as choose_masks.
+  """
+  import numpy as np
+  n, width = tokens.shape
   valid = ((np.arange(width) < lengths[:, None]) & (tokens != vocab.cls_id)
            & (tokens != vocab.sep_id))
   # np.round, like Python's round, rounds halves to even.
@@ -229,7 +249,34 @@ def choose_masks(sequences, masked_lm_prob, max_predictions_per_seq, vocab, gen)
   pad = max_predictions_per_seq - k
   positions = np.pad(np.where(selected, positions, 0), ((0, 0), (0, pad)))
   labels = np.pad(np.where(selected, labels, 0), ((0, 0), (0, pad)))
-  return tokens, positions, labels, np.where(selected, new, 0), counts
+  return positions, labels, np.where(selected, new, 0), counts
+
+
+def apply_masks_padded(tokens, positions, new, counts):
+  """`apply_masks` of a batch: tokens with the first counts[i] of new[i] put
+  at positions[i]. tokens int [N, L]; positions [N, >= K]; new [N, K]
+  (K = counts.max()); counts [N]. Returns a new [N, L] array."""
+  import numpy as np
+  output = tokens.copy()
+  k = new.shape[1]
+  rows, slots = np.nonzero(np.arange(k) < counts[:, None])
+  output[rows, positions[rows, slots]] = new[rows, slots]
+  return output
+
+
+def count_outcomes_padded(output, positions, labels, counts, mask_id):
+  """`count_outcomes` summed over a batch: (masked, kept, random) ints.
+
+  output int [N, L], the masked tokens; positions, labels int [N, P], the
+  first counts[i] of row i real (the rest ignored); counts [N].
+  """
+  import numpy as np
+  real = np.arange(positions.shape[1]) < counts[:, None]
+  new = np.take_along_axis(output, np.where(real, positions, 0), axis=1)
+  masked = real & (new == mask_id)
+  kept = real & ~masked & (new == labels)
+  num_masked, num_kept = int(masked.sum()), int(kept.sum())
+  return num_masked, num_kept, int(counts.sum()) - num_masked - num_kept
 
 
 def ngram_weights(max_ngram):

@@ -246,6 +246,41 @@ def test_mask_tokens_exact_for_a_seed():
   assert batch[0] == batch[1]
 
 
+def test_padded_masking_is_mask_batch_and_counts_its_outcomes():
+  # The writer's form: the sequences in one padded array, masks put in and
+  # outcomes counted for the whole batch; the same draws and results as
+  # mask_batch and count_outcomes per sequence. Tiny vocab: random draws hit
+  # [MASK] and the original id often.
+  rng = random.Random(11)
+  vocab = masking.MaskingVocab(size=8, cls_id=1, sep_id=2, mask_id=3)
+  for trial in range(30):
+    n = rng.randint(1, 40)
+    sequences = [[1] + [rng.randrange(8) for _ in range(rng.randint(0, 60))] + [2]
+                 for _ in range(n)]
+    if trial % 3 == 0:
+      sequences[0] = [1, 2]  # nothing to predict
+    prob, max_preds = rng.choice([(0.15, 20), (0.5, 5), (1.0, 80)])
+    expected = masking.mask_batch(sequences, prob, max_preds, vocab,
+                                  np.random.default_rng(trial))
+    lengths = np.array([len(seq) for seq in sequences])
+    tokens = np.zeros((n, lengths.max()), np.int64)
+    for i, seq in enumerate(sequences):
+      tokens[i, :len(seq)] = seq
+    positions, labels, new, counts = masking.choose_masks_padded(
+        tokens, lengths, prob, max_preds, vocab, np.random.default_rng(trial))
+    output = masking.apply_masks_padded(tokens, positions, new, counts)
+    assert positions.shape == labels.shape == (n, max_preds)
+    for i, (out, pos, lab) in enumerate(expected):
+      c = counts[i]
+      assert (output[i, :lengths[i]].tolist(), positions[i, :c].tolist(),
+              labels[i, :c].tolist()) == (out, pos, lab)
+      assert not output[i, lengths[i]:].any()
+    totals = np.sum([masking.count_outcomes(out, pos, lab, vocab.mask_id)
+                     for out, pos, lab in expected], axis=0)
+    assert masking.count_outcomes_padded(output, positions, labels, counts,
+                                         vocab.mask_id) == tuple(totals.tolist())
+
+
 # ---------------------------------------------------------------------------
 # Whole-word masking
 # ---------------------------------------------------------------------------
