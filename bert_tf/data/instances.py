@@ -12,13 +12,18 @@ google-research/bert's `create_pretraining_data.py`:
   case the unused sentences of the chunk are put back. The other document is
   uniform over all documents but A's own: those of the window passed in, and
   those outside it, which a `Negatives` sample stands for.
-* `truncate_pair` trims the longer side, one token at a time, from a random end.
+  `pair_spans_from_document` is the rule itself, on sentences laid end to end
+  in one token array: it gives token ranges, never copying a token (the
+  writer's form); `create_pairs_from_document` spells the tokens out.
+* `truncate_pair` trims the longer side, one token at a time, from a random
+  end (`truncation`: how many tokens from each end).
 * `build_instance` lays out [CLS] A [SEP] B [SEP].
 
 Documents are lists of sentences; sentences are lists of token ids. The
 masking rule applied to the instances is in bert_tf.data.masking.
 """
 
+import bisect
 import collections
 import dataclasses
 import itertools
@@ -57,21 +62,24 @@ class Negatives:
 NO_NEGATIVES = Negatives()
 
 
-def truncate_pair(tokens_a, tokens_b, max_num_tokens, rng):
-  """Trims `tokens_a`/`tokens_b` in place until together they fit.
+def truncation(len_a, len_b, max_num_tokens, rng):
+  """How `truncate_pair` trims sides of `len_a` and `len_b` tokens.
 
-  The rule: while too long, the longer list (B on a tie) loses one token,
+  The rule: while too long, the longer side (B on a tie) loses one token,
   from its front or its back with probability 0.5 each (trimming only one
   end would bias the model towards text near sentence starts or ends).
   Which side loses each token depends only on the lengths, so the number of
   tokens each side loses is computed directly, and how many of them come off
-  the front is one binomial draw per side: the same distribution as trimming
-  token by token, without a loop over every trimmed token.
+  the front is one binomial draw per side (A's, then B's; none for a side
+  that keeps all its tokens): the same distribution as trimming token by
+  token, without a loop over every trimmed token.
+
+  Returns:
+    (front_a, back_a, front_b, back_b): tokens to drop from each end.
   """
-  len_a, len_b = len(tokens_a), len(tokens_b)
   excess = len_a + len_b - max_num_tokens
   if excess <= 0:
-    return
+    return 0, 0, 0, 0
   gap = abs(len_a - len_b)
   if excess <= gap:
     trim_a, trim_b = (excess, 0) if len_a > len_b else (0, excess)
@@ -80,11 +88,19 @@ def truncate_pair(tokens_a, tokens_b, max_num_tokens, rng):
     rest = excess - gap
     trim_a = (gap if len_a > len_b else 0) + rest // 2
     trim_b = (gap if len_b > len_a else 0) + rest - rest // 2
-  for tokens, trim in ((tokens_a, trim_a), (tokens_b, trim_b)):
-    if trim:
-      front = bin(rng.getrandbits(trim)).count("1")
+  front_a = bin(rng.getrandbits(trim_a)).count("1") if trim_a else 0
+  front_b = bin(rng.getrandbits(trim_b)).count("1") if trim_b else 0
+  return front_a, trim_a - front_a, front_b, trim_b - front_b
+
+
+def truncate_pair(tokens_a, tokens_b, max_num_tokens, rng):
+  """Trims `tokens_a`/`tokens_b` in place until together they fit, by the
+  rule of `truncation`."""
+  front_a, back_a, front_b, back_b = truncation(len(tokens_a), len(tokens_b), max_num_tokens, rng)
+  for tokens, front, back in ((tokens_a, front_a, back_a), (tokens_b, front_b, back_b)):
+    if front or back:
       del tokens[:front]
-      del tokens[len(tokens) - (trim - front):]
+      del tokens[len(tokens) - back:]
 
 
 def random_b_source(documents, document_index, negatives, rng):
@@ -125,6 +141,9 @@ def create_pairs_from_document(documents, document_index, max_seq_length,
                                short_seq_prob, rng, negatives=NO_NEGATIVES):
   """Cuts one document into sentence pairs for next sentence prediction.
 
+  The rule of `pair_spans_from_document`, on documents given as lists:
+  exactly its pairs (and its draws of rng), with the tokens spelled out.
+
   Args:
     documents: list of documents (lists of non-empty lists of int ids); the
       window of documents, A's among them (the original's: the whole corpus).
@@ -139,41 +158,107 @@ def create_pairs_from_document(documents, document_index, max_seq_length,
     list of Pair, with len(tokens_a) + len(tokens_b) <= max_seq_length - 3,
     both non-empty.
   """
+  table = _SentenceTable()
+  windows = [table.add(document) for document in documents]
+  spans = pair_spans_from_document(
+      windows, document_index, table.starts, max_seq_length, short_seq_prob, rng,
+      Negatives(_TableSegments(negatives.segments, table), negatives.num_documents))
+  tokens = table.tokens
+  return [Pair(tokens[a_lo:a_hi], tokens[b_lo:b_hi], bool(is_random), bool(same))
+          for a_lo, a_hi, b_lo, b_hi, is_random, same in spans]
+
+
+class _SentenceTable:
+  """Sentences laid end to end: tokens, a flat list of ids, and starts, the
+  offset of each sentence's first token (and one past the last)."""
+
+  def __init__(self):
+    self.tokens = []
+    self.starts = [0]
+
+  def add(self, sentences):
+    """Appends sentences (lists of int ids); returns the range of their ids."""
+    first = len(self.starts) - 1
+    for sentence in sentences:
+      self.tokens.extend(sentence)
+      self.starts.append(len(self.tokens))
+    return range(first, len(self.starts) - 1)
+
+
+class _TableSegments:
+  """Negatives.segments of lists, put into a _SentenceTable as they are drawn."""
+
+  def __init__(self, segments, table):
+    self._segments, self._table = segments, table
+
+  def __len__(self):
+    return len(self._segments)
+
+  def __getitem__(self, i):
+    sentences, num_starts = self._segments[i]
+    return self._table.add(sentences), num_starts
+
+
+def pair_spans_from_document(documents, document_index, sentence_starts, max_seq_length,
+                             short_seq_prob, rng, negatives=NO_NEGATIVES):
+  """The pairing rule on sentences laid end to end: one document -> pairs of
+  token ranges (the tokens themselves are never touched).
+
+  Sentences accumulate into a chunk up to the target length (pair_lengths);
+  A takes a random prefix of the chunk's sentences; B is the rest of the
+  chunk, or (probability 0.5, or always for a one-sentence chunk) a run of
+  sentences from another document (random_b_source) that stops once it
+  reaches the length A leaves of the target, the chunk's sentences after A
+  then starting the next chunk; truncation (`truncation`) trims the pair.
+
+  Args:
+    documents: sequence of ranges of sentence ids, one per document of the
+      window, A's among them; a document's sentences have consecutive ids.
+    document_index: which document to cut.
+    sentence_starts: list of int, token offset of each sentence id in the
+      flat token array, and one more entry (the end of the last sentence):
+      sentence k is tokens [sentence_starts[k], sentence_starts[k + 1]),
+      never empty.
+    max_seq_length, short_seq_prob, rng: as create_pairs_from_document.
+    negatives: Negatives whose segments are (range of sentence ids,
+      num_starts), in the same table.
+  Returns:
+    list of (a_start, a_end, b_start, b_end, is_random_next,
+    random_from_same_document) tuples: A is tokens [a_start, a_end), B
+    tokens [b_start, b_end) of the flat token array, both non-empty and
+    together at most max_seq_length - 3 long; the flags are bool.
+  """
   document = documents[document_index]
   max_num_tokens, target_length = pair_lengths(max_seq_length, short_seq_prob, rng)
-
+  starts = sentence_starts
+  randint, random = rng.randint, rng.random
   pairs = []
-  chunk = []
-  chunk_length = 0
-  i = 0
-  while i < len(document):
-    sentence = document[i]
-    chunk.append(sentence)
-    chunk_length += len(sentence)
-    if i == len(document) - 1 or chunk_length >= target_length:
-      a_end = rng.randint(1, len(chunk) - 1) if len(chunk) >= 2 else 1
-      tokens_a = list(_chain(*chunk[:a_end]))
-      tokens_b = []
-      if len(chunk) == 1 or rng.random() < 0.5:
-        is_random_next = True
-        target_b_length = target_length - len(tokens_a)
-        source, start, same_document = random_b_source(
-            documents, document_index, negatives, rng)
-        for k in range(start, len(source)):
-          tokens_b.extend(source[k])
-          if len(tokens_b) >= target_b_length:
-            break
-        # The sentences of the chunk that B did not use are not wasted: the
-        # next chunk starts with them.
-        i -= len(chunk) - a_end
-      else:
-        is_random_next = same_document = False
-        tokens_b = list(_chain(*chunk[a_end:]))
-      truncate_pair(tokens_a, tokens_b, max_num_tokens, rng)
-      pairs.append(Pair(tokens_a, tokens_b, is_random_next, same_document))
-      chunk = []
-      chunk_length = 0
-    i += 1
+  first, doc_end = document[0], document[-1] + 1
+  while first < doc_end:
+    # The chunk: sentences [first, end), the shortest run reaching the
+    # target, or the rest of the document.
+    end = bisect.bisect_left(starts, starts[first] + target_length, first + 1, doc_end)
+    a_end = randint(first + 1, end - 1) if end - first >= 2 else first + 1
+    a_start, a_stop = starts[first], starts[a_end]
+    if end - first == 1 or random() < 0.5:
+      is_random_next = True
+      source, k, same_document = random_b_source(documents, document_index, negatives, rng)
+      k = source[k]
+      # B runs from sentence k until it reaches the length A leaves.
+      b_end = bisect.bisect_left(starts, starts[k] + target_length - (a_stop - a_start), k + 1,
+                                 source[-1] + 1)
+      b_start, b_stop = starts[k], starts[b_end]
+      # The sentences of the chunk that B did not use are not wasted: the
+      # next chunk starts with them.
+      end = a_end
+    else:
+      is_random_next = same_document = False
+      b_start, b_stop = a_stop, starts[end]
+    front_a, back_a, front_b, back_b = truncation(
+        a_stop - a_start, b_stop - b_start, max_num_tokens, rng)
+    pairs.append((a_start + front_a, a_stop - back_a, b_start + front_b, b_stop - back_b,
+                  is_random_next, same_document))
+    first = end
   return pairs
 
 

@@ -581,6 +581,56 @@ def test_random_b_never_from_own_document_when_another_exists():
     assert sentences is docs[1] and not same
 
 
+def reference_pairs(documents, document_index, max_seq_length, short_seq_prob, rng, negatives):
+  """The pairing rule written plainly on lists, sentence by sentence, as the
+  original states it (random_b_source and truncate_pair for its parts)."""
+  document = documents[document_index]
+  max_num_tokens, target_length = instances.pair_lengths(max_seq_length, short_seq_prob, rng)
+  pairs, chunk, chunk_length, i = [], [], 0, 0
+  while i < len(document):
+    chunk.append(document[i])
+    chunk_length += len(document[i])
+    if i == len(document) - 1 or chunk_length >= target_length:
+      a_end = rng.randint(1, len(chunk) - 1) if len(chunk) >= 2 else 1
+      tokens_a = [t for sentence in chunk[:a_end] for t in sentence]
+      tokens_b = []
+      if len(chunk) == 1 or rng.random() < 0.5:
+        is_random, (source, start, same) = True, instances.random_b_source(
+            documents, document_index, negatives, rng)
+        for k in range(start, len(source)):
+          tokens_b.extend(source[k])
+          if len(tokens_b) >= target_length - len(tokens_a):
+            break
+        i -= len(chunk) - a_end
+      else:
+        is_random = same = False
+        tokens_b = [t for sentence in chunk[a_end:] for t in sentence]
+      instances.truncate_pair(tokens_a, tokens_b, max_num_tokens, rng)
+      pairs.append(instances.Pair(tokens_a, tokens_b, is_random, same))
+      chunk, chunk_length = [], 0
+    i += 1
+  return pairs
+
+
+def test_pairs_are_the_plain_rule_draw_for_draw():
+  # create_pairs_from_document runs the rule on token offsets
+  # (pair_spans_from_document, the writer's form): the same pairs, from the
+  # same draws, as the plain rule on lists, with and without negatives.
+  rng = random.Random(22)
+  for trial in range(60):
+    docs = make_documents(rng, rng.randint(1, 10), 1, 25, 1, 40)
+    outside = make_documents(rng, 3, 1, 10, 1, 30)
+    negatives = (instances.Negatives([(d, rng.randint(1, len(d))) for d in outside], 7)
+                 if trial % 2 else instances.NO_NEGATIVES)
+    for d in range(len(docs)):
+      for max_seq_length in (5, 8, 40, 128):
+        ours, plain = random.Random(trial * 100 + d), random.Random(trial * 100 + d)
+        assert instances.create_pairs_from_document(
+            docs, d, max_seq_length, 0.3, ours, negatives) == reference_pairs(
+                docs, d, max_seq_length, 0.3, plain, negatives)
+        assert ours.random() == plain.random()
+
+
 def test_pairs_exact_for_a_seed():
   docs = make_documents(random.Random(17), 8, 1, 15, 1, 20)
   a = [instances.create_pairs_from_document(docs, d, 40, 0.1, random.Random(3)) for d in range(8)]
