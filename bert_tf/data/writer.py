@@ -12,6 +12,11 @@ one with processes, or `bert_tf.data.beam`).
 Within a block the original algorithm runs unchanged: tokenize every line,
 drop empty documents, shuffle documents, make `dupe_factor` passes cutting
 each document into pairs, mask each pair, shuffle the block's instances.
+A pass handles all its instances at once: pairs are token ranges of the
+block's flat token array (instances.pair_spans_from_document), laid out,
+masked and serialized as padded arrays with numpy
+(masking.choose_masks_padded, schema.ExampleEncoder.encode_batch); the
+records are those of the per-instance functions (tests/data/test_passes.py).
 
 Random next-sentence B segments come, as in the original, from a document
 uniform over all documents of the input but A's own: the block's other
@@ -282,48 +287,32 @@ class NegativePool:
   block_documents: "np.ndarray"
   num_documents: int
 
-  def for_block(self, block_index):
-    """instances.Negatives of a block: the pool's documents of other blocks."""
+  def for_block(self, block_index, sentence_offset):
+    """instances.Negatives of a block: the pool's documents of other blocks,
+    each a range of sentence ids, the pool's sentence k having id
+    sentence_offset + k (see BlockSentences)."""
     import numpy as np
     outside = self.num_documents - int(self.block_documents[block_index])
     rows = np.flatnonzero(self.entry_block != block_index)
     if not len(rows) or outside <= 0:
       return instances.NO_NEGATIVES
-    return instances.Negatives(_PoolEntries(self, rows), outside)
+    return instances.Negatives(_PoolEntries(self, rows, sentence_offset), outside)
 
 
 class _PoolEntries:
-  """Sequence of (sentences, starts) of some pool entries; the sentences are
-  read from the arrays only when B takes them (a few per draw)."""
+  """Sequence of (range of sentence ids, starts) of some pool entries."""
 
-  def __init__(self, pool, rows):
-    self._pool = pool
-    self._rows = rows
+  def __init__(self, pool, rows, sentence_offset):
+    self._rows = rows.tolist()
+    self._splits = (pool.entry_splits + sentence_offset).tolist()
+    self._starts = pool.entry_starts.tolist()
 
   def __len__(self):
     return len(self._rows)
 
   def __getitem__(self, i):
-    pool = self._pool
-    row = int(self._rows[i])
-    first, end = int(pool.entry_splits[row]), int(pool.entry_splits[row + 1])
-    return _PoolSentences(pool.values, pool.sentence_splits, first, end), int(pool.entry_starts[row])
-
-
-class _PoolSentences:
-  """Sentences [first, end) of the pool as a sequence of lists of int ids."""
-
-  def __init__(self, values, splits, first, end):
-    self._values, self._splits, self._first, self._len = values, splits, first, end - first
-
-  def __len__(self):
-    return self._len
-
-  def __getitem__(self, k):
-    if not 0 <= k < self._len:
-      raise IndexError(k)
-    j = self._first + k
-    return self._values[self._splits[j]:self._splits[j + 1]].tolist()
+    row = self._rows[i]
+    return range(self._splits[row], self._splits[row + 1]), self._starts[row]
 
 
 def tokenize_negative_pool(sampler, blocks, tokenizer):
@@ -505,106 +494,207 @@ class BlockStats:
     return stats
 
 
-def pass_records(documents, seed, options, masking_vocab, encoder, negatives=instances.NO_NEGATIVES):
+class BlockSentences:
+  """A block's sentences and the negative pool's, laid end to end: what the
+  passes over a block read (built once per block).
+
+  Attributes:
+    tokenized: the TokenizedBlock.
+    values: int32 [tokens], the block's tokens, then the pool's (when the
+      block has negatives).
+    starts: list of int [sentences + 1], the offset in values of each
+      sentence's first token, the block's sentences first, and the end.
+    documents: list of range, the sentence ids of each document of the block.
+    negatives: instances.Negatives, the pool's documents of other blocks as
+      ranges of sentence ids.
+  """
+
+  def __init__(self, tokenized, negative_pool=None):
+    import numpy as np
+    self.tokenized = tokenized
+    doc_splits = tokenized.document_splits.tolist()
+    self.documents = [range(a, b) for a, b in zip(doc_splits[:-1], doc_splits[1:])]
+    values, splits = tokenized.values, tokenized.sentence_splits
+    self.negatives = instances.NO_NEGATIVES
+    if negative_pool is not None:
+      self.negatives = negative_pool.for_block(tokenized.index, len(splits) - 1)
+    if len(self.negatives.segments):
+      values = np.concatenate([values, negative_pool.values])
+      splits = np.concatenate([splits[:-1], len(tokenized.values) + negative_pool.sentence_splits])
+    self.values = values
+    self.starts = splits.tolist()
+    self._document_lists = None
+
+  def document_lists(self):
+    """The block's documents as lists of sentences (lists of int ids)."""
+    if self._document_lists is None:
+      self._document_lists = self.tokenized.documents()
+    return self._document_lists
+
+
+def pass_records(sentences, seed, options, masking_vocab, encoder):
   """One pass of the original algorithm over a block's documents.
 
   The options pick the variant: sentence pairs with NSP labels (the
   original), with SOP labels, or packed sentences without a label
   (options.sentence_task / packing); masks of single units or n-grams
   (max_ngram), or none at all (dynamic_masking: the pipeline masks).
+  Instances go from one stage to the next as padded arrays, each stage
+  working on the whole pass at once where its rule allows.
 
   Args:
-    documents: list of documents (lists of non-empty lists of int ids).
+    sentences: BlockSentences of the block.
     seed: int, this pass's seed (pass_seed).
     options: DataOptions.
     masking_vocab: masking.MaskingVocab.
     encoder: schema.ExampleEncoder.
-    negatives: instances.Negatives, random B sources outside the block.
   Returns:
     (records, stats): serialized tf.train.Examples, and BlockStats (documents
     and sentences not counted: a block counts them once).
   """
+  import numpy as np
   rng = random.Random(seed)
   stats = BlockStats.for_options(options)
-  documents = list(documents)
-  rng.shuffle(documents)
-  sequences, num_as, labels = _pass_instances(documents, options, masking_vocab, rng, negatives,
-                                              stats)
-  if not sequences:
+  tokens, lengths, num_as, labels = _pass_instances(sentences, options, masking_vocab, rng, stats)
+  if not len(lengths):
     return [], stats
-  masked_sequences = _pass_masks(sequences, seed, options, masking_vocab, rng)
-  records = []
-  encode = encoder.encode_pair
-  hist = stats.length_histogram
-  mask_id = masking_vocab.mask_id
-  for (output, positions, lm_labels), num_a, label in zip(masked_sequences, num_as, labels):
-    records.append(encode(output, num_a, positions, lm_labels, label))
-    hist[len(output) // HISTOGRAM_BUCKET] += 1
-    if positions is None:
-      continue
-    masked, kept, replaced = masking.count_outcomes(output, positions, lm_labels, mask_id)
-    stats.masked += masked
-    stats.kept += kept
-    stats.random += replaced
-    stats.predictions += len(positions)
+  tokens, positions, lm_ids, counts = _pass_masks(tokens, lengths, seed, options, masking_vocab,
+                                                  rng)
+  records = encoder.encode_batch(tokens, lengths, num_as, positions, lm_ids, counts, labels)
   stats.instances = len(records)
-  stats.tokens = sum(map(len, sequences))
-  stats.nsp_random = sum(label or 0 for label in labels)
+  stats.tokens = int(lengths.sum())
+  stats.length_histogram = np.bincount(
+      lengths // HISTOGRAM_BUCKET, minlength=len(stats.length_histogram)).tolist()
+  if labels is not None:
+    stats.nsp_random = int(labels.sum())
+  if positions is not None:
+    stats.masked, stats.kept, stats.random = masking.count_outcomes_padded(
+        tokens, positions, lm_ids, counts, masking_vocab.mask_id)
+    stats.predictions = int(counts.sum())
   return records, stats
 
 
-def _pass_instances(documents, options, masking_vocab, rng, negatives, stats):
-  """The unmasked instances of one pass: (sequences, num_as, labels).
+def _pass_instances(sentences, options, masking_vocab, rng, stats):
+  """The unmasked instances of one pass: (tokens, lengths, num_as, labels).
 
-  sequences: lists of int ids with [CLS]/[SEP]; num_as: segment-0 tokens
-  of each; labels: IS_NEXT / IS_RANDOM (sop: 1 = swapped), None for
-  sentence_task none.
+  tokens: int64 [N, L], [CLS] A [SEP] B [SEP] (or [CLS] tokens [SEP]) in
+  the first lengths[i] entries of row i, zero-padded, L = lengths.max();
+  lengths, num_as (segment-0 tokens): int64 [N]; labels: int64 [N],
+  IS_NEXT / IS_RANDOM (sop: 1 = swapped), or None for sentence_task none.
   """
+  import numpy as np
   cls_id, sep_id = masking_vocab.cls_id, masking_vocab.sep_id
+  if options.packing == "segment_pair" and options.sentence_task == "nsp":
+    documents = list(sentences.documents)
+    rng.shuffle(documents)
+    spans = []
+    for doc_index in range(len(documents)):
+      spans += instances.pair_spans_from_document(
+          documents, doc_index, sentences.starts, options.max_seq_length,
+          options.short_seq_prob, rng, sentences.negatives)
+    spans = np.array(spans, np.int64).reshape(-1, 6)
+    stats.nsp_random_from_same_document = int(spans[:, 5].sum())
+    tokens, lengths, num_as = _pair_tokens(sentences.values, spans[:, :4], cls_id, sep_id)
+    labels = np.where(spans[:, 4] == 1, schema.IS_RANDOM, schema.IS_NEXT)
+    return tokens, lengths, num_as, labels
+  documents = list(sentences.document_lists())
+  rng.shuffle(documents)
   sequences, num_as, labels = [], [], []
   if options.packing != "segment_pair":
-    for tokens in instances.pack_sentences(
+    for packed in instances.pack_sentences(
         documents, options.max_seq_length, rng,
         cross_documents=options.packing == "full_sentences", sep_id=sep_id):
-      ids, num_a = instances.build_single(tokens, cls_id, sep_id)
+      ids, num_a = instances.build_single(packed, cls_id, sep_id)
       sequences.append(ids)
       num_as.append(num_a)
-      labels.append(None)
-    return sequences, num_as, labels
-  for doc_index in range(len(documents)):
-    if options.sentence_task == "sop":
-      pairs = instances.create_sop_pairs_from_document(
-          documents[doc_index], options.max_seq_length, options.short_seq_prob, rng)
-    else:
-      pairs = instances.create_pairs_from_document(
-          documents, doc_index, options.max_seq_length, options.short_seq_prob, rng, negatives)
-    for pair in pairs:
-      tokens, num_a = instances.build_instance(pair.tokens_a, pair.tokens_b, cls_id, sep_id)
-      sequences.append(tokens)
-      num_as.append(num_a)
-      labels.append(schema.IS_RANDOM if pair.is_random_next else schema.IS_NEXT)
-      stats.nsp_random_from_same_document += pair.random_from_same_document
-  return sequences, num_as, labels
+    labels = None
+  else:
+    for document in documents:
+      for pair in instances.create_sop_pairs_from_document(
+          document, options.max_seq_length, options.short_seq_prob, rng):
+        ids, num_a = instances.build_instance(pair.tokens_a, pair.tokens_b, cls_id, sep_id)
+        sequences.append(ids)
+        num_as.append(num_a)
+        labels.append(schema.IS_RANDOM if pair.is_random_next else schema.IS_NEXT)
+    labels = np.array(labels, np.int64)
+  tokens, lengths = _padded(sequences)
+  return tokens, lengths, np.array(num_as, np.int64), labels
 
 
-def _pass_masks(sequences, seed, options, masking_vocab, rng):
-  """[(output, positions, labels)] of the pass's sequences; positions and
-  labels None with dynamic masking (the input pipeline masks)."""
+def _pair_tokens(values, spans, cls_id, sep_id):
+  """[CLS] A [SEP] B [SEP] of each pair, laid out as instances.build_instance does.
+
+  Args:
+    values: int array [tokens]; spans: int64 [N, 4], (a_start, a_end,
+      b_start, b_end): A is values[a_start:a_end], B values[b_start:b_end],
+      both non-empty.
+  Returns:
+    (tokens, lengths, num_as): tokens int64 [N, L], row i zero-padded after
+    its lengths[i] entries, L = lengths.max(); lengths and num_as (the
+    segment-0 tokens, len(A) + 2) int64 [N].
+  """
+  import numpy as np
+  if not len(spans):
+    return np.zeros((0, 0), np.int64), np.zeros([0], np.int64), np.zeros([0], np.int64)
+  a_start, a_end, b_start, b_end = spans.T
+  len_a = a_end - a_start
+  lengths = len_a + (b_end - b_start) + 3
+  rows = np.arange(len(spans))
+  column = np.arange(int(lengths.max()))[None]
+  # Column j of a row is A's token j - 1 up to A's end, then B's j - len_a - 2.
+  index = np.where(column <= len_a[:, None], (a_start - 1)[:, None], (b_start - len_a - 2)[:, None])
+  tokens = values.take(index + column, mode="clip").astype(np.int64)
+  tokens[:, 0] = cls_id
+  tokens[rows, len_a + 1] = sep_id
+  tokens[rows, lengths - 1] = sep_id
+  tokens *= column < lengths[:, None]
+  return tokens, lengths, len_a + 2
+
+
+def _padded(sequences):
+  """(int64 [N, L] zero-padded rows, int64 [N] lengths) of lists of ids."""
+  import numpy as np
+  lengths = np.fromiter(map(len, sequences), np.int64, len(sequences))
+  tokens = np.zeros((len(sequences), int(lengths.max()) if len(sequences) else 0), np.int64)
+  for i, sequence in enumerate(sequences):
+    tokens[i, :len(sequence)] = sequence
+  return tokens, lengths
+
+
+def _pass_masks(tokens, lengths, seed, options, masking_vocab, rng):
+  """The masked instances: (output, positions, labels, counts).
+
+  output: int64 [N, L], tokens with the masks in; positions, labels: int64
+  [N, P], each row's sorted positions and the original ids there, then
+  zeros; counts: int64 [N], predictions per row. positions, labels and
+  counts are None with dynamic masking (the input pipeline masks).
+  """
   import numpy as np
   if options.dynamic_masking:
-    return [(tokens, None, None) for tokens in sequences]
+    return tokens, None, None, None
+  if options.max_ngram == 1 and not options.do_whole_word_mask:
+    positions, labels, new, counts = masking.choose_masks_padded(
+        tokens, lengths, options.masked_lm_prob, options.max_predictions_per_seq, masking_vocab,
+        np.random.default_rng(seed))
+    return masking.apply_masks_padded(tokens, positions, new, counts), positions, labels, counts
+  sequences = [row[:n] for row, n in zip(tokens.tolist(), lengths.tolist())]
   if options.max_ngram > 1:
-    return [masking.mask_tokens_ngram(
-        tokens, options.masked_lm_prob, options.max_predictions_per_seq, masking_vocab, rng,
+    masked = [masking.mask_tokens_ngram(
+        sequence, options.masked_lm_prob, options.max_predictions_per_seq, masking_vocab, rng,
         do_whole_word_mask=options.do_whole_word_mask, max_ngram=options.max_ngram)[:3]
-            for tokens in sequences]
-  if options.do_whole_word_mask:
-    return [masking.mask_tokens(
-        tokens, options.masked_lm_prob, options.max_predictions_per_seq, masking_vocab, rng,
-        do_whole_word_mask=True) for tokens in sequences]
-  return masking.mask_batch(
-      sequences, options.masked_lm_prob, options.max_predictions_per_seq, masking_vocab,
-      np.random.default_rng(seed))
+              for sequence in sequences]
+  else:
+    masked = [masking.mask_tokens(
+        sequence, options.masked_lm_prob, options.max_predictions_per_seq, masking_vocab, rng,
+        do_whole_word_mask=True) for sequence in sequences]
+  output, _ = _padded([m[0] for m in masked])
+  counts = np.array([len(m[1]) for m in masked], np.int64)
+  positions = np.zeros((len(masked), options.max_predictions_per_seq), np.int64)
+  labels = np.zeros_like(positions)
+  for i, (_, row_positions, row_labels) in enumerate(masked):
+    positions[i, :len(row_positions)] = row_positions
+    labels[i, :len(row_labels)] = row_labels
+  return output, positions, labels, counts
 
 
 def shuffle_block(pass_results, block_index, random_seed):
@@ -623,15 +713,13 @@ def block_records(tokenized, options, masking_vocab, encoder, negative_pool=None
   Returns:
     (records, stats) for the block.
   """
-  documents = tokenized.documents()
-  negatives = (negative_pool.for_block(tokenized.index) if negative_pool is not None
-               else instances.NO_NEGATIVES)
+  sentences = BlockSentences(tokenized, negative_pool)
   stats = BlockStats.for_options(options)
   results = []
   for p in range(options.dupe_factor):
     records, pass_stats = pass_records(
-        documents, pass_seed(options.random_seed, tokenized.index, p), options,
-        masking_vocab, encoder, negatives)
+        sentences, pass_seed(options.random_seed, tokenized.index, p), options,
+        masking_vocab, encoder)
     results.append(records)
     stats.merge(pass_stats)
   _count_block(stats, tokenized)
@@ -679,20 +767,17 @@ def _init_worker(options, masking_vocab, negative_pool):
   _WORKER["encoder"] = schema.ExampleEncoder(
       options.max_seq_length, options.max_predictions_per_seq, masking_vocab.size)
   _WORKER["pool"] = negative_pool
-  _WORKER["docs"] = (None, None, None)
+  _WORKER["block"] = None  # BlockSentences of the last block seen
 
 
 def _run_pass(tokenized, pass_index):
   options = _WORKER["options"]
-  cached_index, documents, negatives = _WORKER["docs"]
-  if cached_index != tokenized.index:
-    documents = tokenized.documents()
-    pool = _WORKER["pool"]
-    negatives = pool.for_block(tokenized.index) if pool is not None else instances.NO_NEGATIVES
-    _WORKER["docs"] = (tokenized.index, documents, negatives)
+  sentences = _WORKER["block"]
+  if sentences is None or sentences.tokenized.index != tokenized.index:
+    sentences = _WORKER["block"] = BlockSentences(tokenized, _WORKER["pool"])
   records, stats = pass_records(
-      documents, pass_seed(options.random_seed, tokenized.index, pass_index), options,
-      _WORKER["vocab"], _WORKER["encoder"], negatives)
+      sentences, pass_seed(options.random_seed, tokenized.index, pass_index), options,
+      _WORKER["vocab"], _WORKER["encoder"])
   return records, stats.to_dict()
 
 
