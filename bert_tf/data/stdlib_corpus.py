@@ -72,7 +72,10 @@ def _module_names():
 
 
 def _documents():
-  seen = set()
+  # Docstrings and sentences already used, compared by value: an object's
+  # id() is its address, which a freed docstring's successor can reuse (the
+  # corpus then changed from run to run).
+  seen_docs, seen = set(), set()
   for name in _module_names():
     saved_argv = sys.argv
     try:
@@ -99,9 +102,9 @@ def _documents():
       elif inspect.isfunction(obj):
         docs.append(obj.__doc__)
     for doc in docs:
-      if not isinstance(doc, str) or id(doc) in seen:
+      if not isinstance(doc, str) or doc in seen_docs:
         continue
-      seen.add(id(doc))
+      seen_docs.add(doc)
       for sentence in _sentences(doc):
         if sentence not in seen:
           seen.add(sentence)
