@@ -31,8 +31,10 @@ class QuickstartOptions:
   from the standard library's docstrings when the file does not exist;
   vocab_size: WordPiece vocab size; bert_config_template: model config whose
   vocab_size and max_position_embeddings the quickstart sets; train_steps,
-  dupe_factor, batch_size, max_seq_length, learning_rate: as in the tools;
-  overwrite: start from scratch when output_dir exists.
+  dupe_factor, batch_size, max_seq_length, learning_rate, adam_beta2,
+  jit_compile: as in the tools; dropout: the model's hidden and attention
+  dropout (set over the template's); overwrite: start from scratch when
+  output_dir exists.
   """
   output_dir: str
   corpus: str
@@ -43,7 +45,17 @@ class QuickstartOptions:
   batch_size: int
   max_seq_length: int
   learning_rate: float
+  adam_beta2: float = 0.98
+  dropout: float = 0.0
+  jit_compile: bool = True
   overwrite: bool = True
+
+  def __post_init__(self):
+    # Checked before stage 1 writes anything.
+    if not 0.0 <= self.dropout < 1.0:
+      raise ValueError(f"--dropout={self.dropout} must lie in [0, 1)")
+    if not 0.0 < self.adam_beta2 < 1.0:
+      raise ValueError(f"--adam_beta2={self.adam_beta2} must lie in (0, 1)")
 
 
 DEMO_SENTENCES = (
@@ -173,10 +185,12 @@ def vocab_stage(options, train_txt):
   vocab_lib.write_vocab(tokens, vocab_file)
   seq = options.max_seq_length
   config_path = os.path.join(out, "bert_config.json")
-  bert_config = config_lib.write_bert_config(options.bert_config_template, len(tokens),
-                                             config_path, max_position_embeddings=seq)
+  bert_config = config_lib.write_bert_config(
+      options.bert_config_template, len(tokens), config_path, max_position_embeddings=seq,
+      hidden_dropout_prob=options.dropout, attention_probs_dropout_prob=options.dropout)
   _done(t, f"{len(tokens)} entries -> {vocab_file}; {options.bert_config_template} with "
-           f"vocab_size={len(tokens)}, max_position_embeddings={seq} -> {config_path}")
+           f"vocab_size={len(tokens)}, max_position_embeddings={seq}, dropout "
+           f"{options.dropout:g} -> {config_path}")
   return vocab_file, tokens, bert_config
 
 
@@ -215,7 +229,8 @@ def train_stage(options, records, max_predictions, bert_config):
   train_config = loop.TrainConfig(
       input_file=records["train"], eval_input_file=records["heldout"], output_dir=model_dir,
       do_train=True, do_eval=True, train_batch_size=options.batch_size, eval_batch_size=64,
-      learning_rate=options.learning_rate, num_train_steps=options.train_steps,
+      learning_rate=options.learning_rate, adam_beta2=options.adam_beta2,
+      jit_compile=options.jit_compile, num_train_steps=options.train_steps,
       num_warmup_steps=options.train_steps // 10, save_checkpoints_steps=500,
       iterations_per_loop=100, log_steps=100, max_eval_steps=20,
       max_seq_length=options.max_seq_length, max_predictions_per_seq=max_predictions)

@@ -31,6 +31,22 @@ def test_quickstart_runs_every_stage(tmp_path):
   assert re.search(r"the word is the top fill in \d+% and in the top 5 in \d+% of \d+ \(always "
                    r"answering the 5 most frequent words: \d+%\)", text), text[-2000:]
   assert "all stages done" in text
+  # The ten-minute recipe: no dropout in the written config (the template has 0.1).
+  import json
+  written = json.load(open(out / "bert_config.json"))
+  assert written["hidden_dropout_prob"] == written["attention_probs_dropout_prob"] == 0.0
+  assert "dropout 0 ->" in text
+
+
+@pytest.mark.parametrize("flag", ["--dropout=1.5", "--adam_beta2=1.0"])
+def test_quickstart_rejects_a_bad_recipe_flag_before_writing(tmp_path, flag):
+  out = tmp_path / "run"
+  proc = subprocess.run([sys.executable, "-m", "bert_tf.quickstart", f"--output_dir={out}", flag],
+                        capture_output=True, text=True, timeout=300)
+  assert proc.returncode != 0
+  lines = proc.stderr.strip().splitlines()
+  assert lines[-1].startswith("bert_tf.quickstart: error: " + flag.split("=")[0]), proc.stderr
+  assert not out.exists()
 
 
 def test_masked_word_cases_mask_one_content_word_of_a_whole_token():
