@@ -107,7 +107,8 @@ def worker_ours(args):
   bert_config = BertConfig.from_json_file(args.config)
   # Default flags: only what names the data and the run differs from TrainConfig().
   config = loop.TrainConfig(input_file=args.records, output_dir=tempfile.mkdtemp(),
-                            do_train=True, train_batch_size=args.batch, shuffle_buffer=100)
+                            do_train=True, train_batch_size=args.batch, shuffle_buffer=100,
+                            jit_compile=args.jit_compile)
   strategy = loop.make_strategy(config.strategy)
   (train_info, _) = loop._check_data(config, bert_config, strategy.num_replicas_in_sync)  # pylint: disable=protected-access
   objective = loop._objective(config, train_info, None)  # pylint: disable=protected-access
@@ -137,7 +138,7 @@ class _Worker:
     cmd = [sys.executable, os.path.abspath(__file__), f"--side={side}",
            f"--original_dir={args.original_dir}", f"--config={config_path}",
            f"--records={records}", f"--batch={args.batch}",
-           f"--warmup_steps={args.warmup_steps}"]
+           f"--warmup_steps={args.warmup_steps}"] + (["--jit_compile"] if args.jit_compile else [])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
     self.side = side
     self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
@@ -201,6 +202,9 @@ def main():
   parser.add_argument("--warmup_steps", type=int, default=3)
   parser.add_argument("--block_steps", type=int, default=4, help="steps per timed block")
   parser.add_argument("--rounds", type=int, default=5, help="A B rounds of timed blocks")
+  parser.add_argument("--jit_compile", action="store_true",
+                      help="bert_tf's step compiled with XLA (its --jit_compile); default flags "
+                      "otherwise")
   parser.add_argument("--json", default="", help="also write the rows here")
   # Internal: set by the parent for each worker.
   parser.add_argument("--side", default="", choices=("", "original", "bert_tf"),
@@ -230,7 +234,8 @@ def main():
       rows.append(measure(name, args, workdir, peak))
     print(f"best float32 matmul peak of the run {peak / 1e9:.1f} GFLOP/s (MFU below is "
           f"against the peak known when each config ran)")
-  print(f"\nseq {SEQ}, batch {args.batch}, float32, default flags; median (min-max) of "
+  ours = "bert_tf with --jit_compile" if args.jit_compile else "default flags"
+  print(f"\nseq {SEQ}, batch {args.batch}, float32, {ours}; median (min-max) of "
         f"{args.rounds} alternating blocks of {args.block_steps} steps after "
         f"{args.warmup_steps} warm-up steps")
   print("| config | original ex/s | bert_tf ex/s | bert_tf / original | ratio per round "

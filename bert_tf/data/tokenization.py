@@ -670,7 +670,7 @@ class TFTokenizer(tf.Module):
         unknown_token=self._unk_token, no_pretokenization=True,
         support_detokenization=False)
 
-  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
   def tokenize(self, texts):
     """texts: tf.string [batch] -> tf.RaggedTensor int64 [batch, (tokens)]."""
     return self.tokenize_eager(texts)
