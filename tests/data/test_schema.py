@@ -53,25 +53,36 @@ def test_feature_names_and_labels_are_the_originals():
   assert spec["masked_lm_weights"].dtype == tf.float32 and spec["segment_ids"].dtype == tf.int64
 
 
-@pytest.mark.parametrize("seq, preds, vocab_size", [
+# (max_seq_length, max_predictions_per_seq, vocab size) of the encoder tests.
+ENCODER_SHAPES = [
     (16, 3, 100),
     (128, 20, 30522),     # ids up to 30521: 1-, 2- and 3-byte varints
     (512, 76, 30522),
     (64, 10, 70000),      # beyond 2^16
     (5, 1, 2),            # the smallest instance
-])
+]
+
+
+def edge_instances(rng, seq, preds, vocab_size):
+  """Full length with one and with every prediction slot, the shortest
+  instance, no prediction at all, and the largest id everywhere."""
+  empty = random_instance(rng, seq, preds, vocab_size, n=5, p=1)
+  full = random_instance(rng, seq, preds, vocab_size, n=seq, p=min(preds, seq - 1))
+  full[0][:] = [vocab_size - 1] * seq
+  full[4][:] = [vocab_size - 1] * len(full[4])
+  return [random_instance(rng, seq, preds, vocab_size, n=seq, p=1),
+          random_instance(rng, seq, preds, vocab_size, n=seq, p=min(preds, seq - 1)),
+          random_instance(rng, seq, preds, vocab_size, n=5, p=1),
+          (empty[0], empty[1], empty[2], [], [], empty[5]),
+          full]
+
+
+@pytest.mark.parametrize("seq, preds, vocab_size", ENCODER_SHAPES)
 def test_encoder_gives_the_bytes_of_tf_train_example(seq, preds, vocab_size):
   rng = random.Random(seq * 1000 + preds)
   encoder = schema.ExampleEncoder(seq, preds, vocab_size)
   cases = [random_instance(rng, seq, preds, vocab_size) for _ in range(150)]
-  # Edge cases: full length, one prediction, every prediction slot used,
-  # and the largest id.
-  cases.append(random_instance(rng, seq, preds, vocab_size, n=seq, p=1))
-  cases.append(random_instance(rng, seq, preds, vocab_size, n=seq, p=min(preds, seq - 1)))
-  cases.append(random_instance(rng, seq, preds, vocab_size, n=5, p=1))
-  full = random_instance(rng, seq, preds, vocab_size, n=seq, p=min(preds, seq - 1))
-  full[0][:] = [vocab_size - 1] * seq
-  cases.append(full)
+  cases += edge_instances(rng, seq, preds, vocab_size)
   for ids, num_a, segments, positions, lm_ids, label in cases:
     expected = reference_bytes(ids, segments, positions, lm_ids, label, seq, preds)
     assert encoder.encode_pair(ids, num_a, positions, lm_ids, label) == expected
@@ -184,28 +195,12 @@ def batch_arrays(cases, width_extra=0):
           lm_ids, np.array([len(c[3]) for c in cases]), np.array([c[5] for c in cases]))
 
 
-@pytest.mark.parametrize("seq, preds, vocab_size", [
-    (16, 3, 100),
-    (128, 20, 30522),
-    (512, 76, 30522),
-    (64, 10, 70000),
-    (5, 1, 2),
-])
+@pytest.mark.parametrize("seq, preds, vocab_size", ENCODER_SHAPES)
 def test_encode_batch_gives_the_bytes_of_encode_pair_and_tf_train_example(seq, preds, vocab_size):
   rng = random.Random(seq * 7 + preds)
   encoder = schema.ExampleEncoder(seq, preds, vocab_size)
   cases = [random_instance(rng, seq, preds, vocab_size) for _ in range(120)]
-  # Edge cases: full length with one and with every prediction, the
-  # shortest instance, no prediction at all, the largest id everywhere.
-  cases.append(random_instance(rng, seq, preds, vocab_size, n=seq, p=1))
-  cases.append(random_instance(rng, seq, preds, vocab_size, n=seq, p=min(preds, seq - 1)))
-  cases.append(random_instance(rng, seq, preds, vocab_size, n=5, p=1))
-  empty = random_instance(rng, seq, preds, vocab_size, n=5, p=1)
-  cases.append((empty[0], empty[1], empty[2], [], [], empty[5]))
-  full = random_instance(rng, seq, preds, vocab_size, n=seq, p=min(preds, seq - 1))
-  full[0][:] = [vocab_size - 1] * seq
-  full[4][:] = [vocab_size - 1] * len(full[4])
-  cases.append(full)
+  cases += edge_instances(rng, seq, preds, vocab_size)
   ids, lengths, num_a, positions, lm_ids, counts, labels = batch_arrays(cases)
   expected = [reference_bytes(c[0], c[2], c[3], c[4], c[5], seq, preds) for c in cases]
   assert [encoder.encode_pair(c[0], c[1], c[3], c[4], c[5]) for c in cases] == expected
