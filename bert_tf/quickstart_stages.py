@@ -221,12 +221,11 @@ def records_stage(options, train_txt, held_txt, vocab_file):
   return records, max_predictions
 
 
-def train_stage(options, records, max_predictions, bert_config):
-  """Stage 4: trains and evaluates on the records; returns the model dir."""
-  from bert_tf.training import loop
-  t = _stage(4, f"train a small BERT for {options.train_steps} steps")
-  model_dir = os.path.join(options.output_dir, "model")
-  train_config = loop.TrainConfig(
+def quickstart_train_config(options, records, max_predictions, model_dir):
+  """The TrainConfig of stage 4: the quickstart's recipe (QuickstartOptions)
+  on its records, warmup over the first 10% of the steps."""
+  from bert_tf.training import train_config
+  return train_config.TrainConfig(
       input_file=records["train"], eval_input_file=records["heldout"], output_dir=model_dir,
       do_train=True, do_eval=True, train_batch_size=options.batch_size, eval_batch_size=64,
       learning_rate=options.learning_rate, adam_beta2=options.adam_beta2,
@@ -234,6 +233,14 @@ def train_stage(options, records, max_predictions, bert_config):
       num_warmup_steps=options.train_steps // 10, save_checkpoints_steps=500,
       iterations_per_loop=100, log_steps=100, max_eval_steps=20,
       max_seq_length=options.max_seq_length, max_predictions_per_seq=max_predictions)
+
+
+def train_stage(options, records, max_predictions, bert_config):
+  """Stage 4: trains and evaluates on the records; returns the model dir."""
+  from bert_tf.training import loop
+  t = _stage(4, f"train a small BERT for {options.train_steps} steps")
+  model_dir = os.path.join(options.output_dir, "model")
+  train_config = quickstart_train_config(options, records, max_predictions, model_dir)
   logging.set_verbosity(logging.INFO)  # the loop's progress lines: losses, rate, ETA
   result = loop.run(train_config, bert_config)
   logging.set_verbosity(logging.WARNING)

@@ -73,3 +73,29 @@ def test_score_fills_against_the_frequency_baseline():
   fills = [["list", "the"], ["a", "b", "c", "d", "socket"], ["the"], ["x", "file"]]
   scores = quickstart.score_fills(cases, fills, train, vocab)
   assert scores == {"cases": 4, "top1": 0.25, "top5": 0.75, "frequency_baseline_top5": 0.5}
+
+
+def test_quickstart_defaults_are_the_ten_minute_recipe():
+  # What the README's main command trains with: no dropout, lr 2e-3 with
+  # beta2 0.98, XLA, 6,000 steps; the flags set the original's back.
+  from absl import flags
+  from bert_tf import cli
+  from bert_tf import quickstart
+  from bert_tf import quickstart_stages
+  records = {"train": "t/*.tfrecord", "heldout": "h/*.tfrecord"}
+
+  def config(*argv):
+    flag_values = flags.FlagValues()
+    quickstart.define_flags(flag_values)
+    flag_values(["quickstart", *argv])
+    options = cli.options_from_flags(quickstart_stages.QuickstartOptions, flag_values)
+    return options, quickstart_stages.quickstart_train_config(options, records, 10, "m")
+
+  options, train = config()
+  assert options.dropout == 0.0
+  assert (train.learning_rate, train.adam_beta2, train.jit_compile) == (2e-3, 0.98, True)
+  assert (train.num_train_steps, train.num_warmup_steps) == (6000, 600)
+  options, train = config("--dropout=0.1", "--learning_rate=1e-4", "--adam_beta2=0.999",
+                          "--nojit_compile")
+  assert options.dropout == 0.1
+  assert (train.learning_rate, train.adam_beta2, train.jit_compile) == (1e-4, 0.999, False)
