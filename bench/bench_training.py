@@ -13,6 +13,11 @@ biases neither side.
 
   python bench/bench_training.py                       # tiny, mini, small on CPU
   python bench/bench_training.py --config base --mixed_precision bfloat16  # on a GPU
+  python bench/bench_training.py --config tiny --seq 64 --preds 10 --vocab_size 7723 \
+      --dropout 0 --compare_jit --loops 4 --steps_per_loop 100   # the quickstart's shape
+
+With --compare_jit the baseline is our own step without XLA instead of
+keras-hub's fit: the two alternate, and the ratio is XLA / plain.
 """
 
 import argparse
@@ -75,7 +80,8 @@ def flops_per_token(bert_config, seq):
   return flops.encoder_flops_per_token(bert_config, seq)
 
 
-def bench_ours(bert_config, path, args, workdir):
+def bench_ours(bert_config, path, args, workdir, jit_compile=None):
+  jit_compile = args.jit_compile if jit_compile is None else jit_compile
   steps = args.loops * args.steps_per_loop
   config = loop.TrainConfig(
       input_file=path, output_dir=os.path.join(workdir, "ours"), do_train=True,
@@ -83,7 +89,7 @@ def bench_ours(bert_config, path, args, workdir):
       train_batch_size=args.batch, learning_rate=1e-4, num_train_steps=steps,
       num_warmup_steps=1, save_checkpoints_steps=10 ** 9, iterations_per_loop=args.steps_per_loop,
       log_steps=args.steps_per_loop, mixed_precision=args.mixed_precision,
-      jit_compile=args.jit_compile, strategy=args.strategy, optimizer=args.optimizer,
+      jit_compile=jit_compile, strategy=args.strategy, optimizer=args.optimizer,
       shuffle_buffer=100)
   result = loop.run(config, bert_config)
   return max(m["examples_per_second"] for m in result["train_history"][1:])
@@ -141,6 +147,12 @@ def main():
                       choices=["adamw_original", "adamw", "lamb"])
   parser.add_argument("--strategy", default="")
   parser.add_argument("--no_keras_hub", action="store_true")
+  parser.add_argument("--compare_jit", action="store_true",
+                      help="time ours with XLA against ours without it (instead of keras-hub)")
+  parser.add_argument("--vocab_size", type=int, default=None,
+                      help="vocab size (default: the config's; the quickstart's is ~7.7k)")
+  parser.add_argument("--dropout", type=float, default=None,
+                      help="hidden and attention dropout (default: the config's)")
   args = parser.parse_args()
   logging.set_verbosity(logging.WARNING)
 
@@ -151,27 +163,42 @@ def main():
   print(f"{device}: measured {compute_dtype.name} matmul peak {peak / 1e9:.1f} GFLOP/s", flush=True)
 
   rows = []
+  baseline = "ours without XLA" if args.compare_jit else "keras-hub fit"
   with tempfile.TemporaryDirectory() as workdir:
     for name in args.config.split(","):
       bert_config = BertConfig.from_json_file(os.path.join(REPO, "configs", f"bert_{name}.json"))
+      if args.vocab_size is not None:
+        bert_config = bert_config.replace(vocab_size=args.vocab_size)
+      if args.dropout is not None:
+        bert_config = bert_config.replace(hidden_dropout_prob=args.dropout,
+                                          attention_probs_dropout_prob=args.dropout)
       path = os.path.join(workdir, f"{name}.tfrecord")
       write_random_records(path, 512, args.seq, args.preds, bert_config.vocab_size)
       ours, theirs = [], [float("nan")]
       for r in range(args.rounds):
+        if args.compare_jit:
+          ours.append(bench_ours(bert_config, path, args, os.path.join(workdir, f"{name}{r}x"),
+                                 jit_compile=True))
+          theirs.append(bench_ours(bert_config, path, args, os.path.join(workdir, f"{name}{r}"),
+                                   jit_compile=False))
+          continue
         ours.append(bench_ours(bert_config, path, args, os.path.join(workdir, f"{name}{r}")))
         if not args.no_keras_hub:
           theirs.append(bench_keras_hub(bert_config, path, args))
       ours, theirs = max(ours), max(theirs[1:] or theirs)
       mfu = ours * args.seq * flops_per_token(bert_config, args.seq) / peak
       rows.append((name, ours, theirs, mfu))
-      print(f"  {name}: ours {ours:.1f} ex/s, keras-hub fit {theirs:.1f} ex/s", flush=True)
+      print(f"  {name}: ours {ours:.1f} ex/s, {baseline} {theirs:.1f} ex/s", flush=True)
 
   tokens = args.seq
-  print(f"\nseq {args.seq}, batch {args.batch}, {args.mixed_precision}, "
-        f"jit_compile={args.jit_compile}, best of {args.rounds} rounds x {args.loops - 1} "
-        f"loops x {args.steps_per_loop} steps")
-  print(f"{'config':8} {'ours ex/s':>10} {'ours tok/s':>11} {'keras-hub ex/s':>15} "
-        f"{'keras-hub tok/s':>16} {'ours/keras-hub':>15} {'MFU':>6}")
+  jit = "XLA against plain" if args.compare_jit else f"jit_compile={args.jit_compile}"
+  dropout = "the config's dropout" if args.dropout is None else f"dropout {args.dropout:g}"
+  print(f"\nseq {args.seq}, batch {args.batch}, {args.mixed_precision}, {jit}, {dropout}, "
+        f"best of {args.rounds} rounds x {args.loops - 1} loops x {args.steps_per_loop} steps")
+  ours_name, base_name = ("XLA", "plain") if args.compare_jit else ("ours", "keras-hub")
+  print(f"{'config':8} {ours_name + ' ex/s':>10} {ours_name + ' tok/s':>11} "
+        f"{base_name + ' ex/s':>15} {base_name + ' tok/s':>16} "
+        f"{ours_name + '/' + base_name:>15} {'MFU':>6}")
   for name, ours, theirs, mfu in rows:
     print(f"{name:8} {ours:10.1f} {ours * tokens:11.0f} {theirs:15.1f} {theirs * tokens:16.0f} "
           f"{ours / theirs:15.2f} {mfu:6.1%}")
