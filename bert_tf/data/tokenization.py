@@ -546,31 +546,43 @@ class TFBasicTokenizer(tf.Module):
     self._specials = [(re.escape(t), chr(_PLACEHOLDER_BASE + i), t)
                       for i, t in enumerate(special_tokens)]
 
-  def tokenize(self, texts):
+  def tokenize(self, texts, ascii_only=False):
     """Splits texts into words (traced into the caller's tf.function).
 
     Args:
       texts: tf.string [batch], UTF-8 (invalid bytes are dropped).
+      ascii_only: the caller promises every text is ASCII (bytes < 0x80);
+        the passes that change nothing in ASCII text are left out (UTF-8
+        repair, non-ASCII spaces, NFD and mark stripping) and lower-casing
+        is ASCII's, about a third less time with the same words.
 
     Returns:
       tf.RaggedTensor string [batch, (words)].
     """
-    # Invalid UTF-8 becomes U+FFFD, which the cleanup drops: what the
-    # original's convert_to_unicode (decode("utf-8", "ignore")) does with
-    # bytes; its input reading under Python 3 decodes strictly and raises
-    # instead (the data writer's --decode_errors=strict).
-    texts = tf.strings.unicode_transcode(
-        texts, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD)
+    if not ascii_only:
+      # Invalid UTF-8 becomes U+FFFD, which the cleanup drops: what the
+      # original's convert_to_unicode (decode("utf-8", "ignore")) does with
+      # bytes; its input reading under Python 3 decodes strictly and raises
+      # instead (the data writer's --decode_errors=strict).
+      texts = tf.strings.unicode_transcode(
+          texts, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD)
     texts = tf.strings.regex_replace(texts, self._dropped_re, "")
     for pattern, placeholder, _ in self._specials:
       texts = tf.strings.regex_replace(texts, pattern, f" {placeholder} ")
-    texts = tf.strings.regex_replace(texts, self._space_re, " ")
-    if self._do_lower_case:
-      # Whole lines at once: the original lower-cases each word, but the
-      # final-sigma rule (the only context-dependent one) never looks across
-      # whitespace or a CJK ideograph, so the result is the same.
-      texts = self._lower(texts)
-      texts = self._strip_accents(texts)
+    if ascii_only:
+      if self._do_lower_case:
+        # str.lower of ASCII is A-Z -> a-z; NFD changes no ASCII character
+        # and ASCII has no nonspacing mark. (The placeholders are tag
+        # characters: no case, no decomposition.)
+        texts = tf.strings.lower(texts)
+    else:
+      texts = tf.strings.regex_replace(texts, self._space_re, " ")
+      if self._do_lower_case:
+        # Whole lines at once: the original lower-cases each word, but the
+        # final-sigma rule (the only context-dependent one) never looks across
+        # whitespace or a CJK ideograph, so the result is the same.
+        texts = self._lower(texts)
+        texts = self._strip_accents(texts)
     texts = tf.strings.regex_replace(texts, self._split_off_re, r" \0 ")
     words = tf.strings.split(texts)  # ASCII whitespace; [batch, (words)]
     if self._specials:
@@ -675,10 +687,16 @@ class TFTokenizer(tf.Module):
     """texts: tf.string [batch] -> tf.RaggedTensor int64 [batch, (tokens)]."""
     return self.tokenize_eager(texts)
 
-  def tokenize_eager(self, texts):
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
+  def tokenize_ascii(self, texts):
+    """`tokenize` of texts that are all ASCII (the caller checks): the same
+    ids, about a third faster (see TFBasicTokenizer.tokenize)."""
+    return self.tokenize_eager(texts, ascii_only=True)
+
+  def tokenize_eager(self, texts, ascii_only=False):
     """Same as `tokenize` without a tf.function of its own: runs eagerly, or
     traces its ops into the caller's tf.function (what an export calls)."""
-    words = self.basic.tokenize(texts)
+    words = self.basic.tokenize(texts, ascii_only=ascii_only)
     flat = words.flat_values
     # Counting characters only where there are enough bytes saves a pass.
     maybe_long = tf.where(tf.strings.length(flat) > MAX_CHARS_PER_WORD)
@@ -747,7 +765,30 @@ class Tokenizer:
     """
     if not len(texts):
       return np.zeros([0], np.int64), np.zeros([1], np.int64)
-    ids = self.tf_module.tokenize(tf.constant(texts, tf.string))
+    # ASCII lines (most of most corpora) skip the passes that cannot change
+    # them; the others take the whole path, and the two are merged in order.
+    is_ascii = np.fromiter((t.isascii() for t in texts), bool, len(texts))
+    if is_ascii.all():
+      return self._run(self.tf_module.tokenize_ascii, texts)
+    if not is_ascii.any():
+      return self._run(self.tf_module.tokenize, texts)
+    parts = [self._run(fn, [t for t, a in zip(texts, is_ascii) if a == want])
+             for fn, want in ((self.tf_module.tokenize_ascii, True),
+                              (self.tf_module.tokenize, False))]
+    lengths = np.zeros(len(texts), np.int64)
+    lengths[is_ascii] = np.diff(parts[0][1])
+    lengths[~is_ascii] = np.diff(parts[1][1])
+    row_splits = np.concatenate([[0], np.cumsum(lengths)])
+    # Each token's line is ascii or not: fill the two kinds' slots in order.
+    token_is_ascii = np.repeat(is_ascii, lengths)
+    values = np.empty(row_splits[-1], np.int64)
+    values[token_is_ascii] = parts[0][0]
+    values[~token_is_ascii] = parts[1][0]
+    return values, row_splits
+
+  @staticmethod
+  def _run(fn, texts):
+    ids = fn(tf.constant(texts, tf.string))
     return ids.flat_values.numpy(), ids.row_splits.numpy()
 
   def tokenize(self, text):

@@ -270,6 +270,36 @@ def test_every_character_matches_reference(do_lower_case):
   assert not mismatches, f"{len(mismatches)} mismatches, e.g. {mismatches[:5]}"
 
 
+@pytest.mark.parametrize("do_lower_case", [True, False])
+def test_ascii_path_matches_the_whole_path(do_lower_case):
+  # Lines that are all ASCII skip the passes that change no ASCII character
+  # (tokenize_to_ids picks the path per line): each of the 128 characters
+  # inside a word, alone, between punctuation and around spaces, with and
+  # without special-token placeholders, gives the words of the whole path.
+  texts = [f"A{c}b{c} {c}Zz{c}, x{c}[MASK]{c}y {c}" for c in map(chr, range(128))]
+  texts += TEXTS[:1] + ["", "  ", "\t\x00\x7f", "UPPER lower MiXeD [SEP][CLS]x"]
+  assert all(t.isascii() for t in texts)
+  for specials in ((), tk.SPECIAL_TOKENS):
+    basic = tk.TFBasicTokenizer(do_lower_case, specials)
+    whole = basic.tokenize(tf.constant(texts)).to_list()
+    fast = basic.tokenize(tf.constant(texts), ascii_only=True).to_list()
+    assert fast == whole
+    assert [[w.decode() for w in ws] for ws in whole] == [
+        tk.reference_basic_tokenize(t, do_lower_case, specials) for t in texts]
+
+
+def test_mixed_ascii_and_other_lines_keep_their_order(tiny_vocab):
+  # ASCII lines and the others go through two functions and are merged back.
+  tokenizer = tk.Tokenizer(tiny_vocab, do_lower_case=True)
+  texts = [TEXTS[i % len(TEXTS)] for i in range(3 * len(TEXTS))]
+  assert 0 < sum(t.isascii() for t in texts) < len(texts)
+  _assert_same_as_reference(tokenizer, texts)
+  _assert_same_as_reference(tokenizer, texts[::-1])
+  values, splits = tokenizer.tokenize_to_ids([t.encode("utf-8") for t in texts])
+  want, want_splits = tokenizer.tokenize_to_ids(texts)
+  assert values.tolist() == want.tolist() and splits.tolist() == want_splits.tolist()
+
+
 def test_invalid_utf8_is_dropped_like_the_original(tiny_vocab):
   tokenizer = tk.Tokenizer(tiny_vocab, do_lower_case=True)
   ids = tokenizer.tf_tokenize(tf.constant([b"x\xffx\xe4 y", b"xx y"]))
