@@ -26,6 +26,7 @@ calls `cli.run(main, define_flags)`: its console script.
 """
 
 import contextlib
+import gc
 import importlib.abc
 import dataclasses
 import importlib.util
@@ -267,4 +268,14 @@ def run(main, define_flags, extra_args=False):
       fail(prog, f"unexpected arguments: {' '.join(rest[1:])}", USAGE_EXIT)
     return rest
 
-  app.run(lambda argv: call(main, argv, prog), flags_parser=parser)
+  def main_then_freeze(argv):
+    result = call(main, argv, prog)
+    # The job is done and the process exits next: the objects of the whole
+    # run (TensorFlow's modules and graphs among them) go to the collector's
+    # permanent generation, so the collections of interpreter shutdown skip
+    # them: 0.1 s instead of 0.75 s after importing TensorFlow. Files are
+    # closed and renamed by now; atexit handlers (log flushes) still run.
+    gc.freeze()
+    return result
+
+  app.run(main_then_freeze, flags_parser=parser)
