@@ -50,6 +50,16 @@ def sparse_cross_entropy(labels, logits):
     float32 [...], log(sum(exp(logits))) - logits[label], computed as the
     fused op does (shifted by the row max).
   """
+  return sparse_cross_entropy_and_hit(labels, logits)[0]
+
+
+def sparse_cross_entropy_and_hit(labels, logits):
+  """`sparse_cross_entropy` and, from the same pass, whether the label's
+  logit is the row's maximum (float32 1/0, no gradient): the accuracy
+  without another pass over the logits for an argmax (2% of a BERT-tiny
+  step). The two differ from argmax == label only when several logits tie
+  for the maximum exactly (argmax takes the first; here each counts).
+  """
   shape = tf.shape(labels)
   labels = tf.reshape(tf.cast(labels, tf.int32), [-1])
   vocab = tf.shape(logits)[-1]
@@ -60,21 +70,25 @@ def sparse_cross_entropy(labels, logits):
     exp = tf.exp(flat - row_max)
     total = tf.reduce_sum(exp, axis=-1, keepdims=True)
     label_logit = tf.gather(flat, labels, batch_dims=1)
-    loss = tf.squeeze(tf.math.log(total), -1) - (label_logit - tf.squeeze(row_max, -1))
+    shifted = label_logit - tf.squeeze(row_max, -1)
+    loss = tf.squeeze(tf.math.log(total), -1) - shifted
+    hit = tf.cast(tf.greater_equal(shifted, 0.0), tf.float32)
 
-    def grad(upstream):
+    def grad(upstream, unused_upstream_hit):
       softmax_up = exp * (upstream[:, None] / total)
       index = tf.stack([tf.range(tf.size(labels)), labels], axis=1)
       return tf.tensor_scatter_nd_sub(softmax_up, index, upstream)
 
-    return loss, grad
+    return (loss, hit), grad
 
-  return tf.reshape(per_row(tf.reshape(logits, [-1, vocab])), shape)
+  loss, hit = per_row(tf.reshape(logits, [-1, vocab]))
+  return tf.reshape(loss, shape), tf.stop_gradient(tf.reshape(hit, shape))
 
 
 def mlm_sums(mlm_logits, features):
   """The masked-LM sums of a batch: mlm_ce_sum = sum(w * CE), mlm_weight_sum
-  = sum(w), mlm_correct = sum(w * [argmax == id]) (float32 scalars).
+  = sum(w), mlm_correct = sum(w * [logit of id == max logit]) (float32
+  scalars; argmax == id but for exact ties, see sparse_cross_entropy_and_hit).
 
   Args:
     mlm_logits: float [b, p, vocab] at the masked positions.
@@ -84,9 +98,7 @@ def mlm_sums(mlm_logits, features):
   mlm_logits = tf.cast(mlm_logits, tf.float32)
   ids = tf.cast(features["masked_lm_ids"], tf.int32)
   weights = tf.cast(features["masked_lm_weights"], tf.float32)
-  mlm_ce = sparse_cross_entropy(ids, mlm_logits)
-  mlm_hit = tf.cast(tf.equal(tf.argmax(mlm_logits, axis=-1, output_type=tf.int32), ids),
-                    tf.float32)
+  mlm_ce, mlm_hit = sparse_cross_entropy_and_hit(ids, mlm_logits)
   return {
       "mlm_ce_sum": tf.reduce_sum(weights * mlm_ce),
       "mlm_weight_sum": tf.reduce_sum(weights),

@@ -71,6 +71,30 @@ def test_sparse_cross_entropy_is_the_fused_op_in_value_and_gradient(jit_compile)
     np.testing.assert_allclose(ours_grad, fused_grad, rtol=0, atol=1e-6)
 
 
+def test_hit_is_argmax_equals_label_and_has_no_gradient():
+  # The accuracy comes from the cross-entropy's own pass (label logit ==
+  # row max): argmax == label wherever the maximum is unique.
+  rng = np.random.default_rng(5)
+  logits = rng.standard_normal((6, 7, 40)).astype(np.float32)
+  ids = rng.integers(0, 40, (6, 7))
+  ids[::2] = logits[::2].argmax(-1)  # every other row right
+  ce, hit = losses.sparse_cross_entropy_and_hit(tf.constant(ids), tf.constant(logits))
+  np.testing.assert_array_equal(hit.numpy(), (logits.argmax(-1) == ids).astype(np.float32))
+  assert 0.4 < float(tf.reduce_mean(hit)) < 0.7
+  np.testing.assert_allclose(ce, losses.sparse_cross_entropy(ids, logits), rtol=0, atol=0)
+  # A label tied for the maximum counts as a hit (argmax would take the first).
+  tied = np.zeros((1, 5), np.float32)
+  _, hit = losses.sparse_cross_entropy_and_hit(tf.constant([3]), tf.constant(tied))
+  assert hit.numpy().tolist() == [1.0]
+  x = tf.constant(logits)
+  with tf.GradientTape() as tape:
+    tape.watch(x)
+    _, hit = losses.sparse_cross_entropy_and_hit(tf.constant(ids), x)
+    total = tf.reduce_sum(hit)
+  grad = tape.gradient(total, x)
+  assert grad is None or not np.any(grad.numpy())
+
+
 def test_matches_original_reductions():
   outputs, features = _random_case(np.random.default_rng(0))
   got = losses.pretraining_losses(outputs, features)
