@@ -523,20 +523,9 @@ class TFBasicTokenizer(tf.Module):
     # would cost more than the rest of the cleanup together.
     self._space_re = classes["non_ascii_space"]
     self._mn_re = classes["mn"]
-    self._lower_fix = None
-    self._nfd_fix = None
-    if self._do_lower_case:
-      code_points, stand_ins = _nfd_problems()
-      if len(code_points):
-        self._nfd_fix = (
-            "(?s).*[" + "".join(f"\\x{{{cp:X}}}" for cp in code_points) + "].*",
-            tf.constant(code_points), tf.constant(stand_ins))
-      code_points, lowered, stand_ins = _lowercase_problems()
-      if len(code_points):
-        self._lower_fix = (
-            "(?s).*[" + "".join(f"\\x{{{cp:X}}}" for cp in code_points) + "].*",
-            tf.constant(code_points), tf.constant(lowered),
-            tf.constant(stand_ins))
+    # The corrections for ICU (_lower_fix, _nfd_fix) are probed when first
+    # needed: text that is all ASCII never needs them (0.4 s saved).
+    self._fixes = None
     # Special tokens become tag characters (see _PLACEHOLDER_BASE) while the
     # rules run: the cleanup has removed them from the text, and the rules
     # leave them alone.
@@ -545,6 +534,25 @@ class TFBasicTokenizer(tf.Module):
                        f"got {len(special_tokens)}")
     self._specials = [(re.escape(t), chr(_PLACEHOLDER_BASE + i), t)
                       for i, t in enumerate(special_tokens)]
+
+  def _icu_fixes(self):
+    """(lower_fix, nfd_fix), each None when ICU agrees with Python; probed
+    once, eagerly even while a function is being traced."""
+    if self._fixes is None:
+      with tf.init_scope():
+        nfd_fix = lower_fix = None
+        code_points, stand_ins = _nfd_problems()
+        if len(code_points):
+          nfd_fix = (
+              "(?s).*[" + "".join(f"\\x{{{cp:X}}}" for cp in code_points) + "].*",
+              tf.constant(code_points), tf.constant(stand_ins))
+        code_points, lowered, stand_ins = _lowercase_problems()
+        if len(code_points):
+          lower_fix = (
+              "(?s).*[" + "".join(f"\\x{{{cp:X}}}" for cp in code_points) + "].*",
+              tf.constant(code_points), tf.constant(lowered), tf.constant(stand_ins))
+        self._fixes = (lower_fix, nfd_fix)
+    return self._fixes
 
   def tokenize(self, texts, ascii_only=False):
     """Splits texts into words (traced into the caller's tf.function).
@@ -597,9 +605,10 @@ class TFBasicTokenizer(tf.Module):
     tensorflow-text's NFD decomposes and Python's does not (_nfd_problems)."""
     stripped = tf.strings.regex_replace(
         tf_text.normalize_utf8(texts, "NFD"), self._mn_re, "")
-    if self._nfd_fix is None:
+    nfd_fix = self._icu_fixes()[1]
+    if nfd_fix is None:
       return stripped
-    pattern, code_points, stand_ins = self._nfd_fix
+    pattern, code_points, stand_ins = nfd_fix
     # Only the (rare) texts holding such a character: again, with a stand-in
     # for each of them during NFD.
     rows = tf.where(tf.strings.regex_full_match(texts, pattern))
@@ -616,9 +625,10 @@ class TFBasicTokenizer(tf.Module):
   def _lower(self, texts):
     """str.lower of each text: ICU, corrected where it lags Python's Unicode."""
     lowered = tf.strings.lower(texts, encoding="utf-8")
-    if self._lower_fix is None:
+    lower_fix = self._icu_fixes()[0]
+    if lower_fix is None:
       return lowered
-    pattern, code_points, lower_cps, stand_ins = self._lower_fix
+    pattern, code_points, lower_cps, stand_ins = lower_fix
     # Only the (rare) texts with a character ICU does not know take this
     # path: lower-case them twice, once with Python's lower-case of those
     # characters and once with stand-ins of the same final-sigma role, and
