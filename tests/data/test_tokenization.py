@@ -288,6 +288,16 @@ def test_ascii_path_matches_the_whole_path(do_lower_case):
         tk.reference_basic_tokenize(t, do_lower_case, specials) for t in texts]
 
 
+def test_ascii_input_never_probes_icu(tiny_vocab):
+  # The probes of ICU against Python's Unicode (0.4 s) wait for the first
+  # text that is not ASCII.
+  tokenizer = tk.Tokenizer(tiny_vocab, do_lower_case=True)
+  tokenizer.tokenize_to_ids(["Plain ASCII, as most corpora are.", "x"])
+  assert tokenizer.tf_module.basic._fixes is None  # pylint: disable=protected-access
+  _assert_same_as_reference(tokenizer, ["Stra\u00dfe \u039f\u03a3 caf\u00e9", "ascii"])
+  assert tokenizer.tf_module.basic._fixes is not None  # pylint: disable=protected-access
+
+
 def test_mixed_ascii_and_other_lines_keep_their_order(tiny_vocab):
   # ASCII lines and the others go through two functions and are merged back.
   tokenizer = tk.Tokenizer(tiny_vocab, do_lower_case=True)
