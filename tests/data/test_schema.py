@@ -77,12 +77,17 @@ def edge_instances(rng, seq, preds, vocab_size):
           full]
 
 
+def encoder_and_cases(seed, n, seq, preds, vocab_size):
+  """An ExampleEncoder of the shape and n random instances plus the edge ones."""
+  rng = random.Random(seed)
+  cases = [random_instance(rng, seq, preds, vocab_size) for _ in range(n)]
+  cases += edge_instances(rng, seq, preds, vocab_size)
+  return schema.ExampleEncoder(seq, preds, vocab_size), cases
+
+
 @pytest.mark.parametrize("seq, preds, vocab_size", ENCODER_SHAPES)
 def test_encoder_gives_the_bytes_of_tf_train_example(seq, preds, vocab_size):
-  rng = random.Random(seq * 1000 + preds)
-  encoder = schema.ExampleEncoder(seq, preds, vocab_size)
-  cases = [random_instance(rng, seq, preds, vocab_size) for _ in range(150)]
-  cases += edge_instances(rng, seq, preds, vocab_size)
+  encoder, cases = encoder_and_cases(seq * 1000 + preds, 150, seq, preds, vocab_size)
   for ids, num_a, segments, positions, lm_ids, label in cases:
     expected = reference_bytes(ids, segments, positions, lm_ids, label, seq, preds)
     assert encoder.encode_pair(ids, num_a, positions, lm_ids, label) == expected
@@ -197,10 +202,7 @@ def batch_arrays(cases, width_extra=0):
 
 @pytest.mark.parametrize("seq, preds, vocab_size", ENCODER_SHAPES)
 def test_encode_batch_gives_the_bytes_of_encode_pair_and_tf_train_example(seq, preds, vocab_size):
-  rng = random.Random(seq * 7 + preds)
-  encoder = schema.ExampleEncoder(seq, preds, vocab_size)
-  cases = [random_instance(rng, seq, preds, vocab_size) for _ in range(120)]
-  cases += edge_instances(rng, seq, preds, vocab_size)
+  encoder, cases = encoder_and_cases(seq * 7 + preds, 120, seq, preds, vocab_size)
   ids, lengths, num_a, positions, lm_ids, counts, labels = batch_arrays(cases)
   expected = [reference_bytes(c[0], c[2], c[3], c[4], c[5], seq, preds) for c in cases]
   assert [encoder.encode_pair(c[0], c[1], c[3], c[4], c[5]) for c in cases] == expected
