@@ -523,8 +523,8 @@ class TFBasicTokenizer(tf.Module):
     # would cost more than the rest of the cleanup together.
     self._space_re = classes["non_ascii_space"]
     self._mn_re = classes["mn"]
-    # The corrections for ICU (_lower_fix, _nfd_fix) are probed when first
-    # needed: text that is all ASCII never needs them (0.4 s saved).
+    # The corrections for ICU's lower-casing and NFD (`_icu_fixes`) are
+    # probed when first needed: all-ASCII text never needs them (0.4 s).
     self._fixes = None
     # Special tokens become tag characters (see _PLACEHOLDER_BASE) while the
     # rules run: the cleanup has removed them from the text, and the rules
