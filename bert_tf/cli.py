@@ -23,6 +23,11 @@ calls `cli.run(main, define_flags)`: its console script.
   brings them all back. The tools' own progress lines are absl Python logging
   and stay under absl's --verbosity (-v) flag. TF_ENABLE_ONEDNN_OPTS is left
   alone (it changes numerics); only its notice is hidden.
+- TensorFlow's import loads Keras, and Keras imports matplotlib's pyplot
+  where matplotlib is installed, for image-gallery plots no tool draws:
+  0.5 s of every tool's start-up. matplotlib is kept out while TensorFlow is
+  first imported (Keras' gallery plots then say matplotlib is missing);
+  afterwards it imports as usual (`compare_objectives` plots with it).
 """
 
 import contextlib
@@ -93,8 +98,24 @@ def _stderr_filtered(level):
       sys.stderr.flush()
 
 
-class _QuietLoader(importlib.abc.Loader):
-  """Runs the wrapped loader with stderr filtered, then steps aside."""
+@contextlib.contextmanager
+def _matplotlib_kept_out():
+  """Makes `import matplotlib` fail inside the block (unless it is imported
+  already); afterwards it imports as usual."""
+  if "matplotlib" in sys.modules:
+    yield
+    return
+  sys.modules["matplotlib"] = None  # Python's way to make an import fail
+  try:
+    yield
+  finally:
+    if "matplotlib" in sys.modules and sys.modules["matplotlib"] is None:
+      del sys.modules["matplotlib"]
+
+
+class _TensorFlowLoader(importlib.abc.Loader):
+  """Runs TensorFlow's loader with stderr filtered (`level` >= 1) and
+  matplotlib kept out, then steps aside."""
 
   def __init__(self, loader, level):
     self._loader, self._level = loader, level
@@ -104,12 +125,13 @@ class _QuietLoader(importlib.abc.Loader):
 
   def exec_module(self, module):
     module.__loader__ = module.__spec__.loader = self._loader
-    with _stderr_filtered(self._level):
+    quiet = _stderr_filtered(self._level) if self._level >= 1 else contextlib.nullcontext()
+    with quiet, _matplotlib_kept_out():
       self._loader.exec_module(module)
 
 
-class _QuietTensorFlowImport(importlib.abc.MetaPathFinder):
-  """Filters stderr while `tensorflow` is first imported (once)."""
+class _TensorFlowImport(importlib.abc.MetaPathFinder):
+  """Wraps the first import of `tensorflow` (once; see _TensorFlowLoader)."""
 
   def __init__(self, level):
     self._level = level
@@ -121,7 +143,7 @@ class _QuietTensorFlowImport(importlib.abc.MetaPathFinder):
     sys.meta_path.remove(self)
     spec = importlib.util.find_spec(fullname)
     if spec is not None and spec.loader is not None:
-      spec.loader = _QuietLoader(spec.loader, self._level)
+      spec.loader = _TensorFlowLoader(spec.loader, self._level)
     return spec
 
 
@@ -136,8 +158,9 @@ class _TensorFlowInfoFilter(std_logging.Filter):
 
 def quiet_tensorflow_log():
   """TF_CPP_MIN_LOG_LEVEL=3 unless set, kept also while TensorFlow is
-  imported (see the module docstring). Must run before TensorFlow's import
-  to have an effect; runs when this module is imported."""
+  imported, and matplotlib out of that import (see the module docstring).
+  Must run before TensorFlow's import to have an effect; runs when this
+  module is imported."""
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
   level = tf_log_level()
   if level >= 1:  # its Python INFO lines (absl or "tensorflow" logger), likewise
@@ -147,9 +170,9 @@ def quiet_tensorflow_log():
     handler = absl_logging.get_absl_handler()
     if not any(isinstance(f, _TensorFlowInfoFilter) for f in handler.filters):
       handler.addFilter(_TensorFlowInfoFilter())
-  if level >= 1 and "tensorflow" not in sys.modules and not any(
-      isinstance(f, _QuietTensorFlowImport) for f in sys.meta_path):
-    sys.meta_path.insert(0, _QuietTensorFlowImport(level))
+  if "tensorflow" not in sys.modules and not any(
+      isinstance(f, _TensorFlowImport) for f in sys.meta_path):
+    sys.meta_path.insert(0, _TensorFlowImport(level))
 
 
 quiet_tensorflow_log()

@@ -73,6 +73,27 @@ def test_a_tool_that_finished_freezes_its_objects_before_exit(tmp_path):
   assert lines[1][0] == "frozen" and int(lines[1][1]) > 1000
 
 
+def test_tensorflow_imports_without_matplotlib_which_imports_as_usual_after():
+  # Keras imports matplotlib's pyplot inside TensorFlow's import when it is
+  # installed (0.5 s); the tools keep it out of that import only.
+  pytest.importorskip("matplotlib", reason="matplotlib is not installed: nothing to keep out")
+  code = ("import sys\n"
+          "from bert_tf import cli\n"
+          "import tensorflow as tf\n"
+          "print('after tensorflow', 'matplotlib' in sys.modules)\n"
+          "from keras.src.visualization import plot_image_gallery\n"
+          "print('keras gallery plt', plot_image_gallery.plt)\n"
+          "import matplotlib.pyplot\n"
+          "print('imported', matplotlib.pyplot.__name__, tf.constant(2).numpy())\n")
+  for env in ({}, {"TF_CPP_MIN_LOG_LEVEL": "0"}):
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=dict(os.environ, MPLBACKEND="Agg", **env),
+                         cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.splitlines() == [
+        "after tensorflow False", "keras gallery plt None", "imported matplotlib.pyplot 2"], env
+
+
 def test_tool_modules_import_together_and_define_flags_privately():
   import importlib
   for name in TOOLS:

@@ -43,8 +43,11 @@ import hashlib
 import json
 import multiprocessing
 import os
+import pickle
 import random
 import re
+import shutil
+import tempfile
 import time
 
 from absl import logging
@@ -761,18 +764,21 @@ class BlockProcessor:
 _WORKER = {}
 
 
-def _init_worker(options, masking_vocab, negative_pool):
+def _init_worker(options):
   _WORKER["options"] = options
-  _WORKER["vocab"] = masking_vocab
-  _WORKER["encoder"] = schema.ExampleEncoder(
-      options.max_seq_length, options.max_predictions_per_seq, masking_vocab.size)
-  _WORKER["pool"] = negative_pool
-  _WORKER["block"] = None  # BlockSentences of the last block seen
+  _WORKER["shared"] = None  # the path of what _WorkerPool.share wrote
 
 
-def _run_pass(tokenized, pass_index):
+def _run_pass(shared_path, tokenized, pass_index):
   options = _WORKER["options"]
-  sentences = _WORKER["block"]
+  if _WORKER["shared"] != shared_path:
+    with open(shared_path, "rb") as f:
+      masking_vocab, negative_pool = pickle.load(f)
+    _WORKER.update(shared=shared_path, vocab=masking_vocab, pool=negative_pool, block=None,
+                   encoder=schema.ExampleEncoder(options.max_seq_length,
+                                                 options.max_predictions_per_seq,
+                                                 masking_vocab.size))
+  sentences = _WORKER["block"]  # BlockSentences of the last block seen
   if sentences is None or sentences.tokenized.index != tokenized.index:
     sentences = _WORKER["block"] = BlockSentences(tokenized, _WORKER["pool"])
   records, stats = pass_records(
@@ -1002,13 +1008,39 @@ def finish_run(plan, outputs, vocab, options, total, started, num_workers, reuse
   return manifest.write(outputs.manifest_path()).to_dict()
 
 
-def _start_pool(num_workers, options, masking_vocab, negative_pool):
-  """Worker processes for the passes, each given the negative pool once."""
-  if num_workers <= 1:
-    return None
-  ctx = multiprocessing.get_context("spawn")
-  return ctx.Pool(num_workers, initializer=_init_worker,
-                  initargs=(options, masking_vocab, negative_pool))
+class _WorkerPool:
+  """Worker processes for the passes (spawned: they never import TensorFlow).
+
+  They start first, so that they come up while this process imports
+  TensorFlow and plans the run (spawning them later, with the negative pool
+  as an argument, kept this process waiting 0.35 s: a child reads its
+  arguments only once its own imports are done). What they all need and
+  only the plan knows, the masking vocab and the negative pool, `share`
+  writes once to a private local file that each worker reads at its first
+  pass.
+  """
+
+  def __init__(self, num_workers, options):
+    self.processes = num_workers
+    self._dir = tempfile.mkdtemp(prefix="bert_tf-workers-")
+    self._shared = None
+    ctx = multiprocessing.get_context("spawn")
+    self._pool = ctx.Pool(num_workers, initializer=_init_worker, initargs=(options,))
+
+  def share(self, masking_vocab, negative_pool):
+    path = os.path.join(self._dir, "shared.pickle")
+    with open(path, "wb") as f:  # local scratch space, not the user's I/O
+      pickle.dump((masking_vocab, negative_pool), f, protocol=pickle.HIGHEST_PROTOCOL)
+    self._shared = path
+
+  def run_pass(self, tokenized, pass_index):
+    """AsyncResult of the pass `pass_index` over `tokenized` (after share)."""
+    return self._pool.apply_async(_run_pass, (self._shared, tokenized, pass_index))
+
+  def close(self):
+    self._pool.terminate()
+    self._pool.join()
+    shutil.rmtree(self._dir, ignore_errors=True)
 
 
 def _map_blocks(blocks, tokenizer, options, negative_pool, pool):
@@ -1025,7 +1057,7 @@ def _map_blocks(blocks, tokenizer, options, negative_pool, pool):
       yield block.index, records, stats
     return
   in_flight = collections.deque()
-  max_in_flight = 2 * pool._processes + options.dupe_factor  # pylint: disable=protected-access
+  max_in_flight = 2 * pool.processes + options.dupe_factor
 
   def finish_oldest():
     tokenized, futures = in_flight.popleft()
@@ -1040,7 +1072,7 @@ def _map_blocks(blocks, tokenizer, options, negative_pool, pool):
 
   for block in blocks:
     tokenized = tokenize_block(block, tokenizer, options.decode_errors)
-    futures = [pool.apply_async(_run_pass, (tokenized, p)) for p in range(options.dupe_factor)]
+    futures = [pool.run_pass(tokenized, p) for p in range(options.dupe_factor)]
     in_flight.append((tokenized, futures))
     while sum(len(f[1]) for f in in_flight) > max_in_flight:
       yield finish_oldest()
@@ -1062,19 +1094,20 @@ def create_pretraining_data(input_patterns, outputs, vocab_file, options,
   Returns:
     The manifest dict (also written beside the records).
   """
-  from bert_tf.data import tokenization
   started = time.time()
   options.validate()
-  vocab = tokenization.load_vocab(vocab_file)  # names missing special tokens
-  tokenizer = tokenization.Tokenizer(vocab, options.do_lower_case)
-  plan = plan_run(input_patterns, outputs, tokenizer, options)
-  pool = _start_pool(num_workers, options, masking_vocab_of(vocab), plan.negative_pool)
+  pool = _WorkerPool(num_workers, options) if num_workers > 1 else None
   try:
+    from bert_tf.data import tokenization  # TensorFlow's import, while the workers start
+    vocab = tokenization.load_vocab(vocab_file)  # names missing special tokens
+    tokenizer = tokenization.Tokenizer(vocab, options.do_lower_case)
+    plan = plan_run(input_patterns, outputs, tokenizer, options)
+    if pool is not None:
+      pool.share(masking_vocab_of(vocab), plan.negative_pool)
     total, reused = _write(plan, outputs, tokenizer, options, pool)
   finally:
     if pool is not None:
-      pool.terminate()
-      pool.join()
+      pool.close()
   return finish_run(plan, outputs, vocab, options, total, started, num_workers, reused, "local")
 
 

@@ -288,14 +288,21 @@ def test_ascii_path_matches_the_whole_path(do_lower_case):
         tk.reference_basic_tokenize(t, do_lower_case, specials) for t in texts]
 
 
-def test_ascii_input_never_probes_icu(tiny_vocab):
-  # The probes of ICU against Python's Unicode (0.4 s) wait for the first
-  # text that is not ASCII.
+def test_ascii_input_never_probes_icu_nor_builds_the_unicode_tables(tiny_vocab):
+  # The probes of ICU against Python's Unicode (0.4 s) and the character
+  # tables of the whole code space (0.4 s) wait for the first text that is
+  # not ASCII.
+  tk._regex_classes.cache_clear()  # pylint: disable=protected-access
+  tk._code_point_flags.cache_clear()  # pylint: disable=protected-access
   tokenizer = tk.Tokenizer(tiny_vocab, do_lower_case=True)
   tokenizer.tokenize_to_ids(["Plain ASCII, as most corpora are.", "x"])
   assert tokenizer.tf_module.basic._fixes is None  # pylint: disable=protected-access
+  built = tk._code_point_flags.cache_info().currsize  # pylint: disable=protected-access
+  tk._code_point_flags(128)  # pylint: disable=protected-access
+  assert tk._code_point_flags.cache_info().currsize == built == 1  # only ASCII's  # pylint: disable=protected-access
   _assert_same_as_reference(tokenizer, ["Stra\u00dfe \u039f\u03a3 caf\u00e9", "ascii"])
   assert tokenizer.tf_module.basic._fixes is not None  # pylint: disable=protected-access
+  assert tk._code_point_flags.cache_info().currsize == 2  # pylint: disable=protected-access
 
 
 def test_mixed_ascii_and_other_lines_keep_their_order(tiny_vocab):

@@ -12,6 +12,8 @@ import logging
 import random
 import re
 import shutil
+import tempfile
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -115,10 +117,12 @@ def test_blocks_are_contiguous_runs_of_whole_documents(data):
 # Determinism and output modes
 # ---------------------------------------------------------------------------
 
-def test_same_bytes_with_one_or_two_workers(data):
+def test_same_bytes_with_one_or_two_workers(data, tmp_path, monkeypatch):
   assert len(data["records"]) > 300
   outputs = writer.Outputs(directory=str(data["root"] / "two_workers"), num_shards=3)
+  monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the workers' shared file goes
   manifest = run(data["corpus"], outputs, data["vocab"], num_workers=2)
+  assert not list(tmp_path.iterdir())  # removed with the workers
   assert file_bytes(outputs.paths()) == file_bytes(data["paths"])
   assert all(len(b) > 0 for b in file_bytes(data["paths"]))
   assert manifest["run"]["num_workers"] == 2
@@ -621,3 +625,11 @@ def test_input_problems_name_the_file(data, tmp_path):
   with pytest.raises(ValueError, match=r"blank\.txt.*blank lines"):
     run(str(blank), outputs, data["vocab"])
   assert not [p for p in (tmp_path / "out").glob("*") if p.is_file()]
+  # Workers start before the input is read; they are gone, with their
+  # scratch folder, when it turns out bad.
+  scratch = tmp_path / "scratch"
+  scratch.mkdir()
+  with mock.patch.object(tempfile, "tempdir", str(scratch)):
+    with pytest.raises(ValueError, match=r"blank\.txt.*blank lines"):
+      run(str(blank), outputs, data["vocab"], num_workers=2)
+  assert not list(scratch.iterdir())
