@@ -317,6 +317,25 @@ def test_mixed_ascii_and_other_lines_keep_their_order(tiny_vocab):
   assert values.tolist() == want.tolist() and splits.tolist() == want_splits.tolist()
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_large_batches_run_in_chunks_on_threads_with_the_same_ids(tiny_vocab, monkeypatch, threads):
+  # Chunks of 3 lines (empty lines at their edges, ASCII and other lines
+  # mixed) are tokenized on threads and put back together in order.
+  tokenizer = tk.Tokenizer(tiny_vocab, do_lower_case=True)
+  texts = [TEXTS[i % len(TEXTS)] if i % 4 else "" for i in range(40)]
+  want, want_splits = tokenizer.tokenize_to_ids(texts)
+  used = []
+  real_run_chunk = tk._run_chunk  # pylint: disable=protected-access
+  monkeypatch.setattr(tk, "_CHUNK_LINES", 3)
+  monkeypatch.setattr(tk, "_tokenizer_threads", lambda: threads)
+  monkeypatch.setattr(tk, "_run_chunk", lambda fn, t: used.append(len(t)) or real_run_chunk(fn, t))
+  values, splits = tokenizer.tokenize_to_ids(texts)
+  assert values.tolist() == want.tolist() and splits.tolist() == want_splits.tolist()
+  assert splits.dtype == want_splits.dtype and values.dtype == want.dtype
+  assert len(used) == 2 * threads and sum(used) == len(texts)  # both paths, `threads` chunks each
+  _assert_same_as_reference(tokenizer, texts)
+
+
 def test_invalid_utf8_is_dropped_like_the_original(tiny_vocab):
   tokenizer = tk.Tokenizer(tiny_vocab, do_lower_case=True)
   ids = tokenizer.tf_tokenize(tf.constant([b"x\xffx\xe4 y", b"xx y"]))
