@@ -747,8 +747,14 @@ def _tokenizer_threads():
   return max(1, min(os.cpu_count() or 1, 8))
 
 
-@functools.lru_cache(maxsize=None)
 def _thread_pool(threads):
+  # One per process: a forked child has none of its parent's threads.
+  return _thread_pool_of(threads, os.getpid())
+
+
+@functools.lru_cache(maxsize=None)
+def _thread_pool_of(threads, pid):
+  del pid
   return concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="tokenizer")
 
 
