@@ -1022,12 +1022,12 @@ class _WorkerPool:
 
   def __init__(self, num_workers, options):
     self.processes = num_workers
-    self._dir = tempfile.mkdtemp(prefix="bert_tf-workers-")
-    self._shared = None
+    self._dir = self._shared = None
     ctx = multiprocessing.get_context("spawn")
     self._pool = ctx.Pool(num_workers, initializer=_init_worker, initargs=(options,))
 
   def share(self, masking_vocab, negative_pool):
+    self._dir = tempfile.mkdtemp(prefix="bert_tf-workers-")
     path = os.path.join(self._dir, "shared.pickle")
     with open(path, "wb") as f:  # local scratch space, not the user's I/O
       pickle.dump((masking_vocab, negative_pool), f, protocol=pickle.HIGHEST_PROTOCOL)
@@ -1040,7 +1040,8 @@ class _WorkerPool:
   def close(self):
     self._pool.terminate()
     self._pool.join()
-    shutil.rmtree(self._dir, ignore_errors=True)
+    if self._dir is not None:
+      shutil.rmtree(self._dir, ignore_errors=True)
 
 
 def _map_blocks(blocks, tokenizer, options, negative_pool, pool):
