@@ -43,11 +43,8 @@ import hashlib
 import json
 import multiprocessing
 import os
-import pickle
 import random
 import re
-import shutil
-import tempfile
 import time
 
 from absl import logging
@@ -764,17 +761,16 @@ class BlockProcessor:
 _WORKER = {}
 
 
-def _init_worker(options):
+def _init_worker(options, shared):
   _WORKER["options"] = options
-  _WORKER["shared"] = None  # the path of what _WorkerPool.share wrote
+  _WORKER["shared"] = shared  # the queue _WorkerPool.share fills, one item a worker
 
 
-def _run_pass(shared_path, tokenized, pass_index):
+def _run_pass(tokenized, pass_index):
   options = _WORKER["options"]
-  if _WORKER["shared"] != shared_path:
-    with open(shared_path, "rb") as f:
-      masking_vocab, negative_pool = pickle.load(f)
-    _WORKER.update(shared=shared_path, vocab=masking_vocab, pool=negative_pool, block=None,
+  if "pool" not in _WORKER:  # the first pass of this worker
+    masking_vocab, negative_pool = _WORKER["shared"].get()
+    _WORKER.update(vocab=masking_vocab, pool=negative_pool, block=None,
                    encoder=schema.ExampleEncoder(options.max_seq_length,
                                                  options.max_predictions_per_seq,
                                                  masking_vocab.size))
@@ -1016,32 +1012,31 @@ class _WorkerPool:
   as an argument, kept this process waiting 0.35 s: a child reads its
   arguments only once its own imports are done). What they all need and
   only the plan knows, the masking vocab and the negative pool, `share`
-  writes once to a private local file that each worker reads at its first
-  pass.
+  puts on a queue, one copy a worker, which each takes at its first pass.
   """
 
   def __init__(self, num_workers, options):
     self.processes = num_workers
-    self._dir = self._shared = None
     ctx = multiprocessing.get_context("spawn")
-    self._pool = ctx.Pool(num_workers, initializer=_init_worker, initargs=(options,))
+    self._shared = ctx.Queue()
+    self._pool = ctx.Pool(num_workers, initializer=_init_worker,
+                          initargs=(options, self._shared))
 
   def share(self, masking_vocab, negative_pool):
-    self._dir = tempfile.mkdtemp(prefix="bert_tf-workers-")
-    path = os.path.join(self._dir, "shared.pickle")
-    with open(path, "wb") as f:  # local scratch space, not the user's I/O
-      pickle.dump((masking_vocab, negative_pool), f, protocol=pickle.HIGHEST_PROTOCOL)
-    self._shared = path
+    for _ in range(self.processes):  # sent by the queue's own thread
+      self._shared.put((masking_vocab, negative_pool))
 
   def run_pass(self, tokenized, pass_index):
     """AsyncResult of the pass `pass_index` over `tokenized` (after share)."""
-    return self._pool.apply_async(_run_pass, (self._shared, tokenized, pass_index))
+    return self._pool.apply_async(_run_pass, (tokenized, pass_index))
 
   def close(self):
     self._pool.terminate()
     self._pool.join()
-    if self._dir is not None:
-      shutil.rmtree(self._dir, ignore_errors=True)
+    # Copies no worker took (a run with fewer tasks than workers, or an
+    # error) are dropped rather than waited for at exit.
+    self._shared.cancel_join_thread()
+    self._shared.close()
 
 
 def _map_blocks(blocks, tokenizer, options, negative_pool, pool):

@@ -9,11 +9,12 @@ import collections
 import hashlib
 import json
 import logging
+import os
 import random
 import re
 import shutil
-import tempfile
-from unittest import mock
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -117,12 +118,10 @@ def test_blocks_are_contiguous_runs_of_whole_documents(data):
 # Determinism and output modes
 # ---------------------------------------------------------------------------
 
-def test_same_bytes_with_one_or_two_workers(data, tmp_path, monkeypatch):
+def test_same_bytes_with_one_or_two_workers(data):
   assert len(data["records"]) > 300
   outputs = writer.Outputs(directory=str(data["root"] / "two_workers"), num_shards=3)
-  monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the workers' shared file goes
   manifest = run(data["corpus"], outputs, data["vocab"], num_workers=2)
-  assert not list(tmp_path.iterdir())  # removed with the workers
   assert file_bytes(outputs.paths()) == file_bytes(data["paths"])
   assert all(len(b) > 0 for b in file_bytes(data["paths"]))
   assert manifest["run"]["num_workers"] == 2
@@ -625,11 +624,23 @@ def test_input_problems_name_the_file(data, tmp_path):
   with pytest.raises(ValueError, match=r"blank\.txt.*blank lines"):
     run(str(blank), outputs, data["vocab"])
   assert not [p for p in (tmp_path / "out").glob("*") if p.is_file()]
-  # Workers start before the input is read; they are gone, with their
-  # scratch folder, when it turns out bad.
-  scratch = tmp_path / "scratch"
-  scratch.mkdir()
-  with mock.patch.object(tempfile, "tempdir", str(scratch)):
-    with pytest.raises(ValueError, match=r"blank\.txt.*blank lines"):
-      run(str(blank), outputs, data["vocab"], num_workers=2)
-  assert not list(scratch.iterdir())
+  # Workers start before the input is read: the error is the same with them.
+  with pytest.raises(ValueError, match=r"blank\.txt.*blank lines"):
+    run(str(blank), outputs, data["vocab"], num_workers=2)
+
+
+def test_more_workers_than_passes_finishes_and_exits(data, tmp_path):
+  # Each worker takes its copy of the negative pool at its first pass; with
+  # one block and one pass, two of the three copies are never taken, and
+  # the tool must still exit (not wait to hand them over).
+  corpus = tmp_path / "one_block.txt"  # a pool larger than a pipe's buffer (64 KB)
+  corpus.write_text("".join(f"the cat {i} sat on the mat .\nand the dog ran {i} .\n\n"
+                            for i in range(3000)))
+  out = tmp_path / "out.tfrecord"
+  proc = subprocess.run(
+      [sys.executable, "-m", "bert_tf.create_pretraining_data", f"--input_file={corpus}",
+       f"--output_file={out}", f"--vocab_file={data['vocab']}", "--dupe_factor=1",
+       "--num_workers=3"], capture_output=True, text=True, timeout=120,
+      cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  assert out.exists() and out.stat().st_size > 0
