@@ -305,6 +305,11 @@ def _nfd_problems():
           np.array([ord(ch) for ch in pool[:len(problems)]], np.int32))
 
 
+def _holding_any(code_points):
+  """An RE2 pattern that fully matches a text holding any of `code_points`."""
+  return "(?s).*[" + "".join(f"\\x{{{cp:X}}}" for cp in code_points) + "].*"
+
+
 def _replace_code_points(values, keys, targets):
   """values int32 [n]: each one found in `keys` (ascending, int32 [k >= 1])
   becomes the `targets` entry at the same position; the rest stay."""
@@ -556,14 +561,12 @@ class TFBasicTokenizer(tf.Module):
         nfd_fix = lower_fix = None
         code_points, stand_ins = _nfd_problems()
         if len(code_points):
-          nfd_fix = (
-              "(?s).*[" + "".join(f"\\x{{{cp:X}}}" for cp in code_points) + "].*",
-              tf.constant(code_points), tf.constant(stand_ins))
+          nfd_fix = (_holding_any(code_points), tf.constant(code_points),
+                     tf.constant(stand_ins))
         code_points, lowered, stand_ins = _lowercase_problems()
         if len(code_points):
-          lower_fix = (
-              "(?s).*[" + "".join(f"\\x{{{cp:X}}}" for cp in code_points) + "].*",
-              tf.constant(code_points), tf.constant(lowered), tf.constant(stand_ins))
+          lower_fix = (_holding_any(code_points), tf.constant(code_points),
+                       tf.constant(lowered), tf.constant(stand_ins))
         self._fixes = (lower_fix, nfd_fix)
     return self._fixes
 
