@@ -10,7 +10,11 @@
    With --repeat=N, ours is timed N times and the fastest pass reported (the
    pass over KJV takes well under a second: one pass is noise on a busy
    machine).
-2. build_vocab's learner (geometric threshold search over tensorflow-text's
+2. Threads: the whole corpus in one tokenize_to_ids call (the size of the
+   data writer's blocks and negative pool), in chunks on threads (the
+   default for batches of 8,192 lines or more) against one thread, timed
+   alternately --repeat times (at least 3), with the same ids.
+3. build_vocab's learner (geometric threshold search over tensorflow-text's
    learn_with_thresh) vs tensorflow-text's own `learn` (linear bisection) on
    the same word counts, for --vocab_size.
 """
@@ -75,6 +79,31 @@ def bench_tokenizer(lines, vocab_path, batch_lines, reference_lines, repeat=1):
         f"ids identical on the {len(ref_lines)} compared lines: {same}")
 
 
+def bench_threads(lines, vocab_path, repeat):
+  tokenizer = tokenization.Tokenizer(tokenization.load_vocab(vocab_path), do_lower_case=True)
+  default_threads = tokenization._tokenizer_threads  # pylint: disable=protected-access
+  one_thread = lambda: 1
+  tokenizer.tokenize_to_ids(lines[:100])  # trace once
+  times = {"threads": [], "one": []}
+  outputs = {}
+  for _ in range(max(repeat, 3)):
+    for name, threads in (("threads", default_threads), ("one", one_thread)):
+      tokenization._tokenizer_threads = threads  # pylint: disable=protected-access
+      t0 = time.perf_counter()
+      outputs[name] = tokenizer.tokenize_to_ids(lines)
+      times[name].append(time.perf_counter() - t0)
+  tokenization._tokenizer_threads = default_threads  # pylint: disable=protected-access
+  same = all((a == b).all() for a, b in zip(outputs["threads"], outputs["one"]))
+  med = {k: sorted(v)[len(v) // 2] for k, v in times.items()}
+  print(f"whole corpus in one call ({len(lines)} lines), median of {len(times['one'])} "
+        f"alternating runs:")
+  print(f"  ours  chunks on {default_threads()} thread(s): {med['threads']:.3f} s "
+        f"({min(times['threads']):.3f}-{max(times['threads']):.3f})")
+  print(f"  base  one thread:              {med['one']:.3f} s "
+        f"({min(times['one']):.3f}-{max(times['one']):.3f})")
+  print(f"  speed-up {med['one'] / med['threads']:.2f}x; ids identical: {same}")
+
+
 def bench_vocab(corpus, vocab_size):
   from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib  # pylint: disable=g-import-not-at-top
   t0 = time.perf_counter()
@@ -113,6 +142,7 @@ def main():
   with open(args.corpus, encoding="utf-8") as f:
     lines = f.read().split("\n")
   bench_tokenizer(lines, args.vocab, args.batch_lines, args.reference_lines, args.repeat)
+  bench_threads(lines, args.vocab, args.repeat)
   if not args.skip_vocab:
     for size in args.vocab_sizes.split(","):
       bench_vocab(args.corpus, int(size))

@@ -742,7 +742,7 @@ class TFTokenizer(tf.Module):
 # A batch of at least twice this many lines is tokenized in chunks, one a
 # thread: the ops of one call run on one core (tf-text's and the string ops
 # are loops over the batch), and TensorFlow lets go of Python's lock while
-# they run: 1.6-1.8x on 2 cores for 4 MB of text.
+# they run: 1.5x on 2 cores for 4 MB of text (bench/bench_tokenization.py).
 _CHUNK_LINES = 4096
 
 
