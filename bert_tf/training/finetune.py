@@ -47,6 +47,15 @@ CLIP_NORM = 1.0
 SMALL_DEV_SET = 1000
 CHECKPOINT_NAME = "model"
 CLASSIFICATION_METRICS = ("accuracy", "f1", "mcc")
+# Fewer optimizer steps than this and a run is said to be too short to learn.
+# The original recipe was published for tasks of 230 steps and more (RTE:
+# 2,490 examples / 32 x 3 epochs = 233; MRPC 343), and with 10% warmup a run
+# under 10 steps has none. At lr 5e-5 each weight moves at most about
+# steps x lr: 7 steps, 3.5e-4, a fiftieth of the initializer's 0.02, so the
+# new head stays near its random start (measured: dev accuracy at chance, see
+# the README's small-task recipe). 100 steps is below every task the recipe
+# was published for.
+MIN_TRAIN_STEPS = 100
 REGRESSION_METRICS = ("pearson", "spearman", "mse")
 
 
@@ -315,9 +324,18 @@ def _loss_fn(space):
       tf.nn.sparse_softmax_cross_entropy_with_logits(tf.cast(labels, tf.int32), outputs))
 
 
-def predict(model, features, batch_size):
-  """Model outputs float32 [n, num_outputs] for features (dict of [n, seq])."""
-  call = tf.function(lambda x: model(x, training=False))
+def make_predict_fn(model):
+  """One tf.function of the model's inference, for every `predict` of it: a
+  new one per call would trace again at every evaluation (TensorFlow's
+  "triggered tf.function retracing" warning). reduce_retracing: the short
+  last batch generalizes the shape once, not a trace per batch size."""
+  return tf.function(lambda x: model(x, training=False), reduce_retracing=True)
+
+
+def predict(model, features, batch_size, predict_fn=None):
+  """Model outputs float32 [n, num_outputs] for features (dict of [n, seq]).
+  predict_fn: `make_predict_fn(model)`, made once when predicting repeatedly."""
+  call = predict_fn or make_predict_fn(model)
   dataset = classification.make_dataset(features, batch_size=batch_size)
   return np.concatenate([call(batch).numpy() for batch in dataset], axis=0)
 
@@ -325,6 +343,22 @@ def predict(model, features, batch_size):
 def num_train_steps(config, num_examples):
   """The original's int(examples / batch * epochs), at least 1."""
   return max(1, int(num_examples / config.train_batch_size * config.num_train_epochs))
+
+
+def too_few_steps_warning(config, num_examples):
+  """The one-line warning for a run of under MIN_TRAIN_STEPS optimizer steps
+  (None for a longer one): the step count, and the epochs that reach
+  MIN_TRAIN_STEPS. Names the fields (the finetune tool's flags)."""
+  steps = num_train_steps(config, num_examples)
+  if steps >= MIN_TRAIN_STEPS:
+    return None
+  epochs = math.ceil(MIN_TRAIN_STEPS * config.train_batch_size / num_examples)
+  return (f"warning: only {steps} optimizer steps ({num_examples} train examples / batch "
+          f"{config.train_batch_size} x {config.num_train_epochs:g} epochs, "
+          f"{int(steps * config.warmup_proportion)} of warmup): too few to learn, the dev "
+          f"score may stay at chance; raise --num_train_epochs (to {epochs} for "
+          f"{MIN_TRAIN_STEPS} steps) and --learning_rate (e.g. 5e-4 for a small model), or "
+          f"lower --train_batch_size")
 
 
 def train_seed(config, bert_config, task, seed, seed_dir):
@@ -356,6 +390,7 @@ def train_seed(config, bert_config, task, seed, seed_dir):
       shuffle=True, seed=seed, repeat=True, drop_remainder=True)
   train_writer = tf.summary.create_file_writer(os.path.join(seed_dir, "train"))
   eval_writer = tf.summary.create_file_writer(os.path.join(seed_dir, "eval"))
+  predict_fn = make_predict_fn(model)
   metrics, losses, start = {}, [], time.time()
   for step, (features, labels) in enumerate(dataset.take(steps), start=1):
     losses.append(float(train_step(features, labels)))
@@ -363,7 +398,7 @@ def train_seed(config, bert_config, task, seed, seed_dir):
       with train_writer.as_default(step=step):
         tf.summary.scalar("loss", np.mean(losses))
         tf.summary.scalar("learning_rate", float(optimizer.learning_rate))
-      outputs = predict(model, task.dev, config.eval_batch_size)
+      outputs = predict(model, task.dev, config.eval_batch_size, predict_fn)
       metrics = compute_metrics(outputs, task.dev_labels, task.space)
       with eval_writer.as_default(step=step):
         for key, value in metrics.items():
@@ -439,6 +474,9 @@ def run(config: FinetuneConfig, bert_config: BertConfig):
                "regression" if task.space.regression else f"{len(task.space.labels)} classes",
                "pairs" if config.text_b_column else "single texts", steps,
                config.train_batch_size, config.seeds, num_dev)
+  short = too_few_steps_warning(config, num_train)
+  if short:
+    logging.warning("%s", short)
   per_seed, results = [], {}
   for i in range(config.seeds):
     seed = config.seed + i
@@ -460,7 +498,7 @@ def run(config: FinetuneConfig, bert_config: BertConfig):
                  num_dev_examples=num_dev, num_train_steps=steps,
                  task_type="regression" if task.space.regression else "classification")
   write_eval_results(os.path.join(config.output_dir, "eval_results.txt"), results)
-  notes = list(task.notes)
+  notes = list(task.notes) + ([short] if short else [])
   note = noise_note(num_dev, results, task.space)
   if note:
     notes.append(note)

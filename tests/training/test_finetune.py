@@ -3,12 +3,16 @@ seeds mean/sd, and tiny fine-tuning runs (random init, from a checkpoint our
 pretraining wrote, from an original TF1 checkpoint) on a generated
 separable task."""
 
+import contextlib
+import logging
 import os
 import random
 
 import numpy as np
 import pytest
 import tensorflow as tf
+
+from dataclasses import replace as dataclasses_replace
 
 from bert_tf.data import classification
 from bert_tf.models.config import BertConfig
@@ -127,8 +131,25 @@ def test_config_validation():
 # -- runs ----------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def tensorflow_warnings():
+  """The messages TensorFlow's Python logger writes inside the block."""
+  messages = []
+  handler = logging.Handler(logging.WARNING)
+  handler.emit = lambda record: messages.append(record.getMessage())
+  logger = logging.getLogger("tensorflow")
+  logger.addHandler(handler)
+  try:
+    yield messages
+  finally:
+    logger.removeHandler(handler)
+
+
 def test_random_init_learns_the_separable_task_with_seeds(task, tmp_path):
-  results = finetune.run(_config(task, tmp_path / "out", seeds=2), tiny_config())
+  with tensorflow_warnings() as warnings:
+    results = finetune.run(_config(task, tmp_path / "out", seeds=2), tiny_config())
+  # An evaluation each epoch and a model each seed trace nothing anew.
+  assert not [w for w in warnings if "retracing" in w], warnings
   assert results["num_seeds"] == 2 and results["init"].startswith("random")
   for seed in (0, 1):
     assert results[f"seed_{seed}_accuracy"] > 0.8, results
@@ -157,6 +178,20 @@ def test_same_seed_same_result(task, tmp_path):
   second = finetune.run(_config(task, tmp_path / "b", num_train_epochs=1), tiny_config())
   assert first["seed_0_accuracy"] == second["seed_0_accuracy"]
   assert first["seed_0_mcc"] == second["seed_0_mcc"]
+  # 160 examples / batch 16 x 1 epoch: 10 steps, said in the notes.
+  assert [n for n in first["notes"] if n.startswith("warning: only 10 optimizer steps")]
+
+
+def test_too_few_steps_warning_names_the_steps_and_what_to_change():
+  # The issue's case: 76 rows with the original recipe (batch 32, 3 epochs).
+  config = finetune.FinetuneConfig(train_batch_size=32, num_train_epochs=3)
+  message = finetune.too_few_steps_warning(config, 76)
+  assert message.startswith("warning: only 7 optimizer steps (76 train examples / batch 32 "
+                            "x 3 epochs, 0 of warmup)")
+  assert "--num_train_epochs (to 43 for 100 steps)" in message  # 43 x 76 / 32 = 102 steps
+  assert "--learning_rate" in message and "\n" not in message
+  assert finetune.num_train_steps(dataclasses_replace(config, num_train_epochs=43), 76) >= 100
+  assert finetune.too_few_steps_warning(config, 3668) is None  # MRPC: 343 steps
 
 
 def test_from_a_checkpoint_our_pretraining_wrote(task, tmp_path):
