@@ -214,19 +214,37 @@ def prepare_text(options):
   return train_txt, held_txt, vocab_file, bert_config
 
 
+# The data writer's blocks of text for the comparison's records, and the
+# most shards they are written to.
+RECORD_BLOCK_BYTES = 256 << 10
+MAX_RECORD_SHARDS = 2
+
+
+def record_shards(text_bytes, block_bytes=RECORD_BLOCK_BYTES, max_shards=MAX_RECORD_SHARDS):
+  """Shards for `text_bytes` of text: at most one per block the writer makes
+  (about text_bytes / block_bytes of them), so none is left empty and the
+  writer does not warn. It fills a block to at least `block_bytes` and joins
+  a last one of under half of it to the one before: text of k x block_bytes
+  holds at least k // 2 blocks unless single documents are longer than a
+  block (a shard may then be empty: the writer says so)."""
+  return max(1, min(max_shards, int(text_bytes // block_bytes) // 2))
+
+
 def write_records(options, text_file, vocab_file, name, record_options, dupe_factor):
   """Records of `text_file` under output_dir/records/<name> (skipped when
   their manifest exists); returns (the records glob, whether they were
   written before)."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   directory = os.path.join(options.output_dir, "records", name)
-  outputs = writer.Outputs(directory=directory, num_shards=2)
+  outputs = writer.Outputs(directory=directory,
+                           num_shards=record_shards(tf.io.gfile.stat(text_file).length))
   written = files_exists(outputs.manifest_path())
   if not written:
     data_options = writer.DataOptions(
         max_seq_length=options.max_seq_length,
         max_predictions_per_seq=options.max_predictions_per_seq, dupe_factor=dupe_factor,
-        do_lower_case=options.do_lower_case, random_seed=options.seed, block_bytes=256 << 10,
-        **record_options)
+        do_lower_case=options.do_lower_case, random_seed=options.seed,
+        block_bytes=RECORD_BLOCK_BYTES, **record_options)
     writer.create_pretraining_data(text_file, outputs, vocab_file, data_options,
                                    num_workers=writer.default_num_workers())
   return directory + "/*.tfrecord", written

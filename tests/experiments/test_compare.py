@@ -197,3 +197,29 @@ def test_electra_against_bert_at_equal_flops(tmp_path, capsys):
   with pytest.raises(ValueError, match=f"electra was pretrained for {planned} steps, this "
                                        "plan gives it 6"):
     compare.run_comparison(dataclasses.replace(options, budget="steps"))
+
+
+def test_records_get_no_more_shards_than_blocks(tmp_path):
+  block = compare.RECORD_BLOCK_BYTES
+  assert [compare.record_shards(n * block) for n in (0, 1, 3, 4, 40)] == [1, 1, 1, 2, 2]
+  # A small corpus is one block: one shard, and the writer has nothing to warn
+  # about (it used to say "1 blocks for 2 shards ... lower --block_bytes or
+  # --num_output_shards", flags compare_objectives does not have).
+  import logging  # pylint: disable=g-import-not-at-top
+  messages = []
+  handler = logging.Handler(logging.WARNING)
+  handler.emit = lambda record: messages.append(record.getMessage())
+  logging.getLogger("absl").addHandler(handler)
+  try:
+    options = tiny_options(tmp_path)
+    train_txt, _, vocab_file, _ = compare.prepare_text(options)
+    records, written = compare.write_records(options, train_txt, vocab_file, "mlm_nsp", {}, 1)
+  finally:
+    logging.getLogger("absl").removeHandler(handler)
+  assert not written and len(tf_glob(records)) == 1
+  assert not [m for m in messages if "shards" in m], messages
+
+
+def tf_glob(pattern):
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  return tf.io.gfile.glob(pattern)
