@@ -1,15 +1,17 @@
 """The data writer as an Apache Beam pipeline, for corpora of any size.
 
-The same plan (`writer.plan_run`: blocks and the negative pool, made on the
-launcher), per-block processor (`writer.BlockProcessor`) and shard writer
+The same plan (`writer.plan_run`: blocks drawn from all over the input,
+the output's order of units, the negative pool; made on the launcher),
+per-block processor (`writer.BlockProcessor`) and shard writer
 (`writer.ShardWriter`) as the local driver run in Beam, so a
 Wikipedia+Books-sized corpus runs on an existing distributed engine
 (Dataflow, Flink, Spark) instead of a home-made one, and the shards are
 byte-identical to the local driver's.
 
-  Blocks (scanned on the launcher) -> [tokenize + all passes, per block] ->
-  one temporary TFRecord file per block -> GroupByKey(shard) -> [shard:
-  concatenate its blocks' files in block order, rename] -> manifest.
+  Blocks (planned on the launcher) -> [tokenize + all passes, per block] ->
+  one temporary TFRecord file per unit (a pass over a block) ->
+  GroupByKey(shard) -> [shard: concatenate its units' files in the plan's
+  order, rename] -> manifest.
 
 Needs the `beam` extra: `pip install 'bert_tf[beam]'`. Only `--output_dir`
 output is supported (round-robin dealing needs the global record order).
@@ -54,6 +56,7 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=()):
   tmp_dir = outputs.directory.rstrip("/") + "/.blocks"
   tf.io.gfile.makedirs(tmp_dir)
   compression = "GZIP" if outputs.gzip else None
+  position = {unit: u for u, unit in enumerate(plan.units)}
   logging.info("beam: %d files, %d blocks, %d shards", len(plan.files), len(plan.blocks),
                len(plan.paths))
 
@@ -62,33 +65,37 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=()):
 
     def setup(self):
       tokenizer = tokenization.Tokenizer(tokenization.load_vocab(vocab_file), options.do_lower_case)
-      self.processor = writer.BlockProcessor(tokenizer, options, plan.negative_pool)
+      self.processor = writer.BlockProcessor(tokenizer, options, plan.negative_pool,
+                                             plan.whole_input)
 
     def process(self, block):
-      records, stats = self.processor(block)
-      path = f"{tmp_dir}/block-{block.index:08d}.tfrecord"
-      # A fixed temporary: a retried block writes over its own leftover.
-      with files_lib.atomic_path(path, path + ".tmp") as tmp, \
-          tf.io.TFRecordWriter(tmp, options=compression) as block_writer:
-        for record in records:
-          block_writer.write(record)
-      yield plan.shard_of_block[block.index], (block.index, path, stats.to_dict())
+      for pass_index, records, stats in self.processor(block):
+        u = position[pass_index, block.index]
+        path = f"{tmp_dir}/unit-{u:09d}.tfrecord"
+        # A fixed temporary: a retried block writes over its own leftover.
+        with files_lib.atomic_path(path, path + ".tmp") as tmp, \
+            tf.io.TFRecordWriter(tmp, options=compression) as unit_writer:
+          for record in records:
+            unit_writer.write(record)
+        yield plan.shard_of_unit[u], (u, path, stats.to_dict(), stats.b_documents)
 
   class ShardFn(beam.DoFn):
-    """Concatenates a shard's block files in block order."""
+    """Concatenates a shard's unit files in the plan's order."""
 
     def process(self, element):
       shard, parts = element
-      parts = sorted(parts)
+      parts = sorted(parts, key=lambda part: part[0])
       shard_writer = writer.ShardWriter(plan.paths[shard], plan.fingerprint, outputs.gzip)
       stats = writer.BlockStats.for_options(options)
-      for _, block_path, block_stats in parts:
-        dataset = tf.data.TFRecordDataset(block_path, compression_type=compression or "")
+      for _, unit_path, unit_stats, b_documents in parts:
+        dataset = tf.data.TFRecordDataset(unit_path, compression_type=compression or "")
         shard_writer.write(record.numpy() for record in dataset)
-        stats.merge(writer.BlockStats.from_dict(block_stats))
+        unit = writer.BlockStats.from_dict(unit_stats)
+        unit.b_documents = b_documents
+        stats.merge(unit)
       shard_writer.close(stats)
-      for _, block_path, _ in parts:
-        tf.io.gfile.remove(block_path)
+      for part in parts:
+        tf.io.gfile.remove(part[1])
       yield shard
 
   runner = None
@@ -108,12 +115,16 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=()):
   # The shards wrote their counts beside them; shards that got no block are
   # empty, valid files.
   total = writer.BlockStats.for_options(options)
+  sources = writer.SourceCounts(plan.num_documents)
   for path in plan.paths:
     stats = writer.read_complete_shard(path, plan.fingerprint)
     if stats is None:
       stats = writer.BlockStats.for_options(options)
       writer.ShardWriter(path, plan.fingerprint, outputs.gzip).close(stats)
+    sources.add(stats.b_documents)
+    stats.b_documents = writer.BlockStats.for_options(options).b_documents
     total.merge(stats)
   if tf.io.gfile.exists(tmp_dir) and not tf.io.gfile.listdir(tmp_dir):
     tf.io.gfile.rmtree(tmp_dir)
-  return writer.finish_run(plan, outputs, vocab, options, total, started, 0, 0, "beam")
+  return writer.finish_run(plan, outputs, vocab, options, total, started, 0, 0, "beam",
+                           sources)

@@ -1,38 +1,50 @@
 """Raw text -> masked, NSP-paired TFRecords in the original BERT schema.
 
 The original `create_pretraining_data.py` holds the whole corpus and every
-instance in RAM and uses one core. Here the corpus is cut into *blocks*:
-runs of whole documents of about `block_bytes` of text, found by a cheap scan
-of the input. A block is the unit of work. Each block gets its own seeded
-`random.Random`, derived from `random_seed` and the block's index, so what a
-block produces does not depend on which process ran it: the output is
-byte-identical for any number of workers and for either driver (this local
-one with processes, or `bert_tf.data.beam`).
+instance in RAM and uses one core. Here memory is bounded by a few blocks
+whatever the corpus size, and the records are still a global mix of it:
 
-Within a block the original algorithm runs unchanged: tokenize every line,
-drop empty documents, shuffle documents, make `dupe_factor` passes cutting
-each document into pairs, mask each pair, shuffle the block's instances.
-A pass handles all its instances at once: pairs are token ranges of the
-block's flat token array (instances.pair_spans_from_document), laid out,
-masked and serialized as padded arrays with numpy
-(masking.choose_masks_padded, schema.ExampleEncoder.encode_batch); the
-records are those of the per-instance functions (tests/data/test_passes.py).
-
-Random next-sentence B segments come, as in the original, from a document
-uniform over all documents of the input but A's own: the block's other
-documents, or the *negative pool*, a seeded uniform sample of up to
-NEGATIVE_POOL_DOCUMENTS documents of the whole input (all files) that the
-scan draws, each kept as a window of NEGATIVE_POOL_WORDS words around a
-uniform random line of it (with what follows, for B to run on). A block
-uses the pool's documents of other blocks, in the share that documents
-outside the block have of the input (see `instances.random_b_source`).
+- A cheap scan cuts the input into *chunks*: runs of whole documents of
+  about block_bytes / CHUNKS_PER_BLOCK bytes. The chunks are dealt into
+  *blocks* of about `block_bytes` in a seeded random order (group_blocks),
+  so a block is a uniform sample of the whole input: of every file and
+  every region of each. A block is the unit of tokenizing.
+- Within a block the original algorithm runs unchanged: tokenize every
+  line, drop empty documents, and for each of `dupe_factor` passes shuffle
+  documents, cut each into pairs and mask each pair. A pass handles all its
+  instances at once: pairs are token ranges of the block's flat token array
+  (instances.pair_spans_from_document), laid out, masked and serialized as
+  padded arrays with numpy (masking.choose_masks_padded,
+  schema.ExampleEncoder.encode_batch); the records are those of the
+  per-instance functions (tests/data/test_passes.py).
+- Random next-sentence Bs: the original draws B's document uniformly from
+  all documents of the input. A block that is the whole input does exactly
+  that. Otherwise B's document is uniform over the block's documents of
+  *other chunks* than A's (BlockSentences): blocks are uniform samples, so
+  over the run every document of the input serves as B as often as in the
+  original, and none comes from A's neighbourhood in the input. Blocks of a
+  single chunk (documents longer than a chunk) draw from the *negative
+  pool*, a seeded uniform sample of up to NEGATIVE_POOL_DOCUMENTS documents
+  of the whole input drawn during the scan.
+- Output order: a *unit* is one pass over one block, its instances
+  shuffled. Units are written pass-major (stream_units): every block's pass
+  0, then every block's pass 1 in another random order, and so on. So any
+  stretch of the output is a uniform sample of the input, and a document's
+  dupe_factor copies lie a pass apart. The later passes read the blocks'
+  tokens from a scratch cache beside the output (TokenCache), removed at
+  the end.
+- Each unit gets its own seeded `random.Random`, derived from `random_seed`,
+  the block and the pass, so what it produces does not depend on which
+  process ran it: the output is byte-identical for any number of workers
+  and for either driver (this local one with processes, or
+  `bert_tf.data.beam`).
 
 Output: with `output_dir`, `num_output_shards` files, shard k holding a
-contiguous range of blocks, each file written under a temporary name and
-renamed when complete together with a small stats file; a run started again
-after a kill reuses the complete shards. With `output_files` (the original
-flag), instances are dealt round-robin to the files, which are renamed into
-place at the end.
+contiguous stretch of the units, each file written under a temporary name
+and renamed when complete together with a small stats file; a run started
+again after a kill reuses the complete shards. With `output_files` (the
+original flag), instances are dealt round-robin to the files, which are
+renamed into place at the end.
 """
 
 import codecs
@@ -63,6 +75,9 @@ HISTOGRAM_BUCKET = 16  # tokens per bucket of the length histogram
 # 2048 x (512 + max_seq_length) words, a few MB, whatever the corpus size.
 NEGATIVE_POOL_DOCUMENTS = 2048
 NEGATIVE_POOL_WORDS = 512
+# A block is about this many chunks of block_bytes / CHUNKS_PER_BLOCK each,
+# drawn from all over the input (group_blocks).
+CHUNKS_PER_BLOCK = 64
 SENTENCE_TASKS = ("nsp", "sop", "none")
 PACKINGS = ("segment_pair", "full_sentences", "doc_sentences")
 
@@ -131,43 +146,63 @@ class DataOptions:
 
 
 @dataclasses.dataclass(frozen=True)
-class Block:
+class Chunk:
   """A run of whole documents: bytes [start, end) of one input file, holding
-  `documents` documents (as the scan counts them: text between blank lines)."""
+  `documents` documents (as the scan counts them: text between blank lines);
+  `index`: its place in the input's chunks; `first_document`: the
+  input-wide index of its first document."""
   index: int
   path: str
   start: int
   end: int
+  documents: int
+  first_document: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Block:
+  """The unit of work: chunks of the input drawn from all over it (see
+  group_blocks), read in this order. documents: the scan's count."""
+  index: int
+  chunks: tuple
   documents: int = 0
+
+  @property
+  def nbytes(self):
+    return sum(c.end - c.start for c in self.chunks)
 
 
 # ---------------------------------------------------------------------------
 # Input: globs -> files -> blocks
 # ---------------------------------------------------------------------------
 
-def scan_blocks(files, block_bytes, sampler=None):
-  """Cuts the input files into blocks of whole documents.
+def scan_chunks(files, chunk_bytes, sampler=None):
+  """Cuts the input files into chunks of whole documents.
 
   Reads each file once, in large chunks, cutting at the first blank line
-  after every `block_bytes`: memory stays that of a block whatever the
-  corpus size. A file ends a document (the original ran the last document of
-  one file into the first of the next).
+  after every `chunk_bytes`: memory stays that of a read buffer whatever the
+  corpus size. A file ends a document (the original ran the last document
+  of one file into the first of the next).
 
   Args:
     files: input paths.
-    block_bytes: int, bytes of text per block (at least).
-    sampler: optional NegativeSampler, shown every block's documents.
+    chunk_bytes: int, bytes of text per chunk (at least).
+    sampler: optional NegativeSampler, shown every chunk's documents.
+  Returns:
+    list of Chunk, in input order.
   Raises:
     ValueError naming a file that is empty or holds only blank lines.
   """
   import tensorflow as tf
-  blocks = []
+  chunks = []
+  seen = [0]  # documents before the next chunk
 
-  def add_block(path, start, end, raw):
+  def add_chunk(path, start, end, raw):
     documents = [d for d in _BLANK_LINE.split(raw) if _NON_SPACE.search(d)]
-    blocks.append(Block(len(blocks), path, start, end, len(documents)))
+    chunks.append(Chunk(len(chunks), path, start, end, len(documents), seen[0]))
+    seen[0] += len(documents)
     if sampler is not None:
-      sampler.add(len(blocks) - 1, documents)
+      sampler.add(len(chunks) - 1, documents)
 
   for path in files:
     size = tf.io.gfile.stat(path).length
@@ -183,16 +218,16 @@ def scan_blocks(files, block_bytes, sampler=None):
         if not has_text and chunk and _NON_SPACE.search(chunk):
           has_text = True
         buf += chunk
-        # Cut at the first blank line at least block_bytes after `start`.
+        # Cut at the first blank line at least chunk_bytes after `start`.
         while True:
-          target = start + block_bytes - buf_offset
+          target = start + chunk_bytes - buf_offset
           if target >= len(buf):
             break
           m = _BLANK_LINE.search(buf, max(target - 1, 0))
           if not m:
             break
           cut = buf_offset + m.end()
-          add_block(path, start, cut, buf[start - buf_offset:m.end()])
+          add_chunk(path, start, cut, buf[start - buf_offset:m.end()])
           start = cut
         if not chunk:
           break
@@ -203,8 +238,44 @@ def scan_blocks(files, block_bytes, sampler=None):
     if not has_text:
       raise ValueError(f"{path}: input file has no text (only blank lines)")
     if start < size:
-      add_block(path, start, size, buf[start - buf_offset:])
-  return blocks
+      add_chunk(path, start, size, buf[start - buf_offset:])
+  return chunks
+
+
+def chunk_bytes_of(block_bytes):
+  """Bytes per chunk: a block holds about CHUNKS_PER_BLOCK of them."""
+  return max(1, block_bytes // CHUNKS_PER_BLOCK)
+
+
+def group_blocks(chunks, block_bytes, random_seed):
+  """Deals the chunks into blocks of about `block_bytes`, in a seeded random
+  order: each block is a uniform sample of the input's chunks (of every
+  file and every region of each), not a contiguous stretch of it.
+
+  An input of at most `block_bytes` is one block, its chunks in input order
+  (the original's whole corpus). A last block of less than half
+  `block_bytes` joins the one before it.
+  """
+  import numpy as np
+  total = sum(c.end - c.start for c in chunks)
+  if total <= block_bytes or len(chunks) == 1:
+    order = range(len(chunks))
+  else:
+    order = np.random.default_rng(_seed(random_seed, "chunk_order")).permutation(
+        len(chunks)).tolist()
+  groups, current, size = [], [], 0
+  for c in order:
+    current.append(chunks[c])
+    size += chunks[c].end - chunks[c].start
+    if size >= block_bytes:
+      groups.append(current)
+      current, size = [], 0
+  if current:
+    if groups and size < block_bytes / 2:
+      groups[-1].extend(current)
+    else:
+      groups.append(current)
+  return [Block(i, tuple(g), sum(c.documents for c in g)) for i, g in enumerate(groups)]
 
 
 class NegativeSampler:
@@ -228,9 +299,9 @@ class NegativeSampler:
     self._window_words = window_words
     self._tail_words = tail_words
     self.documents_seen = 0
-    self.entries = []  # (block index, [line str], number of start lines)
+    self.entries = []  # (chunk index, [line str], number of start lines, document index)
 
-  def add(self, block_index, documents):
+  def add(self, chunk_index, documents):
     """documents: list of bytes, the text of each document of the block."""
     import numpy as np
     n0 = self.documents_seen
@@ -238,7 +309,7 @@ class NegativeSampler:
     # Document n (0-based) takes slot j ~ U[0, n] if j < size.
     slots = self._gen.integers(0, np.arange(n0 + 1, self.documents_seen + 1))
     for i in np.flatnonzero(slots < self._size).tolist():
-      entry = (block_index,) + self._window(documents[i])
+      entry = (chunk_index,) + self._window(documents[i]) + (n0 + i,)
       if n0 + i < self._size:
         self.entries.append(entry)
       else:
@@ -276,8 +347,9 @@ class NegativePool:
   entry_splits: int64 [entries + 1] into sentences; entry_starts: int64
   [entries], how many of an entry's first sentences B may start at;
   entry_block: int64 [entries], the block of the entry's document;
-  block_documents: int64 [blocks], documents of each block (the scan's
-  count); num_documents: documents of the whole input.
+  entry_document: int64 [entries], the input-wide index of the entry's
+  document; block_documents: int64 [blocks], documents of each block (the
+  scan's count); num_documents: documents of the whole input.
   """
   values: "np.ndarray"
   sentence_splits: "np.ndarray"
@@ -286,6 +358,7 @@ class NegativePool:
   entry_block: "np.ndarray"
   block_documents: "np.ndarray"
   num_documents: int
+  entry_document: "np.ndarray" = None
 
   def for_block(self, block_index, sentence_offset):
     """instances.Negatives of a block: the pool's documents of other blocks,
@@ -319,20 +392,22 @@ def tokenize_negative_pool(sampler, blocks, tokenizer):
   """NegativePool of what `sampler` drew, tokenized in one batch; drops
   token-less lines, and entries left with no line B may start at."""
   import numpy as np
-  lines = [line for _, entry_lines, _ in sampler.entries for line in entry_lines]
+  block_of_chunk = {c.index: b.index for b in blocks for c in b.chunks}
+  lines = [line for entry in sampler.entries for line in entry[1]]
   values, splits = tokenizer.tokenize_to_ids(lines)
   lengths = np.diff(splits)
   use = np.zeros(len(lines), bool)
-  entry_splits, entry_starts, entry_block = [0], [], []
+  entry_splits, entry_starts, entry_block, entry_document = [0], [], [], []
   line = 0
-  for block_index, entry_lines, starts in sampler.entries:
+  for chunk_index, entry_lines, starts, document in sampler.entries:
     kept = lengths[line:line + len(entry_lines)] > 0
     kept_starts = int(kept[:starts].sum())
     if kept_starts:
       use[line:line + len(entry_lines)] = kept
       entry_splits.append(entry_splits[-1] + int(kept.sum()))
       entry_starts.append(kept_starts)
-      entry_block.append(block_index)
+      entry_block.append(block_of_chunk[chunk_index])
+      entry_document.append(document)
     line += len(entry_lines)
   return NegativePool(
       values=values[np.repeat(use, lengths)].astype(np.int32),
@@ -341,7 +416,8 @@ def tokenize_negative_pool(sampler, blocks, tokenizer):
       entry_starts=np.array(entry_starts, np.int64),
       entry_block=np.array(entry_block, np.int64),
       block_documents=np.array([b.documents for b in blocks], np.int64),
-      num_documents=sampler.documents_seen)
+      num_documents=sampler.documents_seen,
+      entry_document=np.array(entry_document, np.int64))
 
 
 class _ByteCounter:
@@ -357,21 +433,22 @@ class _ByteCounter:
 codecs.register_error("bert_tf_count", _ByteCounter.handler)
 
 
-def read_block_documents(block, decode_errors="ignore"):
-  """Returns (documents, undecodable_bytes): documents as lists of lines.
+def read_chunk_documents(chunk, decode_errors="ignore"):
+  """Returns (documents, undecodable_bytes) of one chunk: documents as lists
+  of lines.
 
   Raises ValueError naming the file and byte offset of the first byte that
   is not UTF-8 when decode_errors is "strict".
   """
   import tensorflow as tf
-  with tf.io.gfile.GFile(block.path, "rb") as f:
-    f.seek(block.start)
-    raw = f.read(block.end - block.start)
+  with tf.io.gfile.GFile(chunk.path, "rb") as f:
+    f.seek(chunk.start)
+    raw = f.read(chunk.end - chunk.start)
   if decode_errors == "strict":
     try:
       raw.decode("utf-8")
     except UnicodeDecodeError as e:
-      raise ValueError(f"{block.path}: byte {block.start + e.start} is not UTF-8 ({e.reason}); "
+      raise ValueError(f"{chunk.path}: byte {chunk.start + e.start} is not UTF-8 ({e.reason}); "
                        "--decode_errors=ignore drops and counts such bytes") from None
   before = _ByteCounter.count
   text = raw.decode("utf-8", errors="bert_tf_count")
@@ -419,8 +496,10 @@ class TokenizedBlock:
   """A block's documents as flat arrays (cheap to send to a worker).
 
   values: int32 [tokens]; sentence_splits: int64 [sentences + 1] into values;
-  document_splits: int64 [documents + 1] into sentences. No empty sentence or
-  document.
+  document_splits: int64 [documents + 1] into sentences; chunk_splits:
+  int64 [chunks + 1] into documents (None: one chunk); document_ids: int64
+  [documents], each document's input-wide index (None: not known). No empty
+  sentence or document.
   """
   index: int
   values: "np.ndarray"
@@ -428,6 +507,8 @@ class TokenizedBlock:
   document_splits: "np.ndarray"
   undecodable_bytes: int = 0
   nbytes: int = 0
+  chunk_splits: "np.ndarray" = None
+  document_ids: "np.ndarray" = None
 
   def documents(self):
     """list of documents, each a list of sentences (lists of int ids)."""
@@ -437,11 +518,39 @@ class TokenizedBlock:
     doc_splits = self.document_splits.tolist()
     return [sentences[a:b] for a, b in zip(doc_splits[:-1], doc_splits[1:])]
 
+  def to_bytes(self):
+    """The arrays as one .npz payload (the token cache's file)."""
+    import io
+    import numpy as np
+    buffer = io.BytesIO()
+    np.savez(buffer, index=self.index, values=self.values, sentence_splits=self.sentence_splits,
+             document_splits=self.document_splits, undecodable_bytes=self.undecodable_bytes,
+             nbytes=self.nbytes, chunk_splits=self.chunk_splits, document_ids=self.document_ids)
+    return buffer.getvalue()
+
+  @classmethod
+  def from_bytes(cls, payload):
+    import io
+    import numpy as np
+    with np.load(io.BytesIO(payload)) as z:
+      return cls(int(z["index"]), z["values"], z["sentence_splits"], z["document_splits"],
+                 int(z["undecodable_bytes"]), int(z["nbytes"]), z["chunk_splits"],
+                 z["document_ids"])
+
 
 def tokenize_block(block, tokenizer, decode_errors="ignore"):
   """Reads and tokenizes one block; drops token-less lines and empty documents."""
   import numpy as np
-  texts, bad = read_block_documents(block, decode_errors)
+  texts, bad, chunk_of_text, ids = [], 0, [], []
+  for c, chunk in enumerate(block.chunks):
+    documents, chunk_bad = read_chunk_documents(chunk, decode_errors)
+    texts += documents
+    bad += chunk_bad
+    chunk_of_text += [c] * len(documents)
+    # The scan counts documents as this read does, but for Unicode spaces
+    # alone on a line; ids stay within the chunk's range.
+    ids += [chunk.first_document + min(k, max(chunk.documents - 1, 0))
+            for k in range(len(documents))]
   lines = [line for doc in texts for line in doc]
   if lines:
     values, splits = tokenizer.tokenize_to_ids(lines)
@@ -455,8 +564,22 @@ def tokenize_block(block, tokenizer, decode_errors="ignore"):
   # A document starts at each sentence whose document differs from the previous one's.
   starts = np.flatnonzero(np.diff(kept_docs, prepend=-1) != 0) if len(kept_docs) else np.zeros([0], np.int64)
   document_splits = np.concatenate([starts, [len(kept_docs)]]).astype(np.int64)
+  kept_texts = kept_docs[starts] if len(kept_docs) else np.zeros([0], np.int64)
+  chunk_of_doc = np.array(chunk_of_text, np.int64)[kept_texts]
+  chunk_splits = np.searchsorted(chunk_of_doc, np.arange(len(block.chunks) + 1)).astype(np.int64)
   return TokenizedBlock(block.index, values.astype(np.int32), sentence_splits.astype(np.int64),
-                        document_splits, bad, block.end - block.start)
+                        document_splits, bad, block.nbytes, chunk_splits,
+                        np.array(ids, np.int64)[kept_texts])
+
+
+class _NoIds:
+  """An empty int64 array, made when first used (workers import numpy late)."""
+
+  def __len__(self):
+    return 0
+
+
+_NO_IDS = _NoIds()
 
 
 class BlockStats:
@@ -470,19 +593,29 @@ class BlockStats:
     for name in self.FIELDS:
       setattr(self, name, 0)
     self.length_histogram = [0] * num_buckets
+    # The input-wide index of each random B's document (int64 array), kept
+    # apart from to_dict: what the run's source counts are made from.
+    self.b_documents = _NO_IDS
+    self.extra = {}  # the run's own totals (SourceCounts.totals), in to_dict
 
   @classmethod
   def for_options(cls, options):
     return cls(options.max_seq_length // HISTOGRAM_BUCKET + 1)
 
   def merge(self, other):
+    import numpy as np  # pylint: disable=g-import-not-at-top
     for name in self.FIELDS:
       setattr(self, name, getattr(self, name) + getattr(other, name))
     self.length_histogram = [a + b for a, b in zip(self.length_histogram, other.length_histogram)]
+    if not len(self.b_documents):
+      self.b_documents = other.b_documents
+    elif len(other.b_documents):
+      self.b_documents = np.concatenate([self.b_documents, other.b_documents])
 
   def to_dict(self):
     d = {name: getattr(self, name) for name in self.FIELDS}
     d["length_histogram"] = list(self.length_histogram)
+    d.update(self.extra)
     return d
 
   @classmethod
@@ -496,34 +629,88 @@ class BlockStats:
 
 class BlockSentences:
   """A block's sentences and the negative pool's, laid end to end: what the
-  passes over a block read (built once per block).
+  passes over a block read (built once per block and worker).
+
+  Where a random B comes from (the original: any document of the input but
+  A's, uniform): a block whose input is the whole input uses that rule as
+  it is. Otherwise the block is a uniform sample of the input's chunks
+  (group_blocks), and B's document is uniform over the block's documents
+  of *other chunks* than A's: over the run every document of the input
+  serves as B equally often, as in the original, and no B comes from A's
+  neighbourhood in the input (a chunk is a stretch of it). A block of one
+  chunk has no such document: it uses the negative pool, the documents
+  drawn from the whole input during the scan.
 
   Attributes:
     tokenized: the TokenizedBlock.
     values: int32 [tokens], the block's tokens, then the pool's (when the
-      block has negatives).
+      block uses it).
     starts: list of int [sentences + 1], the offset in values of each
       sentence's first token, the block's sentences first, and the end.
     documents: list of range, the sentence ids of each document of the block.
     negatives: instances.Negatives, the pool's documents of other blocks as
-      ranges of sentence ids.
+      ranges of sentence ids (NO_NEGATIVES where the block does not use it).
+    chunk_of_document: list of int, each document's chunk; windows: None, or
+      per chunk the list of the block's documents of other chunks and one
+      more slot, for A (see b_window).
   """
 
-  def __init__(self, tokenized, negative_pool=None):
+  def __init__(self, tokenized, negative_pool=None, whole_input=None):
     import numpy as np
     self.tokenized = tokenized
     doc_splits = tokenized.document_splits.tolist()
     self.documents = [range(a, b) for a, b in zip(doc_splits[:-1], doc_splits[1:])]
+    if whole_input is None:
+      whole_input = negative_pool is None
+    chunk_splits = tokenized.chunk_splits
+    self.windows = None
+    self.chunk_of_document = None
+    if not whole_input and chunk_splits is not None and len(chunk_splits) > 2:
+      bounds = chunk_splits.tolist()
+      self.chunk_of_document = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds)).tolist()
+      windows = [self.documents[:a] + self.documents[b:] + [None]
+                 for a, b in zip(bounds[:-1], bounds[1:])]
+      if all(len(w) > 1 for w, a, b in zip(windows, bounds[:-1], bounds[1:]) if b > a):
+        self.windows = windows
     values, splits = tokenized.values, tokenized.sentence_splits
     self.negatives = instances.NO_NEGATIVES
-    if negative_pool is not None:
+    self._pool = None
+    if negative_pool is not None and not whole_input and self.windows is None:
       self.negatives = negative_pool.for_block(tokenized.index, len(splits) - 1)
     if len(self.negatives.segments):
+      self._pool = negative_pool
       values = np.concatenate([values, negative_pool.values])
       splits = np.concatenate([splits[:-1], len(tokenized.values) + negative_pool.sentence_splits])
     self.values = values
     self.starts = splits.tolist()
     self._document_lists = None
+
+  def b_window(self, document_index):
+    """(window, index of A in it): the documents a random B for document
+    `document_index` of the block is drawn from, by random_b_source."""
+    if self.windows is None:
+      return self.documents, document_index
+    window = self.windows[self.chunk_of_document[document_index]]
+    window[-1] = self.documents[document_index]
+    return window, len(window) - 1
+
+  def source_documents(self, b_starts):
+    """The input-wide document index of random Bs starting at token offsets
+    `b_starts` (int64 array), or -1 where not known."""
+    import numpy as np
+    tokenized = self.tokenized
+    block_tokens = len(tokenized.values)
+    sentence = np.searchsorted(self.starts, b_starts, side="right") - 1
+    out = np.full(len(b_starts), -1, np.int64)
+    inside = b_starts < block_tokens
+    if tokenized.document_ids is not None:
+      doc = np.searchsorted(tokenized.document_splits, sentence[inside], side="right") - 1
+      out[inside] = tokenized.document_ids[doc]
+    if self._pool is not None and self._pool.entry_document is not None and (~inside).any():
+      pool_sentence = sentence[~inside] - (len(tokenized.sentence_splits) - 1)
+      entry = np.searchsorted(self._pool.entry_splits, pool_sentence, side="right") - 1
+      out[~inside] = self._pool.entry_document[entry]
+    return out
 
   def document_lists(self):
     """The block's documents as lists of sentences (lists of int ids)."""
@@ -585,15 +772,25 @@ def _pass_instances(sentences, options, masking_vocab, rng, stats):
   import numpy as np
   cls_id, sep_id = masking_vocab.cls_id, masking_vocab.sep_id
   if options.packing == "segment_pair" and options.sentence_task == "nsp":
-    documents = list(sentences.documents)
-    rng.shuffle(documents)
+    order = list(range(len(sentences.documents)))
+    rng.shuffle(order)
     spans = []
-    for doc_index in range(len(documents)):
-      spans += instances.pair_spans_from_document(
-          documents, doc_index, sentences.starts, options.max_seq_length,
-          options.short_seq_prob, rng, sentences.negatives)
+    if sentences.windows is None:  # one window: the block's documents, shuffled
+      documents = [sentences.documents[i] for i in order]
+      for doc_index in range(len(documents)):
+        spans += instances.pair_spans_from_document(
+            documents, doc_index, sentences.starts, options.max_seq_length,
+            options.short_seq_prob, rng, sentences.negatives)
+    else:
+      for i in order:
+        window, a_index = sentences.b_window(i)
+        spans += instances.pair_spans_from_document(
+            window, a_index, sentences.starts, options.max_seq_length,
+            options.short_seq_prob, rng, sentences.negatives)
     spans = np.array(spans, np.int64).reshape(-1, 6)
     stats.nsp_random_from_same_document = int(spans[:, 5].sum())
+    random_rows = (spans[:, 4] == 1) & (spans[:, 5] == 0)
+    stats.b_documents = sentences.source_documents(spans[random_rows, 2])
     tokens, lengths, num_as = _pair_tokens(sentences.values, spans[:, :4], cls_id, sep_id)
     labels = np.where(spans[:, 4] == 1, schema.IS_RANDOM, schema.IS_NEXT)
     return tokens, lengths, num_as, labels
@@ -697,33 +894,42 @@ def _pass_masks(tokens, lengths, seed, options, masking_vocab, rng):
   return output, positions, labels, counts
 
 
-def shuffle_block(pass_results, block_index, random_seed):
-  """Concatenates a block's passes and shuffles its instances."""
-  records = [r for result in pass_results for r in result]
-  random.Random(block_seed(random_seed, block_index)).shuffle(records)
-  return records
+def unit_seed(random_seed, block_index, pass_index):
+  """Seed of the shuffle of one unit's instances (one pass over one block)."""
+  return _seed(random_seed, block_index, pass_index, "order")
 
 
-def block_records(tokenized, options, masking_vocab, encoder, negative_pool=None):
-  """All passes over one tokenized block, shuffled: the unit both drivers share.
+def stream_units(num_blocks, dupe_factor, random_seed):
+  """The order of the output: (pass, block) units, pass-major.
 
-  Args:
-    tokenized: TokenizedBlock.
-    negative_pool: NegativePool of the run, or None (no other block).
-  Returns:
-    (records, stats) for the block.
+  Pass 0 visits the blocks in index order (the order they are tokenized
+  in); every later pass in its own seeded random order. A block is a uniform
+  sample of the input, so any stretch of the stream is one, and the
+  dupe_factor copies of a document lie one pass apart and at unrelated
+  places within their passes: spread over the whole run, as the original's
+  global shuffle spreads them.
   """
-  sentences = BlockSentences(tokenized, negative_pool)
-  stats = BlockStats.for_options(options)
-  results = []
-  for p in range(options.dupe_factor):
-    records, pass_stats = pass_records(
-        sentences, pass_seed(options.random_seed, tokenized.index, p), options,
-        masking_vocab, encoder)
-    results.append(records)
-    stats.merge(pass_stats)
-  _count_block(stats, tokenized)
-  return shuffle_block(results, tokenized.index, options.random_seed), stats
+  import numpy as np
+  units = [(0, b) for b in range(num_blocks)]
+  for p in range(1, dupe_factor):
+    order = np.random.default_rng(_seed(random_seed, "pass_order", p)).permutation(num_blocks)
+    units += [(p, int(b)) for b in order]
+  return units
+
+
+def unit_records(sentences, pass_index, options, masking_vocab, encoder):
+  """One unit: pass `pass_index` over a block, its instances shuffled.
+
+  The block's documents, sentences and undecodable bytes are counted in its
+  pass-0 unit (a block counts them once).
+  """
+  index = sentences.tokenized.index
+  records, stats = pass_records(sentences, pass_seed(options.random_seed, index, pass_index),
+                                options, masking_vocab, encoder)
+  random.Random(unit_seed(options.random_seed, index, pass_index)).shuffle(records)
+  if pass_index == 0:
+    _count_block(stats, sentences.tokenized)
+  return records, stats
 
 
 def _count_block(stats, tokenized):
@@ -740,21 +946,33 @@ def masking_vocab_of(vocab):
 
 
 class BlockProcessor:
-  """Block -> (records, stats): tokenize, then all passes. What a Beam worker
-  (or this process, with one worker) runs for each block."""
+  """Tokenizes blocks and runs units over them: what a Beam worker (or this
+  process, with one worker) runs."""
 
-  def __init__(self, tokenizer, options, negative_pool):
+  def __init__(self, tokenizer, options, negative_pool, whole_input):
     self.tokenizer = tokenizer
     self.options = options
     self.negative_pool = negative_pool
+    self.whole_input = whole_input
     self.masking_vocab = masking_vocab_of(tokenizer.vocab)
     self.encoder = schema.ExampleEncoder(options.max_seq_length, options.max_predictions_per_seq,
                                          tokenizer.vocab.size)
+    self._sentences = None  # BlockSentences of the last block seen
+
+  def tokenize(self, block):
+    return tokenize_block(block, self.tokenizer, self.options.decode_errors)
+
+  def unit(self, tokenized, pass_index):
+    """(records, stats) of pass `pass_index` over `tokenized`."""
+    if self._sentences is None or self._sentences.tokenized.index != tokenized.index:
+      self._sentences = BlockSentences(tokenized, self.negative_pool, self.whole_input)
+    return unit_records(self._sentences, pass_index, self.options, self.masking_vocab,
+                        self.encoder)
 
   def __call__(self, block):
-    tokenized = tokenize_block(block, self.tokenizer, self.options.decode_errors)
-    return block_records(tokenized, self.options, self.masking_vocab, self.encoder,
-                         self.negative_pool)
+    """[(pass index, records, stats)] of every pass over `block`."""
+    tokenized = self.tokenize(block)
+    return [(p,) + self.unit(tokenized, p) for p in range(self.options.dupe_factor)]
 
 
 # Worker processes pair, mask and serialize; they never import TensorFlow.
@@ -766,21 +984,57 @@ def _init_worker(options, shared):
   _WORKER["shared"] = shared  # the queue _WorkerPool.share fills, one item a worker
 
 
-def _run_pass(tokenized, pass_index):
+def _run_unit(tokenized, pass_index):
   options = _WORKER["options"]
-  if "pool" not in _WORKER:  # the first pass of this worker
-    masking_vocab, negative_pool = _WORKER["shared"].get()
-    _WORKER.update(vocab=masking_vocab, pool=negative_pool, block=None,
+  if "pool" not in _WORKER:  # the first unit of this worker
+    masking_vocab, negative_pool, whole_input = _WORKER["shared"].get()
+    _WORKER.update(vocab=masking_vocab, pool=negative_pool, whole=whole_input, block=None,
                    encoder=schema.ExampleEncoder(options.max_seq_length,
                                                  options.max_predictions_per_seq,
                                                  masking_vocab.size))
   sentences = _WORKER["block"]  # BlockSentences of the last block seen
   if sentences is None or sentences.tokenized.index != tokenized.index:
-    sentences = _WORKER["block"] = BlockSentences(tokenized, _WORKER["pool"])
-  records, stats = pass_records(
-      sentences, pass_seed(options.random_seed, tokenized.index, pass_index), options,
-      _WORKER["vocab"], _WORKER["encoder"])
-  return records, stats.to_dict()
+    sentences = _WORKER["block"] = BlockSentences(tokenized, _WORKER["pool"], _WORKER["whole"])
+  records, stats = unit_records(sentences, pass_index, options, _WORKER["vocab"],
+                                _WORKER["encoder"])
+  return records, stats.to_dict(), stats.b_documents
+
+
+class TokenCache:
+  """Tokenized blocks kept for the later passes, which visit the blocks in
+  other orders than pass 0 (stream_units): one .npz file a block in a scratch
+  folder beside the output (through tf.io.gfile), named by the run's
+  fingerprint, removed when the run ends. The block tokenized last stays in
+  memory (a run of one block never touches the folder)."""
+
+  def __init__(self, folder, use_files):
+    self.folder = folder
+    self.use_files = use_files
+    self._last = None
+
+  def _path(self, index):
+    return f"{self.folder}/block-{index:08d}.npz"
+
+  def get(self, block, tokenize):
+    """The TokenizedBlock of `block`, from the cache or by `tokenize(block)`."""
+    import tensorflow as tf
+    if self._last is not None and self._last.index == block.index:
+      return self._last
+    path = self._path(block.index)
+    if self.use_files and tf.io.gfile.exists(path):
+      with tf.io.gfile.GFile(path, "rb") as f:
+        self._last = TokenizedBlock.from_bytes(f.read())
+      return self._last
+    self._last = tokenize(block)
+    if self.use_files:
+      tf.io.gfile.makedirs(self.folder)
+      files_lib.atomic_write(path, self._last.to_bytes())
+    return self._last
+
+  def remove(self):
+    import tensorflow as tf
+    if self.use_files and tf.io.gfile.exists(self.folder):
+      tf.io.gfile.rmtree(self.folder)
 
 
 # ---------------------------------------------------------------------------
@@ -869,7 +1123,8 @@ def _fingerprint(files, options, vocab):
   inputs = [(p, tf.io.gfile.stat(p).length) for p in files]
   payload = json.dumps({"inputs": inputs, "options": dataclasses.asdict(options),
                         "vocab": vocab.sha256, "schema": schema.SCHEMA_VERSION,
-                        "negative_pool": [NEGATIVE_POOL_DOCUMENTS, NEGATIVE_POOL_WORDS]},
+                        "negative_pool": [NEGATIVE_POOL_DOCUMENTS, NEGATIVE_POOL_WORDS],
+                        "layout": ["chunks", CHUNKS_PER_BLOCK, "pass-major"]},
                        sort_keys=True)
   return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -894,21 +1149,35 @@ class RunPlan:
   """What both drivers work from, decided before any record is written.
 
   files: input paths; paths: output paths; blocks: list of Block;
-  negative_pool: NegativePool; fingerprint: str, what a reusable shard of an
-  earlier run must match; shard_of_block: list of int, block index -> shard
-  (with --output_dir: shard k holds a contiguous range of blocks).
+  negative_pool: NegativePool, or None where no block needs it;
+  whole_input: bool, the input is one block; num_documents: documents of
+  the input; fingerprint: str, what a reusable shard of an earlier run must
+  match; units: list of (pass, block), the output's order (stream_units);
+  shard_of_unit: list of int, unit position -> shard (with --output_dir:
+  shard k holds a contiguous stretch of the units).
   """
   files: list
   paths: list
   blocks: list
-  negative_pool: NegativePool
+  negative_pool: object
+  whole_input: bool
+  num_documents: int
   fingerprint: str
-  shard_of_block: list
+  units: list
+  shard_of_unit: list
+
+  def scratch_folder(self, outputs):
+    """Where the token cache of this run goes (beside the output)."""
+    if outputs.directory:
+      return f"{outputs.directory.rstrip('/')}/.tokens-{self.fingerprint[:16]}"
+    parent, name = files_lib.parent_of(self.paths[0]), os.path.basename(self.paths[0])
+    return f"{parent.rstrip('/')}/.{name}.tokens-{self.fingerprint[:16]}"
 
 
 def plan_run(input_patterns, outputs, tokenizer, options):
   """Expands the inputs, checks the outputs can be written, scans the input
-  into blocks while sampling the negative pool, and tokenizes the pool.
+  into chunks (sampling the negative pool), deals them into blocks, orders
+  the output, and tokenizes the pool if a block needs it.
 
   Raises:
     ValueError / FileNotFoundError / PermissionError naming the bad input
@@ -919,17 +1188,26 @@ def plan_run(input_patterns, outputs, tokenizer, options):
   _check_writable(paths)
   sampler = NegativeSampler(options.random_seed, tail_words=options.max_seq_length - 3)
   started = time.time()
-  blocks = scan_blocks(files, options.block_bytes, sampler)
-  pool = tokenize_negative_pool(sampler, blocks, tokenizer)
-  logging.info("input: %d files, %.1f MB, %d documents, %d blocks of ~%.2f MB; negative "
-               "pool: %d documents of the whole input, %d tokens (%.1f s)",
-               len(files), sum(b.end - b.start for b in blocks) / 1e6, pool.num_documents,
-               len(blocks), options.block_bytes / 1e6, len(pool.entry_block), len(pool.values),
-               time.time() - started)
+  chunks = scan_chunks(files, chunk_bytes_of(options.block_bytes), sampler)
+  blocks = group_blocks(chunks, options.block_bytes, options.random_seed)
+  whole_input = len(blocks) == 1
+  # A block of one chunk (documents longer than a chunk) has no document of
+  # another chunk to take a random B from: the pool serves it.
+  needs_pool = (not whole_input and options.sentence_task == "nsp"
+                and any(sum(c.documents > 0 for c in b.chunks) < 2 for b in blocks))
+  pool = tokenize_negative_pool(sampler, blocks, tokenizer) if needs_pool else None
+  logging.info("input: %d files, %.1f MB, %d documents, %d chunks in %d blocks of ~%.2f MB "
+               "drawn from all of the input%s (%.1f s)",
+               len(files), sum(c.end - c.start for c in chunks) / 1e6, sampler.documents_seen,
+               len(chunks), len(blocks), options.block_bytes / 1e6,
+               f"; negative pool for single-chunk blocks: {len(pool.entry_block)} documents"
+               if pool is not None else "", time.time() - started)
+  units = stream_units(len(blocks), options.dupe_factor, options.random_seed)
   num_shards = len(paths)
   return RunPlan(files=files, paths=paths, blocks=blocks, negative_pool=pool,
-                 fingerprint=_fingerprint(files, options, tokenizer.vocab),
-                 shard_of_block=[b.index * num_shards // len(blocks) for b in blocks])
+                 whole_input=whole_input, num_documents=sampler.documents_seen,
+                 fingerprint=_fingerprint(files, options, tokenizer.vocab), units=units,
+                 shard_of_unit=[u * num_shards // len(units) for u in range(len(units))])
 
 
 class ShardWriter:
@@ -952,11 +1230,37 @@ class ShardWriter:
       self._writer.write(record)
 
   def close(self, stats):
-    """Closes the file, renames it into place, writes its stats (BlockStats)."""
+    """Closes the file, renames it into place, writes its stats (BlockStats,
+    and the documents of its random Bs with their counts)."""
+    import numpy as np
     self._writer.close()
     self._rename.close()
-    files_lib.write_json(self.path + ".stats.json", {"fingerprint": self._fingerprint,
-                                                     "stats": stats.to_dict()})
+    ids = np.asarray(stats.b_documents, np.int64) if len(stats.b_documents) else np.zeros(
+        [0], np.int64)
+    documents, counts = np.unique(ids, return_counts=True)
+    files_lib.write_json(self.path + ".stats.json", {
+        "fingerprint": self._fingerprint, "stats": stats.to_dict(),
+        "random_b_documents": [documents.tolist(), counts.tolist()]})
+
+
+class SourceCounts:
+  """How often each document of the input served as a random B."""
+
+  def __init__(self, num_documents):
+    import numpy as np
+    self.counts = np.zeros(max(num_documents, 1), np.int64)
+
+  def add(self, ids):
+    import numpy as np
+    if len(ids):
+      ids = np.asarray(ids, np.int64)
+      np.add.at(self.counts, ids[ids >= 0], 1)
+
+  def totals(self):
+    """The manifest's counts: distinct documents, and the most one served."""
+    import numpy as np
+    return {"nsp_random_documents": int(np.count_nonzero(self.counts)),
+            "nsp_random_most_per_document": int(self.counts.max())}
 
 
 def read_complete_shard(path, fingerprint):
@@ -969,13 +1273,20 @@ def read_complete_shard(path, fingerprint):
     saved = json.load(f)
   if saved.get("fingerprint") != fingerprint:
     return None
-  return BlockStats.from_dict(saved["stats"])
+  import numpy as np
+  stats = BlockStats.from_dict(saved["stats"])
+  documents, counts = saved.get("random_b_documents", [[], []])
+  stats.b_documents = np.repeat(np.array(documents, np.int64), np.array(counts, np.int64))
+  return stats
 
 
-def finish_run(plan, outputs, vocab, options, total, started, num_workers, reused, driver):
+def finish_run(plan, outputs, vocab, options, total, started, num_workers, reused, driver,
+               sources=None):
   """Checks the run wrote something, warns about what the data lacks, and
   writes the manifest; returns it. Both drivers end here.
 
+  Args:
+    sources: SourceCounts of the run's random Bs (NSP runs), or None.
   Raises:
     ValueError, leaving no output under a final name, when no instance
     could be made.
@@ -998,6 +1309,8 @@ def finish_run(plan, outputs, vocab, options, total, started, num_workers, reuse
     logging.warning("the whole input holds a single document: %d random next-sentence B "
                     "segments (of %d) came from A's own document", total.nsp_random_from_same_document,
                     total.nsp_random)
+  if sources is not None and options.sentence_task == "nsp":
+    total.extra = sources.totals()
   manifest = manifest_of_run(plan.files, plan.paths, outputs, vocab, options, total,
                              time.time() - started, num_workers, reused,
                              driver=None if driver == "local" else driver)
@@ -1022,13 +1335,13 @@ class _WorkerPool:
     self._pool = ctx.Pool(num_workers, initializer=_init_worker,
                           initargs=(options, self._shared))
 
-  def share(self, masking_vocab, negative_pool):
+  def share(self, masking_vocab, negative_pool, whole_input):
     for _ in range(self.processes):  # sent by the queue's own thread
-      self._shared.put((masking_vocab, negative_pool))
+      self._shared.put((masking_vocab, negative_pool, whole_input))
 
-  def run_pass(self, tokenized, pass_index):
+  def run_unit(self, tokenized, pass_index):
     """AsyncResult of the pass `pass_index` over `tokenized` (after share)."""
-    return self._pool.apply_async(_run_pass, (tokenized, pass_index))
+    return self._pool.apply_async(_run_unit, (tokenized, pass_index))
 
   def close(self):
     self._pool.terminate()
@@ -1039,38 +1352,38 @@ class _WorkerPool:
     self._shared.close()
 
 
-def _map_blocks(blocks, tokenizer, options, negative_pool, pool):
-  """Yields (block index, records, stats) for `blocks`, in order.
+def _map_units(plan, todo, tokenizer, options, pool, cache):
+  """Yields (unit position, records, stats) for the unit positions `todo`,
+  in order.
 
-  This process reads and tokenizes each block (tf-text, C++); each of the
-  dupe_factor passes over it is a task for a worker process. At most a few
-  blocks are in flight, so memory does not grow with the corpus.
+  This process reads and tokenizes each block (tf-text, C++) when its first
+  unit comes, or takes it from the token cache; each unit is a task for a
+  worker process. At most a few units are in flight, so memory does not
+  grow with the corpus.
   """
+  processor = BlockProcessor(tokenizer, options, plan.negative_pool, plan.whole_input)
   if pool is None:
-    processor = BlockProcessor(tokenizer, options, negative_pool)
-    for block in blocks:
-      records, stats = processor(block)
-      yield block.index, records, stats
+    for u in todo:
+      p, b = plan.units[u]
+      tokenized = cache.get(plan.blocks[b], processor.tokenize)
+      records, stats = processor.unit(tokenized, p)
+      yield u, records, stats
     return
   in_flight = collections.deque()
-  max_in_flight = 2 * pool.processes + options.dupe_factor
+  max_in_flight = 2 * pool.processes + 2
 
   def finish_oldest():
-    tokenized, futures = in_flight.popleft()
-    stats = BlockStats.for_options(options)
-    results = []
-    for future in futures:
-      records, pass_stats = future.get()
-      results.append(records)
-      stats.merge(BlockStats.from_dict(pass_stats))
-    _count_block(stats, tokenized)
-    return tokenized.index, shuffle_block(results, tokenized.index, options.random_seed), stats
+    u, future = in_flight.popleft()
+    records, stats_dict, b_documents = future.get()
+    stats = BlockStats.from_dict(stats_dict)
+    stats.b_documents = b_documents
+    return u, records, stats
 
-  for block in blocks:
-    tokenized = tokenize_block(block, tokenizer, options.decode_errors)
-    futures = [pool.run_pass(tokenized, p) for p in range(options.dupe_factor)]
-    in_flight.append((tokenized, futures))
-    while sum(len(f[1]) for f in in_flight) > max_in_flight:
+  for u in todo:
+    p, b = plan.units[u]
+    tokenized = cache.get(plan.blocks[b], processor.tokenize)
+    in_flight.append((u, pool.run_unit(tokenized, p)))
+    while len(in_flight) > max_in_flight:
       yield finish_oldest()
   while in_flight:
     yield finish_oldest()
@@ -1093,27 +1406,44 @@ def create_pretraining_data(input_patterns, outputs, vocab_file, options,
   started = time.time()
   options.validate()
   pool = _WorkerPool(num_workers, options) if num_workers > 1 else None
+  cache = None
   try:
     from bert_tf.data import tokenization  # TensorFlow's import, while the workers start
     vocab = tokenization.load_vocab(vocab_file)  # names missing special tokens
     tokenizer = tokenization.Tokenizer(vocab, options.do_lower_case)
     plan = plan_run(input_patterns, outputs, tokenizer, options)
     if pool is not None:
-      pool.share(masking_vocab_of(vocab), plan.negative_pool)
-    total, reused = _write(plan, outputs, tokenizer, options, pool)
+      pool.share(masking_vocab_of(vocab), plan.negative_pool, plan.whole_input)
+    cache = TokenCache(plan.scratch_folder(outputs),
+                       use_files=len(plan.blocks) > 1 and options.dupe_factor > 1)
+    total, reused, sources = _write(plan, outputs, tokenizer, options, pool, cache)
   finally:
     if pool is not None:
       pool.close()
-  return finish_run(plan, outputs, vocab, options, total, started, num_workers, reused, "local")
+    if cache is not None:
+      cache.remove()
+  return finish_run(plan, outputs, vocab, options, total, started, num_workers, reused, "local",
+                    sources)
 
 
-def _write(plan, outputs, tokenizer, options, pool):
-  """Writes the records of `plan`; returns (BlockStats of all, reused shards)."""
+def _write(plan, outputs, tokenizer, options, pool, cache):
+  """Writes the records of `plan`; returns (BlockStats of all, reused
+  shards, SourceCounts)."""
   import tensorflow as tf
-  blocks, paths = plan.blocks, plan.paths
+  blocks, paths, units = plan.blocks, plan.paths, plan.units
   total = BlockStats.for_options(options)
-  progress = _Progress(sum(b.end - b.start for b in blocks))
+  sources = SourceCounts(plan.num_documents)
+  progress = _Progress(sum(b.nbytes for b in blocks))
   reused = 0
+
+  def unit_bytes(u):  # progress: a block's bytes, spread over its passes
+    return blocks[units[u][1]].nbytes / options.dupe_factor
+
+  def count(stats):
+    sources.add(stats.b_documents)
+    ids, stats.b_documents = stats.b_documents, _NO_IDS
+    total.merge(stats)
+    stats.b_documents = ids
 
   if outputs.files:
     # The original's --output_file: deal instances round-robin.
@@ -1123,58 +1453,60 @@ def _write(plan, outputs, tokenizer, options, pool):
       writers = [opened.enter_context(tf.io.TFRecordWriter(p, options=compression))
                  for p in tmp_paths]
       n = 0
-      for index, records, stats in _map_blocks(blocks, tokenizer, options, plan.negative_pool,
-                                               pool):
+      for u, records, stats in _map_units(plan, range(len(units)), tokenizer, options, pool,
+                                          cache):
         for record in records:
           writers[n % len(writers)].write(record)
           n += 1
-        total.merge(stats)
-        progress.update(blocks[index].end - blocks[index].start, stats)
+        count(stats)
+        progress.update(unit_bytes(u), stats)
     progress.update(0, BlockStats.for_options(options), force=True)
-    return total, reused
+    return total, reused, sources
 
   num_shards = outputs.num_shards
-  if len(blocks) < num_shards:
-    logging.warning("%d blocks for %d shards: %d shards will be empty; lower "
-                    "--block_bytes or --num_output_shards", len(blocks), num_shards,
-                    num_shards - len(blocks))
-  shard_of_block = plan.shard_of_block
+  if len(units) < num_shards:
+    logging.warning("%d blocks x %d passes for %d shards: %d shards will be empty; lower "
+                    "--block_bytes or --num_output_shards", len(blocks), options.dupe_factor,
+                    num_shards, num_shards - len(units))
+  shard_of_unit = plan.shard_of_unit
   pending = []
   for k, path in enumerate(paths):
     stats = read_complete_shard(path, plan.fingerprint)
     if stats is None:
       pending.append(k)
       continue
-    total.merge(stats)
+    count(stats)
     reused += 1
-    progress.update(sum(b.end - b.start for b in blocks if shard_of_block[b.index] == k), stats)
+    progress.update(sum(unit_bytes(u) for u in range(len(units)) if shard_of_unit[u] == k),
+                    stats)
   if reused:
     logging.info("reusing %d complete shards of an earlier run", reused)
-  todo = [b for b in blocks if shard_of_block[b.index] in pending]
-  remaining = {k: sum(1 for b in blocks if shard_of_block[b.index] == k) for k in pending}
+  pending_set = set(pending)
+  todo = [u for u in range(len(units)) if shard_of_unit[u] in pending_set]
+  remaining = collections.Counter(shard_of_unit[u] for u in todo)
   writers = {}
   shard_stats = {k: BlockStats.for_options(options) for k in pending}
 
   def finish(k):
-    # A shard without blocks is an empty, valid file.
+    # A shard without units is an empty, valid file.
     writer = writers.pop(k, None) or ShardWriter(paths[k], plan.fingerprint, outputs.gzip)
     writer.close(shard_stats[k])
 
   for k in [k for k in pending if remaining[k] == 0]:
     finish(k)
-  for index, records, stats in _map_blocks(todo, tokenizer, options, plan.negative_pool, pool):
-    k = shard_of_block[index]
+  for u, records, stats in _map_units(plan, todo, tokenizer, options, pool, cache):
+    k = shard_of_unit[u]
     if k not in writers:
       writers[k] = ShardWriter(paths[k], plan.fingerprint, outputs.gzip)
     writers[k].write(records)
     shard_stats[k].merge(stats)
-    total.merge(stats)
-    progress.update(blocks[index].end - blocks[index].start, stats)
+    count(stats)
+    progress.update(unit_bytes(u), stats)
     remaining[k] -= 1
     if remaining[k] == 0:
       finish(k)
   progress.update(0, BlockStats.for_options(options), force=True)
-  return total, reused
+  return total, reused, sources
 
 
 def manifest_of_run(files, paths, outputs, vocab, options, total, elapsed, num_workers,

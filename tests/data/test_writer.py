@@ -97,21 +97,43 @@ def data(tmp_path_factory):
 # Blocks
 # ---------------------------------------------------------------------------
 
-def test_blocks_are_contiguous_runs_of_whole_documents(data):
+def test_chunks_are_contiguous_runs_of_whole_documents(data):
   path = data["corpus"]
   size = len(open(path, "rb").read())
-  blocks = writer.scan_blocks([path], OPTIONS.block_bytes)
-  assert len(blocks) >= 4
-  assert [b.index for b in blocks] == list(range(len(blocks)))
-  assert blocks[0].start == 0 and blocks[-1].end == size
-  assert all(a.end == b.start for a, b in zip(blocks, blocks[1:]))
-  assert all(b.end - b.start >= OPTIONS.block_bytes for b in blocks[:-1])
+  chunks = writer.scan_chunks([path], 300)
+  assert len(chunks) >= 20
+  assert [c.index for c in chunks] == list(range(len(chunks)))
+  assert chunks[0].start == 0 and chunks[-1].end == size
+  assert all(a.end == b.start for a, b in zip(chunks, chunks[1:]))
+  assert all(c.end - c.start >= 300 for c in chunks[:-1])
   documents = []
-  for block in blocks:
-    docs, bad = writer.read_block_documents(block)
-    assert bad == 0 and docs
+  for chunk in chunks:
+    docs, bad = writer.read_chunk_documents(chunk)
+    assert bad == 0 and docs and len(docs) == chunk.documents
+    assert chunk.first_document == len(documents)
     documents.extend(docs)
   assert documents == data["docs"]
+
+
+def test_blocks_are_seeded_uniform_draws_of_the_chunks(data):
+  chunks = writer.scan_chunks([data["corpus"]], 300)
+  blocks = writer.group_blocks(chunks, 1500, random_seed=7)
+  assert len(blocks) >= 4
+  # Every chunk in exactly one block; blocks of at least block_bytes but the
+  # last, and no more than that and half of it.
+  assert sorted(c.index for b in blocks for c in b.chunks) == list(range(len(chunks)))
+  assert all(b.nbytes >= 1500 for b in blocks)
+  assert blocks[-1].nbytes < 1500 * 1.5 + 1000
+  # Not contiguous: a block's chunks come from all over the input (a run of
+  # n chunks would span n - 1; two uniform draws of 35 span ~12 on average).
+  spread = [max(c.index for c in b.chunks) - min(c.index for c in b.chunks) for b in blocks]
+  assert np.mean(spread) > 3 * np.mean([len(b.chunks) - 1 for b in blocks])
+  # Seeded: the same for a seed, other for another; a small input is one
+  # block in input order.
+  assert writer.group_blocks(chunks, 1500, 7) == blocks
+  assert writer.group_blocks(chunks, 1500, 8) != blocks
+  whole = writer.group_blocks(chunks, 10 ** 9, 7)
+  assert len(whole) == 1 and [c.index for c in whole[0].chunks] == list(range(len(chunks)))
 
 
 # ---------------------------------------------------------------------------
@@ -380,13 +402,14 @@ def test_negative_pool_is_a_uniform_sample_of_the_whole_input(tmp_path):
   first_doc, start_line = collections.Counter(), collections.Counter()
   for seed in range(60):
     sampler = writer.NegativeSampler(seed, tail_words=20, size=64, window_words=30)
-    blocks = writer.scan_blocks(files, 2000, sampler)
-    assert sampler.documents_seen == num_docs == sum(b.documents for b in blocks)
+    chunks = writer.scan_chunks(files, 2000, sampler)
+    assert sampler.documents_seen == num_docs == sum(c.documents for c in chunks)
     assert len(sampler.entries) == 64
-    docs = [int(lines[0].split()[0][1:]) for _, lines, _ in sampler.entries]
+    docs = [int(lines[0].split()[0][1:]) for _, lines, _, _ in sampler.entries]
     assert len(set(docs)) == 64  # without replacement
-    for (block_index, lines, starts), d in zip(sampler.entries, docs):
-      assert blocks[block_index].path == files[d // per_file]
+    for (chunk_index, lines, starts, index), d in zip(sampler.entries, docs):
+      assert chunks[chunk_index].path == files[d // per_file]
+      assert index == d  # the input-wide index of the document
       assert all(int(line.split()[0][1:]) == d for line in lines)
       js = [int(line.split()[1][1:]) for line in lines]
       assert js == list(range(js[0], js[0] + len(js)))  # a run of the document
@@ -523,8 +546,8 @@ def test_carriage_returns_are_dropped_like_the_original_readline(tmp_path):
   # every "\r" (checked: "hello\rworld\r\n" reads as "helloworld\n").
   path = tmp_path / "cr.txt"
   path.write_bytes(b"ab\rcd ef\r\n\r\ngh\rij\n")
-  block = writer.Block(0, str(path), 0, path.stat().st_size)
-  assert writer.read_block_documents(block) == ([["abcd ef"], ["ghij"]], 0)
+  chunk = writer.Chunk(0, str(path), 0, path.stat().st_size, 2, 0)
+  assert writer.read_chunk_documents(chunk) == ([["abcd ef"], ["ghij"]], 0)
 
 
 def test_lines_split_only_at_newlines(data, tmp_path):
