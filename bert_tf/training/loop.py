@@ -388,13 +388,45 @@ def _format_eta(seconds):
   return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
-def _log_progress(step, total, m, rate, objective):
+class EtaEstimator:
+  """The time left, from the steady host loops: the first loop of a run
+  includes tracing the step (and XLA's compiling it), which took as long as
+  the steps themselves, so an ETA from it came out twice the real one.
+
+  `loop_done(step, now)` after every host loop; `text(step)` is the ETA of
+  the steps after `step`: from the loops after the first, or while there is
+  only the first, an upper bound from it ("<H:MM:SS").
+  """
+
+  def __init__(self, start_step, start_time, total):
+    self.total = total
+    self._start = (start_step, start_time)
+    self._first = None  # (step, time) at the end of the first loop
+    self._last = None
+
+  def loop_done(self, step, now):
+    if self._first is None:
+      self._first = (step, now)
+    self._last = (step, now)
+
+  def text(self, step):
+    if step >= self.total:
+      return _format_eta(0.0)
+    if self._first is None:
+      return "?"
+    since, bound = (self._first, "") if self._last[0] > self._first[0] else (self._start, "<")
+    steps, seconds = self._last[0] - since[0], self._last[1] - since[1]
+    if steps <= 0:
+      return "?"
+    return bound + _format_eta((self.total - step) * max(seconds, 0.0) / steps)
+
+
+def _log_progress(step, total, m, eta_text, objective):
   fields = "  ".join(f"{label} {m[key]:.4f}" for label, key in objective.progress_fields())
   logging.info(
       "step %d/%d  %s  lr %.3g  grad_norm %.3g  %.1f ex/s  %.0f tok/s  ETA %s",
       step, total, fields, m["learning_rate"], m["gradient_norm"],
-      m["examples_per_second"], m["tokens_per_second"],
-      _format_eta((total - step) / rate if rate else float("inf")))
+      m["examples_per_second"], m["tokens_per_second"], eta_text)
 
 
 def _write_eval_results(path, results):
@@ -539,13 +571,14 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
           strategy, train_info, config.train_batch_size, is_training=True,
           seed=config.seed + step, shuffle_buffer=config.shuffle_buffer))
       logging.info("Training from step %d to %d", step, config.num_train_steps)
-      start_step, start_time = step, time.time()
+      eta = EtaEstimator(step, time.time(), config.num_train_steps)
       while step < config.num_train_steps:
         loop_start = time.time()
         metrics, done, finite = step_fns.train_loop(
             iterator, tf.constant(_steps_to_next_stop(step, config), tf.int32))
         elapsed = time.time() - loop_start
         step = int(global_step.numpy())
+        eta.loop_done(step, time.time())
         if not bool(finite):
           raise TrainingDivergedError(
               f"loss is NaN or Inf at step {step}; stopped without saving; the last good "
@@ -557,8 +590,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
         out.scalars(out.train, step, metrics)
         last = step == config.num_train_steps
         if step % config.log_steps == 0 or last:
-          rate = (step - start_step) / max(time.time() - start_time, 1e-9)
-          _log_progress(step, config.num_train_steps, metrics, rate, objective)
+          _log_progress(step, config.num_train_steps, metrics, eta.text(step), objective)
         if step % config.save_checkpoints_steps == 0 or last or stop.requested:
           logging.info("Saved checkpoint %s", manager.save(checkpoint_number=step))
         if stop.requested:

@@ -337,3 +337,24 @@ def test_a_weight_the_loss_does_not_reach_is_a_named_error(data, monkeypatch):
   with pytest.raises(ValueError, match="objective mlm_nsp: the loss reaches no gradient to "
                                        "stray_head; leave them out of its trainable_variables$"):
     loop.run(tiny_train_config(data), tiny_bert_config())
+
+
+def test_eta_is_estimated_from_the_steady_loops_not_the_first():
+  # 1,000 steps, host loops of 100: the first takes 60 s (30 of them tracing),
+  # each later one 30 s. The steady rate gives 800 x 0.3 s = 4:00 at step 200;
+  # from the start (the old estimate) it would be 800 x 90 / 200 s = 6:00.
+  eta = loop.EtaEstimator(0, 1000.0, 1000)
+  assert eta.text(0) == "?"
+  eta.loop_done(100, 1060.0)
+  assert eta.text(100) == "<0:09:00"  # only the first loop: an upper bound
+  eta.loop_done(200, 1090.0)
+  assert eta.text(200) == "0:04:00"
+  eta.loop_done(900, 1300.0)
+  assert eta.text(900) == "0:00:30"
+  eta.loop_done(1000, 1330.0)
+  assert eta.text(1000) == "0:00:00"
+  # A resumed run counts from where it resumed.
+  resumed = loop.EtaEstimator(500, 0.0, 1000)
+  resumed.loop_done(600, 50.0)
+  resumed.loop_done(700, 70.0)
+  assert resumed.text(700) == "0:01:00"
