@@ -7,7 +7,8 @@ Signatures (`batch` any size; ids up to max_position_embeddings long):
     -> logits float32 [batch, num_outputs], and for classification
        probabilities float32 [batch, num_labels], label_ids int32 [batch]
   classify (needs tensorflow-text's ops):
-    text_a string [batch] (and text_b string [batch] for a sentence-pair task)
+    text string [batch] for a single-text task (as fill_mask's input), text_a
+    and text_b string [batch] for a sentence-pair task (as next_sentence's)
     -> classification: labels string [batch], probabilities float32
        [batch, num_labels] (columns in the order of the `label_names`
        output: string [num_labels]); regression: scores float32 [batch];
@@ -17,7 +18,8 @@ Signatures (`batch` any size; ids up to max_position_embeddings long):
     (longer side first).
 
 The export loads with only tensorflow and tensorflow-text (no bert_tf, no
-Keras): `tf.saved_model.load(dir).signatures["classify"](text_a=...)`.
+Keras): `tf.saved_model.load(dir).signatures["classify"](text=...)`, and
+`bert_tf.predict --saved_model=dir --text=...` (or --text_a, --text_b).
 """
 
 import tensorflow as tf
@@ -43,7 +45,7 @@ class ClassifierServingModule(tf.Module):
       vocab_file: the vocab it was fine-tuned with.
       do_lower_case: the tokenizer setting of fine-tuning.
       labels: class names in output order (empty for regression).
-      pair: whether `classify` takes text_b.
+      pair: whether `classify` takes text_a and text_b (else text).
       max_seq_length: the [CLS] ... [SEP] length `classify` packs to.
 
     Raises:
@@ -78,9 +80,9 @@ class ClassifierServingModule(tf.Module):
     ids = [tf.TensorSpec([None, None], tf.int32, name=n)
            for n in ("input_ids", "input_mask", "segment_ids")]
     self.classify_ids = tf.function(self._classify_ids, input_signature=ids)
-    texts = [tf.TensorSpec([None], tf.string, name="text_a")]
-    if pair:
-      texts.append(tf.TensorSpec([None], tf.string, name="text_b"))
+    texts = ([tf.TensorSpec([None], tf.string, name="text_a"),
+              tf.TensorSpec([None], tf.string, name="text_b")] if pair
+             else [tf.TensorSpec([None], tf.string, name="text")])
     self.classify = tf.function(self._classify, input_signature=texts)
 
   @property

@@ -1,13 +1,18 @@
-"""Queries an exported BERT SavedModel: fill-mask and next-sentence prediction.
+"""Queries an exported BERT SavedModel: fill-mask, sentence pairs,
+replaced-token detection (ELECTRA) and fine-tuned classifiers.
 
   python -m bert_tf.predict --saved_model=/tmp/bert_savedmodel \
     --text="the man went to the [MASK] to buy milk ."
   python -m bert_tf.predict --saved_model=... --text_a="..." --text_b="..."
   python -m bert_tf.predict --saved_model=... --input_file=in.txt --output_file=out.jsonl
 
-In --input_file each line is one example: `text_a<TAB>text_b` asks for the
-next-sentence probability, any other line is a fill-mask text; the output is
-one JSON object a line, in input order.
+A text goes to the export's fill_mask signature, or a classifier's classify,
+or else ELECTRA's replaced_token_detection; a pair to next_sentence or
+sentence_order, or a sentence-pair classifier's classify; --signature picks
+one. A signature the export lacks is one line naming those it has and
+their inputs. In --input_file each line is one example: `text_a<TAB>text_b`
+a pair, any other line a text; the output is one JSON object a line, in
+input order.
 
 This file needs only tensorflow, tensorflow_text (whose ops the text signatures
 use) and absl, not the bert_tf package, so it runs wherever the SavedModel is
@@ -81,13 +86,19 @@ def define_flags(flag_values):
   def string(name, help_text):
     flags.DEFINE_string(name, None, help_text, flag_values=flag_values)
 
-  string("saved_model", "SavedModel directory written by bert_tf.export_saved_model.")
-  string("text", "A text with one or more [MASK]: prints the top fills of each.")
-  string("text_a", "First text of a sentence-pair query (next_sentence or sentence_order; with --text_b).")
+  string("saved_model", "SavedModel directory written by bert_tf.export_saved_model or "
+         "bert_tf.finetune --export_dir.")
+  string("text", "A text: with one or more [MASK], the top fills of each (fill_mask); for a "
+         "classifier, its label (classify).")
+  string("text_a", "First text of a sentence-pair query (next_sentence, sentence_order or a "
+         "sentence-pair classifier; with --text_b).")
   string("text_b", "Second text of a sentence-pair query (with --text_a).")
   string("input_file",
-         "One example a line: `text_a<TAB>text_b` (next sentence) or a fill-mask text.")
+         "One example a line: `text_a<TAB>text_b` (a pair) or a text.")
   string("output_file", "JSON lines output of --input_file (default: stdout).")
+  string("signature", "The signature to ask. Default: for a text, the first the export has of "
+         "fill_mask, classify, replaced_token_detection; for a pair, of next_sentence, "
+         "sentence_order, classify.")
   flags.DEFINE_integer("batch_size", 32, "Examples per call of the SavedModel in --input_file mode.",
                        flag_values=flag_values)
 
@@ -99,33 +110,80 @@ def _str(value):
 # Sentence-pair signatures an export may have -> their probability output.
 SENTENCE_SIGNATURES = {"next_sentence": "is_next_probability",
                        "sentence_order": "in_order_probability"}
+# What a --text asks, in order of preference (the first the export has),
+# and what a --text_a/--text_b pair asks. `classify` is a fine-tuned
+# classifier's: `text` for a single-text task, `text_a`, `text_b` for pairs.
+TEXT_SIGNATURES = ("fill_mask", "classify", "replaced_token_detection")
+PAIR_SIGNATURES = ("next_sentence", "sentence_order", "classify")
 
 
 class Predictor:
-  """Calls the text signatures of an exported SavedModel.
+  """Calls the text signatures of an exported SavedModel: every export of
+  bert_tf (the pretraining export's fill_mask, next_sentence or
+  sentence_order, ELECTRA's replaced_token_detection, a fine-tuned
+  classifier's classify). Each signature's inputs are read from the export.
 
   Args:
-    saved_model_dir: directory of an export with the fill_mask signature
-      and, when its objective has a sentence task, next_sentence (NSP) or
-      sentence_order (SOP).
-
-  Raises:
-    ValueError: the export lacks the text signatures.
+    saved_model_dir: directory of an export.
   """
 
   def __init__(self, saved_model_dir):
     self._loaded = tf.saved_model.load(saved_model_dir)
-    signatures = self._loaded.signatures
-    if "fill_mask" not in signatures:
-      raise ValueError(
-          f"SavedModel {saved_model_dir} has no fill_mask signature "
-          f"(exported with --notext_signatures?); it has {sorted(signatures)}")
-    self._fill_mask = signatures["fill_mask"]
-    # The sentence-pair signature, if the objective has one, and its output.
-    self.sentence_signature, self._probability_key = next(
-        ((name, key) for name, key in SENTENCE_SIGNATURES.items() if name in signatures),
-        (None, None))
     self._saved_model_dir = saved_model_dir
+    specs = {name: fn.structured_input_signature[1]
+             for name, fn in self._loaded.signatures.items()}
+    # signature name -> its input names (sorted); the signatures whose inputs are text
+    self.inputs = {name: tuple(sorted(spec)) for name, spec in specs.items()}
+    self._text_in = {name for name, spec in specs.items()
+                     if spec and all(s.dtype == tf.string for s in spec.values())}
+    # The pretraining export's sentence-pair signature, if its objective has one.
+    self.sentence_signature, self._probability_key = next(
+        ((name, key) for name, key in SENTENCE_SIGNATURES.items() if name in self.inputs),
+        (None, None))
+
+  def describe(self):
+    """`name(input, ...)` of each signature, comma-separated."""
+    return ", ".join(f"{name}({', '.join(inputs)})" for name, inputs in sorted(self.inputs.items()))
+
+  def _missing(self, what):
+    """The one-line ValueError for a query the export cannot answer."""
+    hint = "" if self._text_in else " (none takes text: exported with --notext_signatures?)"
+    return ValueError(f"SavedModel {self._saved_model_dir} has no {what}; its signatures "
+                      f"(inputs): {self.describe()}{hint}")
+
+  def _takes(self, name, count):
+    """Whether signature `name` takes `count` texts (1: a text, 2: a pair)."""
+    inputs = self.inputs.get(name)
+    if name not in self._text_in:
+      return False
+    if name == "classify":
+      return len(inputs) == count
+    return len(inputs) == count and (count == 2) == (name in SENTENCE_SIGNATURES)
+
+  def signature_for(self, count, signature=None):
+    """The signature that answers `count` texts (1 or 2): `signature` when
+    given, else the first of TEXT_SIGNATURES / PAIR_SIGNATURES the export has.
+
+    Raises:
+      ValueError: one line naming the export's signatures and their inputs.
+    """
+    kind = "a text (--text)" if count == 1 else "a sentence pair (--text_a, --text_b)"
+    if signature:
+      if signature not in self.inputs:
+        raise self._missing(f"signature {signature!r}")
+      if not self._takes(signature, count):
+        raise self._missing(f"signature {signature!r} that takes {kind}")
+      return signature
+    for name in TEXT_SIGNATURES if count == 1 else PAIR_SIGNATURES:
+      if self._takes(name, count):
+        return name
+    raise self._missing(f"signature that takes {kind}")
+
+  def _call(self, name, *columns):
+    fn = self._loaded.signatures[name]
+    out = fn(**{key: tf.constant(list(column), tf.string)
+                for key, column in zip(self.inputs[name], columns)})
+    return {k: v.numpy() for k, v in out.items()}
 
   def fill_mask(self, texts):
     """Top-k fills of each [MASK] of each text.
@@ -140,7 +198,8 @@ class Predictor:
     """
     if not texts:
       return []
-    out = {k: v.numpy() for k, v in self._fill_mask(text=tf.constant(texts, tf.string)).items()}
+    self.signature_for(1, "fill_mask")
+    out = self._call("fill_mask", texts)
     results = []
     for i, text in enumerate(texts):
       masks = []
@@ -175,13 +234,9 @@ class Predictor:
     if not pairs:
       return []
     if self.sentence_signature is None:
-      raise ValueError(f"SavedModel {self._saved_model_dir} has no sentence-pair signature "
-                       "(next_sentence or sentence_order): its model was trained without "
-                       "a sentence task")
-    out = self._loaded.signatures[self.sentence_signature](
-        text_a=tf.constant([a for a, _ in pairs], tf.string),
-        text_b=tf.constant([b for _, b in pairs], tf.string))
-    out = {k: v.numpy() for k, v in out.items()}
+      raise self._missing("sentence-pair signature (next_sentence or sentence_order): its "
+                          "model was trained without a sentence task, or is a classifier")
+    out = self._call(self.sentence_signature, [a for a, _ in pairs], [b for _, b in pairs])
     key = self._probability_key
     return [{"text_a": _str(a), "text_b": _str(b), key: float(out[key][i]),
              "truncated": bool(out["truncated"][i]), "error": _str(out["error"][i])}
@@ -189,20 +244,86 @@ class Predictor:
 
   next_sentence = sentence_pair
 
-  def predict_lines(self, lines, batch_size=32):
+  def classify(self, examples):
+    """A fine-tuned classifier's answers (signature classify).
+
+    Args:
+      examples: list of texts (a single-text task) or of (text_a, text_b)
+        pairs (a sentence-pair task), str or bytes.
+
+    Returns:
+      list of dicts: {"text"} or {"text_a", "text_b"}, then for
+      classification "label" and "probabilities" ({label: probability}),
+      for regression "score"; and "truncated".
+    """
+    if not examples:
+      return []
+    pair = isinstance(examples[0], tuple)
+    self.signature_for(2 if pair else 1, "classify")
+    columns = list(zip(*examples)) if pair else [examples]
+    out = self._call("classify", *columns)
+    results = []
+    for i, example in enumerate(examples):
+      result = ({"text_a": _str(example[0]), "text_b": _str(example[1])} if pair
+                else {"text": _str(example)})
+      if "scores" in out:
+        result["score"] = float(out["scores"][i])
+      else:
+        names = [_str(n) for n in out["label_names"]]
+        result["label"] = _str(out["labels"][i])
+        result["probabilities"] = dict(zip(names, map(float, out["probabilities"][i])))
+      result["truncated"] = bool(out["truncated"][i])
+      results.append(result)
+    return results
+
+  def replaced_token_detection(self, texts):
+    """ELECTRA's discriminator: each token's probability of being replaced.
+
+    Returns:
+      list of dicts {"text", "tokens": [{"token", "replaced_probability"}]
+      ([CLS] wordpieces [SEP]), "truncated", "error"}.
+    """
+    if not texts:
+      return []
+    self.signature_for(1, "replaced_token_detection")
+    out = self._call("replaced_token_detection", texts)
+    results = []
+    for i, text in enumerate(texts):
+      tokens = [{"token": _str(t), "replaced_probability": float(p)}
+                for t, p in zip(out["tokens"][i], out["replaced_probability"][i]) if t]
+      results.append({"text": _str(text), "tokens": tokens,
+                      "truncated": bool(out["truncated"][i]), "error": _str(out["error"][i])})
+    return results
+
+  def answer(self, examples, signature=None):
+    """Results of texts (str or bytes) or of (text_a, text_b) pairs (all one
+    kind), from `signature_for` their kind."""
+    if not examples:
+      return []
+    pair = isinstance(examples[0], tuple)
+    name = self.signature_for(2 if pair else 1, signature)
+    if name == "classify":
+      return self.classify(examples)
+    if pair:
+      return self.sentence_pair(examples)
+    return self.fill_mask(examples) if name == "fill_mask" else self.replaced_token_detection(
+        examples)
+
+  def predict_lines(self, lines, batch_size=32, signature=None):
     """Results for input-file lines (bytes or str, without the newline), in order.
 
-    A line with a tab is `text_a<TAB>text_b`; any other line a fill-mask text.
+    A line with a tab is `text_a<TAB>text_b`, a pair; any other line a text.
+    signature: the one to ask (`signature_for`), for the lines of its kind.
     """
     results = []
     for start in range(0, len(lines), batch_size):
       chunk = lines[start:start + batch_size]
       tab = b"\t" if chunk and isinstance(chunk[0], bytes) else "\t"
-      nsp_index = [i for i, line in enumerate(chunk) if tab in line]
-      mlm_index = [i for i, line in enumerate(chunk) if tab not in line]
-      by_index = dict(zip(nsp_index, self.sentence_pair(
-          [tuple(chunk[i].split(tab, 1)) for i in nsp_index])))
-      by_index.update(zip(mlm_index, self.fill_mask([chunk[i] for i in mlm_index])))
+      pair_index = [i for i, line in enumerate(chunk) if tab in line]
+      text_index = [i for i, line in enumerate(chunk) if tab not in line]
+      by_index = dict(zip(pair_index, self.answer(
+          [tuple(chunk[i].split(tab, 1)) for i in pair_index], signature)))
+      by_index.update(zip(text_index, self.answer([chunk[i] for i in text_index], signature)))
       results.extend(by_index[i] for i in range(len(chunk)))
     return results
 
@@ -234,7 +355,30 @@ def format_next_sentence(result):
   return "\n".join(lines)
 
 
-def predict_file(predictor, input_file, output_file=None, batch_size=32):
+def format_result(result):
+  """Human-readable lines of any Predictor result."""
+  if "masks" in result:
+    return format_fill_mask(result)
+  if "is_next_probability" in result or "in_order_probability" in result:
+    return format_next_sentence(result)
+  lines = ([f"text: {result['text']}"] if "text" in result
+           else [f"text_a: {result['text_a']}", f"text_b: {result['text_b']}"])
+  if result.get("error"):
+    lines.append(f"error: {result['error']}")
+  if result["truncated"]:
+    lines.append("note: truncated to max_seq_length tokens")
+  if "tokens" in result:
+    lines.append("P(replaced): " + "  ".join(
+        f"{t['token']} {t['replaced_probability']:.4f}" for t in result["tokens"]))
+  elif "score" in result:
+    lines.append(f"score = {result['score']:.4f}")
+  else:
+    probs = "  ".join(f"{k} {v:.4f}" for k, v in result["probabilities"].items())
+    lines.append(f"label = {result['label']}  (probabilities: {probs})")
+  return "\n".join(lines)
+
+
+def predict_file(predictor, input_file, output_file=None, batch_size=32, signature=None):
   """Writes one JSON line per line of `input_file` to output_file (or stdout).
 
   Returns:
@@ -242,7 +386,7 @@ def predict_file(predictor, input_file, output_file=None, batch_size=32):
   """
   with tf.io.gfile.GFile(input_file, "rb") as f:
     lines = f.read().splitlines()
-  results = predictor.predict_lines(lines, batch_size=batch_size)
+  results = predictor.predict_lines(lines, batch_size=batch_size, signature=signature)
   text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results)
   if output_file is None:
     sys.stdout.write(text)
@@ -271,15 +415,13 @@ def main(argv):
   if FLAGS.input_file is not None:
     if not tf.io.gfile.exists(FLAGS.input_file):
       raise Error(f"--input_file {FLAGS.input_file} does not exist")
-    predict_file(predictor, FLAGS.input_file, FLAGS.output_file, FLAGS.batch_size)
+    predict_file(predictor, FLAGS.input_file, FLAGS.output_file, FLAGS.batch_size,
+                 FLAGS.signature)
     return
-  if FLAGS.text is not None:
-    result = predictor.fill_mask([FLAGS.text])[0]
-    formatted = format_fill_mask(result)
-  else:
-    result = predictor.sentence_pair([(FLAGS.text_a, FLAGS.text_b)])[0]
-    formatted = format_next_sentence(result)
-  if result["error"]:
+  example = FLAGS.text if FLAGS.text is not None else (FLAGS.text_a, FLAGS.text_b)
+  result = predictor.answer([example], FLAGS.signature)[0]
+  formatted = format_result(result)
+  if result.get("error"):
     # The query on stdout (as with an answer), the error once, on stderr.
     print("\n".join(line for line in formatted.splitlines() if line.startswith("text")))
     raise Error(result["error"])

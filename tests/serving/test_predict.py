@@ -109,8 +109,91 @@ def test_predictor_refuses_an_export_without_text_signatures(tmp_path):
   ids_only = str(tmp_path / "ids_only")
   export.export_saved_model(modeling.BertPretrainer(CONFIG), write_vocab(tmp_path / "v.txt"),
                             True, ids_only, max_seq_length=16, text_signatures=False)
-  with pytest.raises(ValueError, match="no fill_mask signature"):
-    predict.Predictor(ids_only)
+  predictor = predict.Predictor(ids_only)
+  with pytest.raises(ValueError) as error:
+    predictor.fill_mask(["the [MASK] ."])
+  message = str(error.value)
+  assert "has no signature 'fill_mask'" in message and "\n" not in message
+  assert "encode(input_ids, input_mask, segment_ids)" in message
+  assert "(none takes text: exported with --notext_signatures?)" in message
+
+
+def test_a_signature_the_export_lacks_names_those_it_has_and_their_inputs(predictor):
+  with pytest.raises(ValueError) as error:
+    predictor.answer(["a text"], signature="classify")
+  message = str(error.value)
+  assert message.startswith(f"SavedModel {predictor._saved_model_dir} has no signature "
+                            "'classify'; its signatures (inputs): ")
+  assert "fill_mask(text)" in message and "next_sentence(text_a, text_b)" in message
+  assert "notext_signatures" not in message  # it has text signatures
+  with pytest.raises(ValueError, match="no signature 'fill_mask' that takes a sentence pair"):
+    predictor.answer([("a", "b")], signature="fill_mask")
+
+
+def _classifier_export(root, pair, labels=("neg", "pos")):
+  from bert_tf.models import classifier  # pylint: disable=g-import-not-at-top
+  from bert_tf.serving import classifier_export  # pylint: disable=g-import-not-at-top
+  export_dir = str(root / ("pair" if pair else "single"))
+  classifier_export.export_classifier(
+      classifier.BertClassifier(CONFIG, len(labels) or 1), write_vocab(root / "vocab.txt"),
+      True, list(labels), pair, export_dir, max_seq_length=16)
+  return export_dir
+
+
+def _cli(saved_model, *args):
+  return subprocess.run([sys.executable, "-m", "bert_tf.predict",
+                         f"--saved_model={saved_model}", *args], cwd=REPO,
+                        capture_output=True, text=True, env=_without_tf_log_level())
+
+
+def test_classifier_exports_take_text_or_text_a_text_b_and_predict_serves_them(tmp_path):
+  single, pair = _classifier_export(tmp_path, False), _classifier_export(tmp_path, True)
+  # The classify signature's inputs are those of fill_mask and next_sentence.
+  assert set(tf.saved_model.load(single).signatures["classify"]
+             .structured_input_signature[1]) == {"text"}
+  assert set(tf.saved_model.load(pair).signatures["classify"]
+             .structured_input_signature[1]) == {"text_a", "text_b"}
+  (result,) = predict.Predictor(single).answer(["the day was long"])
+  assert set(result) == {"text", "label", "probabilities", "truncated"}
+  assert result["label"] in ("neg", "pos") and set(result["probabilities"]) == {"neg", "pos"}
+  assert abs(sum(result["probabilities"].values()) - 1) < 1e-5
+  predictor = predict.Predictor(pair)
+  (result,) = predictor.answer([("the day", "was long")])
+  assert result["text_a"] == "the day" and result["label"] in ("neg", "pos")
+  with pytest.raises(ValueError, match="no signature that takes a text \\(--text\\)"):
+    predictor.answer(["one text"])
+  # The command line, as the README shows it.
+  child = _cli(single, "--text=the day was long")
+  assert child.returncode == 0 and child.stderr == "", child.stderr[-2000:]
+  lines = child.stdout.splitlines()
+  assert lines[0] == "text: the day was long" and lines[1].startswith("label = ")
+  child = _cli(pair, "--text_a=the day", "--text_b=was long")
+  assert child.returncode == 0 and child.stdout.splitlines()[2].startswith("label = ")
+  child = _cli(pair, "--text=one text")
+  assert child.returncode == 1 and child.stdout == ""
+  assert child.stderr.startswith(f"bert_tf.predict: error: SavedModel {pair} has no signature "
+                                 "that takes a text (--text); its signatures (inputs): ")
+  assert "classify(text_a, text_b)" in child.stderr and child.stderr.count("\n") == 1
+
+
+def test_electra_exports_answer_replaced_token_detection(tmp_path):
+  objective = objectives.ElectraObjective(generator_hidden_size=0.5, mask_token_id=4)
+  model = objective.build_model(CONFIG)
+  tf.train.Checkpoint(model=model, objective=objectives.checkpoint_variable(objective)).save(
+      str(tmp_path / "train" / "ckpt"))
+  pretrainer, _ = export.load_pretrainer(CONFIG, str(tmp_path / "train"))
+  export_dir = str(tmp_path / "electra")
+  export.export_saved_model(pretrainer, write_vocab(tmp_path / "vocab.txt"), True, export_dir,
+                            max_seq_length=16)
+  predictor = predict.Predictor(export_dir)
+  assert predictor.answer(["the [MASK] ."])[0]["masks"]  # fill_mask: the generator
+  (result,) = predictor.answer(["the day was long"], signature="replaced_token_detection")
+  tokens = [t["token"] for t in result["tokens"]]
+  assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and len(tokens) == 6
+  assert all(0 < t["replaced_probability"] < 1 for t in result["tokens"])
+  child = _cli(export_dir, "--text=the day was long", "--signature=replaced_token_detection")
+  assert child.returncode == 0, child.stderr[-2000:]
+  assert child.stdout.splitlines()[1].startswith("P(replaced): [CLS] 0.")
 
 
 def test_input_file_without_bert_tf(saved_model, tmp_path):
