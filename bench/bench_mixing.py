@@ -2,7 +2,10 @@
 block, side by side with the original.
 
   python bench/bench_mixing.py [--original_dir=PATH_TO/google-research/bert]
-      [--num_docs=20000] [--block_bytes=65536] [--dupe_factor=5]
+      [--num_docs=20000] [--block_bytes=65536] [--dupe_factor=5] [--ours_repo=PATH]
+
+--ours_repo runs the bert_tf of another checkout (e.g. an older commit, for
+a before/after figure).
 
 A corpus of many short documents in index order whose every token names its
 document (tests/data/sourced_corpus.py), written with a small --block_bytes
@@ -39,9 +42,9 @@ import sourced_corpus  # pylint: disable=g-import-not-at-top,wrong-import-positi
 FILES = 4
 
 
-def run(cmd):
+def run(cmd, env=None, cwd=None):
   started = time.time()
-  result = subprocess.run(cmd, capture_output=True, text=True)
+  result = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
   if result.returncode:
     raise RuntimeError(f"failed: {' '.join(cmd)}\n{result.stderr[-3000:]}")
   return time.time() - started
@@ -60,6 +63,7 @@ def main():
   parser.add_argument("--block_bytes", type=int, default=65536)
   parser.add_argument("--dupe_factor", type=int, default=5)
   parser.add_argument("--work_dir", default="")
+  parser.add_argument("--ours_repo", default="", help="checkout whose bert_tf to run")
   args = parser.parse_args()
   work = args.work_dir or tempfile.mkdtemp(prefix="bench_mixing_")
   corpus, vocab = os.path.join(work, "corpus.txt"), os.path.join(work, "vocab.txt")
@@ -78,11 +82,15 @@ def main():
     rows.append(("original (--output_file, 4 files)", paths, wall, None))
   tool = [sys.executable, "-m", "bert_tf.create_pretraining_data", *common_flags(args, corpus, vocab),
           f"--block_bytes={args.block_bytes}", "--num_workers=2"]
+  env, cwd = None, None
+  if args.ours_repo:  # python -m looks in the working folder first
+    cwd = os.path.abspath(args.ours_repo)
+    env = dict(os.environ, PYTHONPATH=cwd)
   paths = [os.path.join(work, f"ours{k}.tfrecord") for k in range(FILES)]
-  wall = run(tool + [f"--output_file={','.join(paths)}"])
+  wall = run(tool + [f"--output_file={','.join(paths)}"], env, cwd)
   rows.append(("bert_tf (--output_file, 4 files)", paths, wall, paths[0] + ".manifest.json"))
   out_dir = os.path.join(work, "ours_dir")
-  wall = run(tool + [f"--output_dir={out_dir}", f"--num_output_shards={FILES}"])
+  wall = run(tool + [f"--output_dir={out_dir}", f"--num_output_shards={FILES}"], env, cwd)
   paths = sorted(os.path.join(out_dir, p) for p in os.listdir(out_dir) if p.endswith(".tfrecord"))
   rows.append(("bert_tf (--output_dir, 4 shards)", paths, wall, os.path.join(out_dir, "manifest.json")))
 
@@ -97,7 +105,8 @@ def main():
     if manifest_path:
       with open(manifest_path) as m:
         counts = json.load(m)["counts"]
-      stated = f"{counts['nsp_random_documents']} / {counts['nsp_random_most_per_document']}"
+      if "nsp_random_documents" in counts:  # (older writers do not count them)
+        stated = f"{counts['nsp_random_documents']} / {counts['nsp_random_most_per_document']}"
     print(f"| {name} | {wall:.1f} | {f['random_b']} | {f['distinct_b_documents']} | "
           f"{f['most_per_document']} | {', '.join(map(str, f['regions_of_first']))} | {stated} |")
   if args.original_dir:

@@ -82,7 +82,9 @@ def input_documents(args):
   from bert_tf.data import writer
   tokenizer = tokenization.Tokenizer(tokenization.load_vocab(args.vocab_file), True)
   docs = []
-  for block in writer.scan_blocks(writer.expand_inputs(args.input_file), 1 << 20):
+  from bert_tf.data import files as files_lib
+  for chunk in writer.scan_chunks(files_lib.expand_patterns(args.input_file), 1 << 20):
+    block = writer.Block(chunk.index, (chunk,), chunk.documents)  # the input in order
     for doc in writer.tokenize_block(block, tokenizer).documents():
       docs.append([t for sentence in doc for t in sentence])
   return docs

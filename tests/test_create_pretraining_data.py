@@ -324,5 +324,7 @@ def test_sigkill_then_rerun_gives_the_bytes_of_an_uninterrupted_run(files, tmp_p
   for name in names:
     assert (killed / name).read_bytes() == (clean / name).read_bytes(), name
   assert not [p for p in killed.iterdir() if ".tmp" in p.name]
+  # The token cache the killed run left was reused and is gone now.
+  assert not [p for p in killed.iterdir() if p.name.startswith(".tokens-")]
   clean_manifest = json.loads((clean / "manifest.json").read_text())
   assert manifest["counts"] == clean_manifest["counts"]

@@ -3,7 +3,7 @@ any segment of a record can be read back: where random next-sentence Bs
 came from, and how well the records of a file mix the corpus.
 
 Document d is written as word pairs `n<d // 100> m<d % 100>`; its lines hold
-2-5 pairs, 1-5 lines a document. The vocab holds those words alone. Used by
+2-6 pairs, 1-7 lines a document (~150 bytes). The vocab holds those words alone. Used by
 tests/data/test_writer.py (small) and bench/bench_mixing.py (20,000
 documents, beside the original's output).
 """
@@ -24,7 +24,7 @@ def write_corpus(path, num_docs, seed=0):
   docs = []
   for d in range(num_docs):
     pair = f"n{d // 100} m{d % 100}"
-    docs.append("\n".join(" ".join([pair] * rng.randint(2, 5)) for _ in range(rng.randint(1, 5))))
+    docs.append("\n".join(" ".join([pair] * rng.randint(2, 6)) for _ in range(rng.randint(1, 7))))
   with open(path, "w") as f:
     f.write("\n\n".join(docs) + "\n")
 

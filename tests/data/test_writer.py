@@ -24,6 +24,8 @@ from bert_tf.data import manifest as manifest_lib
 from bert_tf.data import writer
 from bert_tf.data import schema
 
+import sourced_corpus
+
 NUM_DOCS = 40
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -436,6 +438,74 @@ def test_negative_pool_is_a_uniform_sample_of_the_whole_input(tmp_path):
         expected_thirds[3 * j // lengths[d]] += first_doc[d] / lengths[d]
   assert expected_thirds.min() > 150
   np.testing.assert_allclose(thirds / expected_thirds, 1, atol=0.2)
+
+
+def test_at_many_blocks_every_document_serves_as_b_and_files_mix_the_corpus(tmp_path):
+  # 3,000 short documents in index order, ~55 blocks of 8 KiB: far more
+  # documents than a block holds (and than the negative pool's 2,048).
+  num_docs = 3000
+  corpus, vocab = str(tmp_path / "corpus.txt"), str(tmp_path / "vocab.txt")
+  sourced_corpus.write_corpus(corpus, num_docs)
+  sourced_corpus.write_vocab(vocab, num_docs)
+  options = writer.DataOptions(max_seq_length=64, max_predictions_per_seq=8, dupe_factor=2,
+                               block_bytes=8192)
+  outputs = writer.Outputs(files=tuple(str(tmp_path / f"out{k}.tfrecord") for k in range(4)))
+  manifest = run(corpus, outputs, vocab, options, num_workers=2)
+  got = sourced_corpus.mixing_figures(outputs.paths(), num_docs, first=200)
+  # The original's rule: each random B's document uniform over the input.
+  uniform = np.bincount(np.random.default_rng(0).integers(0, num_docs, got["random_b"]),
+                        minlength=num_docs)
+  assert got["random_b"] > 2 * num_docs
+  assert got["distinct_b_documents"] >= 0.95 * np.count_nonzero(uniform)
+  assert got["most_per_document"] <= 2 * uniform.max()
+  # Any stretch of any file is a sample of the whole corpus.
+  assert min(got["regions_of_first"]) >= 18, got["regions_of_first"]
+  counts = manifest["counts"]
+  assert counts["nsp_random_documents"] == got["distinct_b_documents"]
+  assert counts["nsp_random_most_per_document"] == got["most_per_document"]
+  # A document's copies (one per pass) lie a pass apart, not side by side:
+  # its two A positions in the stream of file 0.
+  pairs = sourced_corpus.read_pairs(outputs.paths()[0], num_docs)
+  where = collections.defaultdict(list)
+  for i, (a, _, _) in enumerate(pairs):
+    where[a].append(i)
+  gaps = [max(v) - min(v) for v in where.values() if len(v) >= 2]
+  assert np.median(gaps) > len(pairs) / 4
+
+
+def test_stream_is_pass_major_and_each_later_pass_visits_blocks_in_its_own_order():
+  units = writer.stream_units(50, 4, random_seed=3)
+  assert units[:50] == [(0, b) for b in range(50)]
+  orders = [[b for p, b in units if p == q] for q in range(4)]
+  assert all(sorted(order) == list(range(50)) for order in orders)
+  assert len({tuple(order) for order in orders}) == 4
+  assert writer.stream_units(50, 4, random_seed=3) == units
+
+
+def test_token_cache_gives_back_what_was_tokenized_and_a_new_run_reuses_it(data, tmp_path):
+  chunks = writer.scan_chunks([data["corpus"]], 300)
+  blocks = writer.group_blocks(chunks, 1500, random_seed=7)
+  from bert_tf.data import tokenization
+  tokenizer = tokenization.Tokenizer(tokenization.load_vocab(data["vocab"]), True)
+  calls = []
+
+  def tokenize(block):
+    calls.append(block.index)
+    return writer.tokenize_block(block, tokenizer)
+
+  folder = str(tmp_path / ".tokens-x")
+  cache = writer.TokenCache(folder, use_files=True)
+  first = [cache.get(b, tokenize) for b in blocks[:3]]
+  again = writer.TokenCache(folder, use_files=True)  # a rerun after a kill
+  for block, expected in zip(blocks[:3], first):
+    got = again.get(block, tokenize)
+    for name in ("values", "sentence_splits", "document_splits", "chunk_splits",
+                 "document_ids"):
+      np.testing.assert_array_equal(getattr(got, name), getattr(expected, name))
+    assert (got.index, got.nbytes) == (expected.index, expected.nbytes)
+  assert calls == [0, 1, 2]
+  again.remove()
+  assert not os.path.exists(folder)
 
 
 # ---------------------------------------------------------------------------
