@@ -12,7 +12,13 @@ an original TF1 BERT checkpoint (or its release directory), or a keras-hub
 preset directory; without it the encoder starts from random weights (the
 baseline). eval_results.txt in --output_dir holds each dev metric's mean
 over the seeds and its standard deviation (_sd); --export_dir writes a
-SavedModel with a text-in `classify` signature.
+SavedModel with a text-in `classify` signature (`text`, or `text_a` and
+`text_b` for a pair task), which `bert_tf.predict` answers.
+
+The original recipe (lr 5e-5, 3 epochs, batch 32) is for tasks of thousands
+of examples: a run of under 100 optimizer steps warns, naming its steps and
+the epochs that reach 100 (a small task wants more epochs and, for a small
+model, a higher --learning_rate; see the README's small-task recipe).
 """
 
 from absl import app
@@ -54,7 +60,9 @@ def define_flags(flag_values):
                       "Empty: random initialization.", flag_values=f)
   flags.DEFINE_string("output_dir", None, "eval_results.txt, TensorBoard logs (seed_<n>/), "
                       "the first seed's model.", flag_values=f)
-  flags.DEFINE_float("num_train_epochs", d.num_train_epochs, "Training epochs.", flag_values=f)
+  flags.DEFINE_float("num_train_epochs", d.num_train_epochs, "Training epochs (a task of a "
+                     "few hundred examples needs many more than 3: under 100 optimizer steps "
+                     "warns).", flag_values=f)
   flags.DEFINE_float("learning_rate", d.learning_rate, "Peak learning rate (the original "
                      "suggests 2e-5 to 5e-5 for BERT-base).", flag_values=f)
   flags.DEFINE_float("warmup_proportion", d.warmup_proportion, "Share of steps of linear "
