@@ -523,7 +523,11 @@ class TokenizedBlock:
     import io
     import numpy as np
     buffer = io.BytesIO()
-    np.savez(buffer, index=self.index, values=self.values, sentence_splits=self.sentence_splits,
+    # Two bytes a token where the ids allow (any vocab under 65,536 entries).
+    values = self.values
+    if not len(values) or (values.min() >= 0 and values.max() < 1 << 16):
+      values = values.astype(np.uint16)
+    np.savez(buffer, index=self.index, values=values, sentence_splits=self.sentence_splits,
              document_splits=self.document_splits, undecodable_bytes=self.undecodable_bytes,
              nbytes=self.nbytes, chunk_splits=self.chunk_splits, document_ids=self.document_ids)
     return buffer.getvalue()
@@ -533,7 +537,8 @@ class TokenizedBlock:
     import io
     import numpy as np
     with np.load(io.BytesIO(payload)) as z:
-      return cls(int(z["index"]), z["values"], z["sentence_splits"], z["document_splits"],
+      return cls(int(z["index"]), z["values"].astype(np.int32), z["sentence_splits"],
+                 z["document_splits"],
                  int(z["undecodable_bytes"]), int(z["nbytes"]), z["chunk_splits"],
                  z["document_ids"])
 

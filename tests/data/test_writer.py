@@ -482,6 +482,16 @@ def test_stream_is_pass_major_and_each_later_pass_visits_blocks_in_its_own_order
   assert writer.stream_units(50, 4, random_seed=3) == units
 
 
+@pytest.mark.parametrize("top_id", [65535, 65536, 250_000])
+def test_tokenized_block_bytes_keep_every_id(top_id):
+  values = np.array([0, 5, top_id - 1, top_id], np.int32)
+  block = writer.TokenizedBlock(3, values, np.array([0, 2, 4]), np.array([0, 2]), 1, 99,
+                                np.array([0, 1]), np.array([7]))
+  back = writer.TokenizedBlock.from_bytes(block.to_bytes())
+  np.testing.assert_array_equal(back.values, values)
+  assert back.values.dtype == np.int32 and (back.index, back.undecodable_bytes) == (3, 1)
+
+
 def test_token_cache_gives_back_what_was_tokenized_and_a_new_run_reuses_it(data, tmp_path):
   chunks = writer.scan_chunks([data["corpus"]], 300)
   blocks = writer.group_blocks(chunks, 1500, random_seed=7)
@@ -502,6 +512,7 @@ def test_token_cache_gives_back_what_was_tokenized_and_a_new_run_reuses_it(data,
     for name in ("values", "sentence_splits", "document_splits", "chunk_splits",
                  "document_ids"):
       np.testing.assert_array_equal(getattr(got, name), getattr(expected, name))
+    assert got.values.dtype == np.int32  # stored in two bytes a token, read back as ids
     assert (got.index, got.nbytes) == (expected.index, expected.nbytes)
   assert calls == [0, 1, 2]
   again.remove()
