@@ -22,6 +22,7 @@ from absl import logging
 import keras
 import keras_hub
 
+from bert_tf.models import precision
 from bert_tf.models.config import BertConfig
 
 # What keras-hub's backbones hard-code; `configure_encoder` re-initializes
@@ -114,8 +115,10 @@ def configure_encoder(encoder, layers, config: BertConfig):
       hidden_dropout_prob (the one rate the backbone takes), each layer's
       attention-probability dropout gets it; when initializer_range is not
       keras-hub's 0.02, every kernel and embedding is drawn again from
-      TruncatedNormal(initializer_range).
+      TruncatedNormal(initializer_range). Every layer's attention softmax
+      keeps float32 statistics under mixed precision (`precision`).
   """
+  precision.float32_attention_softmax(layers)
   if config.attention_probs_dropout_prob != config.hidden_dropout_prob:
     rate = config.attention_probs_dropout_prob
     for layer in layers:

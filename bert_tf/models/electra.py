@@ -56,6 +56,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.models import modeling
+from bert_tf.models import precision
 from bert_tf.models.config import BertConfig
 
 # How masked positions are corrupted for the generator: (share [MASK],
@@ -132,7 +133,9 @@ def _initializer(config):
 
 
 def _set_attention_dropout(layers, config):
-  # keras-hub takes one dropout rate; see modeling.build_encoder.
+  # keras-hub takes one dropout rate; see modeling.build_encoder. The
+  # softmax keeps float32 statistics under mixed precision (`precision`).
+  precision.float32_attention_softmax(layers)
   if config.attention_probs_dropout_prob != config.hidden_dropout_prob:
     for layer in layers:
       attention = layer._self_attention_layer  # pylint: disable=protected-access
