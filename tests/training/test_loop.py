@@ -283,25 +283,32 @@ def test_setting_warnings(caplog):
   assert train_config.setting_warnings(eval_only) == []
 
 
+def writer_records(tmp_path, dupe_factor=1, **changes):
+  """Records of test_writer's corpus written by the data writer with
+  DataOptions `changes`: (their glob, a tiny BertConfig of their vocab)."""
+  import test_writer as tw  # pylint: disable=g-import-not-at-top
+  from bert_tf.data import tokenization  # pylint: disable=g-import-not-at-top
+  from bert_tf.data import writer  # pylint: disable=g-import-not-at-top
+  vocab = tw.write_vocab(tmp_path / "vocab.txt")
+  tw.write_corpus(tmp_path / "corpus.txt")
+  options = writer.DataOptions(max_seq_length=SEQ, max_predictions_per_seq=PREDS,
+                               dupe_factor=dupe_factor, random_seed=7, block_bytes=4000,
+                               **changes)
+  writer.create_pretraining_data(str(tmp_path / "corpus.txt"),
+                                 writer.Outputs(directory=str(tmp_path / "rec"), num_shards=1),
+                                 vocab, options, num_workers=1)
+  size = len(tokenization.load_vocab(vocab).tokens)
+  return str(tmp_path / "rec" / "*.tfrecord"), tiny_bert_config().replace(vocab_size=size)
+
+
 @pytest.mark.parametrize("changes, objective, sentence_keys", [
     ({"sentence_task": "sop"}, "mlm_sop", ("sentence_order_accuracy", "sentence_order_loss")),
     ({"sentence_task": "none", "packing": "full_sentences", "dynamic_masking": True}, "mlm", ()),
 ])
 def test_the_records_choose_the_objective_and_its_metric_names(tmp_path, changes, objective,
                                                                 sentence_keys):
-  import test_writer as tw
-  from bert_tf.data import writer
-  vocab = tw.write_vocab(tmp_path / "vocab.txt")
-  tw.write_corpus(tmp_path / "corpus.txt")
-  options = writer.DataOptions(max_seq_length=SEQ, max_predictions_per_seq=PREDS,
-                               dupe_factor=2, random_seed=7, block_bytes=4000, **changes)
-  writer.create_pretraining_data(str(tmp_path / "corpus.txt"),
-                                 writer.Outputs(directory=str(tmp_path / "rec"), num_shards=1),
-                                 vocab, options, num_workers=1)
-  from bert_tf.data import tokenization
-  bert_config = tiny_bert_config().replace(
-      vocab_size=len(tokenization.load_vocab(vocab).tokens))
-  config = tiny_train_config(tmp_path, input_file=str(tmp_path / "rec" / "*.tfrecord"),
+  files, bert_config = writer_records(tmp_path, dupe_factor=2, **changes)
+  config = tiny_train_config(tmp_path, input_file=files,
                              do_eval=True, num_train_steps=2, num_warmup_steps=1)
   result = loop.run(config, bert_config)
   expected = {"global_step", "loss", "masked_lm_accuracy", "masked_lm_loss"} | set(sentence_keys)

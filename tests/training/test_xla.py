@@ -15,24 +15,9 @@ import pytest
 
 from bert_tf.training import loop
 
-from test_loop import PREDS, SEQ, tiny_bert_config, tiny_train_config, write_records
+from test_loop import tiny_bert_config, tiny_train_config, write_records, writer_records
 
 FALLBACK = "compiling the forward/backward only"
-
-
-def _writer_records(tmp_path, **changes):
-  import test_writer as tw  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import tokenization  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import writer  # pylint: disable=g-import-not-at-top
-  vocab = tw.write_vocab(tmp_path / "vocab.txt")
-  tw.write_corpus(tmp_path / "corpus.txt")
-  options = writer.DataOptions(max_seq_length=SEQ, max_predictions_per_seq=PREDS,
-                               dupe_factor=1, random_seed=7, block_bytes=4000, **changes)
-  writer.create_pretraining_data(str(tmp_path / "corpus.txt"),
-                                 writer.Outputs(directory=str(tmp_path / "rec"), num_shards=1),
-                                 vocab, options, num_workers=1)
-  size = len(tokenization.load_vocab(vocab).tokens)
-  return str(tmp_path / "rec" / "*.tfrecord"), tiny_bert_config().replace(vocab_size=size)
 
 
 def _run_compiled(config, bert_config, caplog):
@@ -55,7 +40,7 @@ def _xla_config(tmp_path, **kw):
     ({"sentence_task": "none", "packing": "full_sentences", "dynamic_masking": True}, "mlm"),
 ])
 def test_writer_records_objectives_train_under_xla(tmp_path, caplog, changes, objective):
-  files, bert_config = _writer_records(tmp_path, **changes)
+  files, bert_config = writer_records(tmp_path, **changes)
   result = _run_compiled(_xla_config(tmp_path, input_file=files), bert_config, caplog)
   from bert_tf.training import objectives  # pylint: disable=g-import-not-at-top
   assert objectives.of_model(result["model"]).name == objective
