@@ -24,6 +24,7 @@ model (a tf.train.Checkpoint(model=...)) for export.
 """
 
 import dataclasses
+import functools
 import math
 import os
 import time
@@ -286,9 +287,24 @@ class TaskData:
   notes: tuple
 
 
+@functools.lru_cache(maxsize=4)
+def _cached_tokenizer(vocab_file, do_lower_case, stamp):
+  del stamp  # in the key only: a changed file is read again
+  return classification.make_tokenizer(vocab_file, do_lower_case)
+
+
+def task_tokenizer(vocab_file, do_lower_case):
+  """The tokenizer of `vocab_file`, one per file (its size and time of
+  change) and casing in a process: each tokenizer traces its tf.function
+  once, and compare_objectives fine-tunes many tasks with one vocab (a
+  tokenizer per task made TensorFlow warn of retracing)."""
+  stat = tf.io.gfile.stat(vocab_file)
+  return _cached_tokenizer(vocab_file, do_lower_case, (stat.length, stat.mtime_nsec))
+
+
 def load_task(config):
   """Reads and tokenizes the train, dev (and test) files of `config`."""
-  tokenizer = classification.make_tokenizer(config.vocab_file, config.do_lower_case)
+  tokenizer = task_tokenizer(config.vocab_file, config.do_lower_case)
   columns = (config.text_a_column, config.text_b_column or None, config.label_column)
   train = classification.read_tsv(config.train_file, *columns)
   dev = classification.read_tsv(config.dev_file, *columns)
@@ -326,11 +342,24 @@ def _loss_fn(space):
 
 
 def make_predict_fn(model):
-  """One tf.function of the model's inference, for every `predict` of it: a
-  new one per call would trace again at every evaluation (TensorFlow's
-  "triggered tf.function retracing" warning). reduce_retracing: the short
-  last batch generalizes the shape once, not a trace per batch size."""
-  return tf.function(lambda x: model(x, training=False), reduce_retracing=True)
+  """The model's inference for every `predict` of it: a callable on a batch
+  (dict of int32 [batch, seq]). Traced once, on its first batch, as a
+  concrete function for any batch size (the short last one too); calls of a
+  concrete function never count as retracing, so many short runs in one
+  process (compare_objectives: a model per seed and task, a batch or two of
+  dev each) do not make TensorFlow warn of retracing, as a tf.function per
+  evaluation did."""
+  def infer(features):
+    return model(features, training=False)
+
+  function, concrete = tf.function(infer, autograph=False), []
+
+  def call(batch):
+    if not concrete:
+      concrete.append(function.get_concrete_function(
+          {k: tf.TensorSpec([None] + list(v.shape[1:]), v.dtype) for k, v in batch.items()}))
+    return concrete[0](batch)
+  return call
 
 
 def predict(model, features, batch_size, predict_fn=None):
@@ -464,7 +493,7 @@ def run(config: FinetuneConfig, bert_config: BertConfig):
   """
   config.validate(bert_config)
   task = load_task(config)
-  vocab_size = len(classification.make_tokenizer(config.vocab_file, False).vocab)
+  vocab_size = len(task_tokenizer(config.vocab_file, config.do_lower_case).vocab)
   if vocab_size != bert_config.vocab_size:
     raise ValueError(f"vocab file {config.vocab_file} has {vocab_size} tokens but the "
                      f"bert_config's vocab_size is {bert_config.vocab_size}")
