@@ -418,6 +418,9 @@ def train_seed(config, bert_config, task, seed, seed_dir):
   dataset = classification.make_dataset(
       task.train, task.train_labels, batch_size=min(config.train_batch_size, num_examples),
       shuffle=True, seed=seed, repeat=True, drop_remainder=True)
+  # Traced once, for the batches' one shape: as make_predict_fn, a concrete
+  # function's calls never count as retracing across seeds and runs.
+  train_step = train_step.get_concrete_function(*dataset.element_spec)
   train_writer = tf.summary.create_file_writer(os.path.join(seed_dir, "train"))
   eval_writer = tf.summary.create_file_writer(os.path.join(seed_dir, "eval"))
   predict_fn = make_predict_fn(model)
