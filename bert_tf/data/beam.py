@@ -122,8 +122,7 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=()):
       stats = writer.BlockStats.for_options(options)
       writer.ShardWriter(path, plan.fingerprint, outputs.gzip).close(stats)
     sources.add(stats.b_documents)
-    stats.b_documents = writer.BlockStats.for_options(options).b_documents
-    total.merge(stats)
+    total.merge(stats, with_documents=False)
   if tf.io.gfile.exists(tmp_dir) and not tf.io.gfile.listdir(tmp_dir):
     tf.io.gfile.rmtree(tmp_dir)
   return writer.finish_run(plan, outputs, vocab, options, total, started, 0, 0, "beam",

@@ -481,11 +481,6 @@ def _seed(*parts):
   return int.from_bytes(digest[:8], "little")
 
 
-def block_seed(random_seed, block_index):
-  """Seed of the shuffle of one block's instances."""
-  return _seed(random_seed, block_index)
-
-
 def pass_seed(random_seed, block_index, pass_index):
   """Seed of one pass over one block: independent of worker and driver."""
   return _seed(random_seed, block_index, pass_index)
@@ -577,16 +572,6 @@ def tokenize_block(block, tokenizer, decode_errors="ignore"):
                         np.array(ids, np.int64)[kept_texts])
 
 
-class _NoIds:
-  """An empty int64 array, made when first used (workers import numpy late)."""
-
-  def __len__(self):
-    return 0
-
-
-_NO_IDS = _NoIds()
-
-
 class BlockStats:
   """What a block wrote: counts for the manifest."""
 
@@ -595,26 +580,27 @@ class BlockStats:
             "undecodable_bytes")
 
   def __init__(self, num_buckets):
+    import numpy as np
     for name in self.FIELDS:
       setattr(self, name, 0)
     self.length_histogram = [0] * num_buckets
     # The input-wide index of each random B's document (int64 array), kept
     # apart from to_dict: what the run's source counts are made from.
-    self.b_documents = _NO_IDS
+    self.b_documents = np.zeros([0], np.int64)
     self.extra = {}  # the run's own totals (SourceCounts.totals), in to_dict
 
   @classmethod
   def for_options(cls, options):
     return cls(options.max_seq_length // HISTOGRAM_BUCKET + 1)
 
-  def merge(self, other):
+  def merge(self, other, with_documents=True):
+    """Adds other's counts; and its random Bs' documents unless not
+    with_documents (a run's totals count them in a SourceCounts instead)."""
     import numpy as np  # pylint: disable=g-import-not-at-top
     for name in self.FIELDS:
       setattr(self, name, getattr(self, name) + getattr(other, name))
     self.length_histogram = [a + b for a, b in zip(self.length_histogram, other.length_histogram)]
-    if not len(self.b_documents):
-      self.b_documents = other.b_documents
-    elif len(other.b_documents):
+    if with_documents and len(other.b_documents):
       self.b_documents = np.concatenate([self.b_documents, other.b_documents])
 
   def to_dict(self):
@@ -1240,9 +1226,7 @@ class ShardWriter:
     import numpy as np
     self._writer.close()
     self._rename.close()
-    ids = np.asarray(stats.b_documents, np.int64) if len(stats.b_documents) else np.zeros(
-        [0], np.int64)
-    documents, counts = np.unique(ids, return_counts=True)
+    documents, counts = np.unique(np.asarray(stats.b_documents, np.int64), return_counts=True)
     files_lib.write_json(self.path + ".stats.json", {
         "fingerprint": self._fingerprint, "stats": stats.to_dict(),
         "random_b_documents": [documents.tolist(), counts.tolist()]})
@@ -1447,9 +1431,7 @@ def _write(plan, outputs, tokenizer, options, pool, cache):
 
   def count(stats):
     sources.add(stats.b_documents)
-    ids, stats.b_documents = stats.b_documents, _NO_IDS
-    total.merge(stats)
-    stats.b_documents = ids
+    total.merge(stats, with_documents=False)
 
   if outputs.files:
     # The original's --output_file: deal instances round-robin.
@@ -1475,6 +1457,9 @@ def _write(plan, outputs, tokenizer, options, pool, cache):
                     "--block_bytes or --num_output_shards", len(blocks), options.dupe_factor,
                     num_shards, num_shards - len(units))
   shard_of_unit = plan.shard_of_unit
+  shard_bytes = collections.Counter()
+  for u, k in enumerate(shard_of_unit):
+    shard_bytes[k] += unit_bytes(u)
   pending = []
   for k, path in enumerate(paths):
     stats = read_complete_shard(path, plan.fingerprint)
@@ -1483,8 +1468,7 @@ def _write(plan, outputs, tokenizer, options, pool, cache):
       continue
     count(stats)
     reused += 1
-    progress.update(sum(unit_bytes(u) for u in range(len(units)) if shard_of_unit[u] == k),
-                    stats)
+    progress.update(shard_bytes[k], stats)
   if reused:
     logging.info("reusing %d complete shards of an earlier run", reused)
   pending_set = set(pending)
