@@ -330,10 +330,13 @@ def places(ids):
   return [PLACE_OF_ID[t] for t in ids if t in PLACE_OF_ID]
 
 
-def test_random_b_comes_from_another_document_of_the_whole_input(tmp_path):
+# One block (the original's rule as it is), and a block per book: blocks of
+# a single chunk, which draw from the negative pool.
+@pytest.mark.parametrize("block_bytes", [writer.DataOptions.block_bytes, 1])
+def test_random_b_comes_from_another_document_of_the_whole_input(tmp_path, block_bytes):
   inputs, vocab = write_one_document_files(tmp_path / "books")
   options = writer.DataOptions(max_seq_length=48, max_predictions_per_seq=6, dupe_factor=4,
-                               random_seed=7)
+                               random_seed=7, block_bytes=block_bytes)
   outputs = writer.Outputs(directory=str(tmp_path / "out"), num_shards=2)
   manifest = run(inputs, outputs, vocab, options, num_workers=2)
   assert manifest["counts"]["documents"] == NUM_FILES
