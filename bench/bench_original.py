@@ -9,7 +9,7 @@ builds google-research/bert's own graph (`modeling.BertModel`,
 run under tf.compat.v1 with ../shared/reference/tf1_shim.py) and runs one
 `session.run(train_op)` per step, as its Estimator did on CPU; "bert_tf"
 builds what `loop.run` builds from a default TrainConfig and runs
-`StepFunctions.train_loop` blocks. After warm-up (tracing, graph
+`Trainer.train_steps` blocks. After warm-up (tracing, graph
 optimization) the parent asks the two for blocks of --block_steps steps in
 turn, A B A B ..., so load from other processes on a shared machine hits
 both sides alike; it prints each side's median examples/s (and the spread
@@ -103,6 +103,7 @@ def worker_ours(args):
   from bert_tf.data import pipeline  # pylint: disable=g-import-not-at-top
   from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
   from bert_tf.training import loop  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import strategy as strategies  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.WARNING)
   bert_config = BertConfig.from_json_file(args.config)
   # Default flags: only what names the data and the run differs from TrainConfig().
@@ -110,16 +111,17 @@ def worker_ours(args):
                             do_train=True, train_batch_size=args.batch, shuffle_buffer=100,
                             jit_compile=args.jit_compile)
   strategy = loop.make_strategy(config.strategy)
-  (train_info, _) = loop._check_data(config, bert_config, strategy.num_replicas_in_sync)  # pylint: disable=protected-access
-  objective = loop._objective(config, train_info, None)  # pylint: disable=protected-access
-  model, optimizer, global_step = loop._build(config, bert_config, strategy, objective)  # pylint: disable=protected-access
-  step_fns = loop.StepFunctions(strategy, model, optimizer, global_step, config, objective)
+  (train_info, _) = loop.check_data(config, bert_config, strategy.num_replicas_in_sync)
+  objective = loop.resolve_objective(config, train_info, None)
+  model, optimizer, global_step = loop.build(config, bert_config, strategy, objective)
+  trainer = loop.Trainer(strategy, model, optimizer, objective, global_step,
+                         jit_compile=config.jit_compile)
   iterator = iter(pipeline.distributed_dataset(strategy, train_info, config.train_batch_size,
                                                is_training=True, seed=config.seed,
                                                shuffle_buffer=config.shuffle_buffer))
 
   def run_steps(n):
-    _, done, finite = step_fns.train_loop(iterator, tf.constant(n, tf.int32))
+    _, done, finite = trainer.train_steps(iterator, tf.constant(n, tf.int32))
     if int(done) != n or not bool(finite):
       raise RuntimeError(f"train_loop ran {int(done)} of {n} steps (finite={bool(finite)})")
 

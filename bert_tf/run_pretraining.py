@@ -1,10 +1,14 @@
-"""Pretrains BERT (masked LM + next sentence prediction) on TFRecords.
+"""Pretrains a BERT-style encoder on TFRecords: BERT (masked LM + next
+sentence prediction) by default; the records' sentence task and --objective
+choose ALBERT's sentence order, RoBERTa's masked LM alone or ELECTRA.
 
 Same flags, meanings and defaults as google-research/bert's
-run_pretraining.py, plus --strategy, --eval_input_file, --optimizer,
---mixed_precision, --jit_compile, --grad_accum_steps, --log_steps,
---eval_every_steps. Running the same command again resumes from the latest
-checkpoint in --output_dir. --flagfile works (absl).
+run_pretraining.py, plus --strategy, --eval_input_file, --eval_every_steps,
+--optimizer (and its Adam settings), --mixed_precision, --jit_compile,
+--grad_accum_steps, --log_steps, --keep_checkpoint_max, --seed, --objective
+and ELECTRA's generator and discriminator flags. Running the same command
+again resumes from the latest checkpoint in --output_dir. --flagfile works
+(absl).
 
 A short run that learns (the original's defaults, lr 5e-5 with 10000 warmup
 steps, are for BERT-base over 100k+ steps; a tiny model wants a higher rate

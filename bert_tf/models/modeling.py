@@ -17,7 +17,6 @@ LayerNorm from gamma 1, beta 0.
 
 import keras
 import keras_hub
-import numpy as np
 import tensorflow as tf
 
 from bert_tf.models import albert
@@ -201,13 +200,3 @@ class BertPretrainer(keras.Model):
     if isinstance(dtype, dict):
       dtype = keras.dtype_policies.deserialize(dtype)
     return cls(BertConfig.from_dict(config.pop("config")), dtype=dtype, **config)
-
-
-def dummy_inputs(config: BertConfig, batch_size=2, seq_length=8, num_predictions=3):
-  """All-valid int32 inputs of the given shape (for building and tracing)."""
-  return {
-      "input_ids": np.ones((batch_size, seq_length), np.int32),
-      "input_mask": np.ones((batch_size, seq_length), np.int32),
-      "segment_ids": np.zeros((batch_size, seq_length), np.int32),
-      "masked_lm_positions": np.zeros((batch_size, num_predictions), np.int32),
-  }

@@ -2,8 +2,11 @@
 
 `run(TrainConfig, BertConfig)` trains and/or evaluates like the original
 `run_pretraining.py`, as one straight-line function in banner sections:
-strategy; data; model, optimizer, checkpoint; train; evaluate; save. What it
-adds over the original:
+strategy; data; model, optimizer, checkpoint; train; evaluate; save. The
+update step is `Trainer.update_step`, one function under the "Update step"
+banner: global normalizers, forward and backward by micro-batch, all-reduce,
+clip, apply; the objective (`objectives`) supplies the model and the loss.
+What the loop adds over the original:
 
 - one code path for one device, several GPUs (MirroredStrategy), several
   hosts (MultiWorkerMirroredStrategy) and TPUs; `iterations_per_loop` steps
@@ -21,7 +24,6 @@ adds over the original:
   mislead (`train_config.setting_warnings`).
 """
 
-import math
 import os
 import signal
 import threading
@@ -37,16 +39,12 @@ from bert_tf.models.config import BertConfig
 from bert_tf.training import checkpoints
 from bert_tf.training import objectives
 from bert_tf.training import optimization
+from bert_tf.training import progress
+from bert_tf.training import strategy as strategies
 from bert_tf.training import train_config
-from bert_tf.training.train_config import MIXED_PRECISION  # noqa: F401  (re-exported)
-from bert_tf.training.train_config import OPTIMIZERS  # noqa: F401
-from bert_tf.training.train_config import STRATEGIES
 from bert_tf.training.train_config import TrainConfig
 
-CLIP_NORM = 1.0
-# Names of eval_results.txt of the original objective (MLM + NSP), exactly the
-# original's keys; another objective reports its own `metric_keys`.
-EVAL_KEYS = ("global_step",) + tuple(sorted(objectives.get("mlm_nsp").metric_keys))
+CLIP_NORM = 1.0  # the original's clip_by_global_norm(grads, clip_norm=1.0)
 
 
 class TrainingDivergedError(RuntimeError):
@@ -54,59 +52,11 @@ class TrainingDivergedError(RuntimeError):
 
 
 # --------------------------------------------------------------------------
-# Strategy
-# --------------------------------------------------------------------------
-
-
-def make_strategy(name="", tpu_name="", tpu_zone="", gcp_project=""):
-  """Returns the tf.distribute.Strategy named `name` ("" chooses "mirrored"
-  with several GPUs, else "one_device"). Raises ValueError when a TPU is
-  asked for but none is reachable (within a second for tpu_name "" or
-  "local")."""
-  gpus = tf.config.list_physical_devices("GPU")
-  if not name:
-    name = "mirrored" if len(gpus) > 1 else "one_device"
-  if name == "one_device":
-    return tf.distribute.OneDeviceStrategy("/gpu:0" if gpus else "/cpu:0")
-  if name == "mirrored":
-    return tf.distribute.MirroredStrategy()
-  if name == "multi_worker_mirrored":
-    return tf.distribute.MultiWorkerMirroredStrategy()
-  if name == "tpu":
-    # "local" (a TPU VM) when no name is given: an unnamed resolver would
-    # query the GCE metadata server, which can take minutes to time out.
-    target = tpu_name or "local"
-    try:
-      resolver = tf.distribute.cluster_resolver.TPUClusterResolver(
-          tpu=target, zone=tpu_zone or None, project=gcp_project or None)
-      if target != "local":
-        tf.config.experimental_connect_to_cluster(resolver)
-      tf.tpu.experimental.initialize_tpu_system(resolver)
-    except (ValueError, tf.errors.OpError, RuntimeError) as e:
-      first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-      raise ValueError(f"--strategy=tpu: no TPU found (tpu_name={target!r}): {first_line[:200]}; "
-                       "name a reachable TPU with --tpu_name or choose another --strategy"
-                       ) from e
-    return tf.distribute.TPUStrategy(resolver)
-  raise ValueError(f"strategy={name!r} is not one of {', '.join(STRATEGIES)}")
-
-
-def _is_chief(strategy):
-  resolver = getattr(strategy, "cluster_resolver", None)
-  if resolver is None or not resolver.task_type:
-    return True
-  if resolver.task_type == "chief":
-    return True
-  has_chief = "chief" in resolver.cluster_spec().as_dict()
-  return resolver.task_type == "worker" and resolver.task_id == 0 and not has_chief
-
-
-# --------------------------------------------------------------------------
 # Data, model
 # --------------------------------------------------------------------------
 
 
-def _check_data(config, bert_config, replicas):
+def check_data(config, bert_config, replicas):
   """(train DataInfo or None, eval DataInfo or None); ValueError on a
   batch size the replicas do not divide or records that do not fit."""
   train_info = eval_info = None
@@ -126,7 +76,7 @@ def _check_data(config, bert_config, replicas):
   return train_info, eval_info
 
 
-def _objective(config, train_info, eval_info):
+def resolve_objective(config, train_info, eval_info):
   """The objective of `config.objective` on these records (training's and
   eval's must hold the same sentence task)."""
   tasks = {info.sentence_task for info in (train_info, eval_info) if info is not None}
@@ -139,7 +89,7 @@ def _objective(config, train_info, eval_info):
                             options=config, data=train_info or eval_info)
 
 
-def _build(config, bert_config, strategy, objective):
+def build(config, bert_config, strategy, objective):
   """(model, optimizer, global_step) created under the strategy's scope."""
   keras.utils.set_random_seed(config.seed)
   with strategy.scope():
@@ -183,7 +133,7 @@ def _plan_line(config, bert_config, params, strategy, train_info, eval_info, obj
 
 
 # --------------------------------------------------------------------------
-# Step functions
+# Update step
 # --------------------------------------------------------------------------
 
 
@@ -192,53 +142,92 @@ def _first_replica(strategy, values):
   return tf.nest.map_structure(lambda v: strategy.experimental_local_results(v)[0], values)
 
 
-class StepFunctions:
-  """What runs on each replica and the tf.functions that run it.
+class Trainer:
+  """The update step of `objective` on `model` and the host loop that runs it.
 
-  train_loop(iterator, num_steps): up to num_steps optimizer steps in one
-    call; returns (`train_keys` metrics averaged over the steps run:
-    float32, steps run: int32, all losses finite: bool), stopping after a
-    non-finite loss.
-  eval_step(batch): the all-reduced `objective.loss_sums` of a global batch
-    plus its "loss" (the original's total loss of that batch).
+  `update_step(features)` is one optimizer step on this replica's share of
+  a global batch, run by `strategy.run`; `train_steps(iterator, num_steps)`
+  runs up to `num_steps` of them inside one tf.function and returns
+  (the steps' `train_keys` metrics averaged: float32, steps run: int32, all
+  losses finite: bool), stopping after a non-finite loss.
+
+  jit_compile: with one replica the whole update step is one XLA cluster
+  (forward, backward, clipping and the optimizer update; its all-reduces
+  are no-ops). With several, or on TPUs (which compile the whole step
+  anyway), only the forward and backward are: a compiled function may hold
+  no cross-replica synchronization.
   """
 
-  def __init__(self, strategy, model, optimizer, global_step, config, objective):
+  def __init__(self, strategy, model, optimizer, objective, global_step, accum_steps=1,
+               loss_scaling=False, jit_compile=False):
     self.strategy, self.model, self.optimizer = strategy, model, optimizer
-    self.global_step = global_step
-    self.objective = objective
-    # Metrics of a training step, averaged over a host loop.
+    self.objective, self.global_step = objective, global_step
     self.train_keys = objective.metric_keys + ("gradient_norm",)
     self.trainable = objective.trainable_variables(model)
-    self.accum = config.grad_accum_steps
-    self.loss_scaling = config.mixed_precision == "float16"
-    self.gradients, self.train_replica = self._gradients, self._train_replica
-    if config.jit_compile:
-      if strategy.num_replicas_in_sync == 1 and not isinstance(strategy, tf.distribute.TPUStrategy):
-        # One replica: the whole step (forward, backward, clipping and the
-        # optimizer update) is one XLA cluster; its all-reduces are no-ops.
-        self.train_replica = tf.function(self._train_replica, jit_compile=True)
-      else:
-        # A compiled function may hold no cross-replica synchronization
-        # (TPUs compile the whole step anyway).
-        logging.info("jit_compile: compiling the forward/backward only; the all-reduce and "
-                     "optimizer update of %s x %d replicas run uncompiled",
-                     type(strategy).__name__, strategy.num_replicas_in_sync)
-        self.gradients = tf.function(self._gradients, jit_compile=True)
-    self._compiled_train_loop = tf.function(self._train_loop)
-    self.eval_step = tf.function(self._eval_step)
+    self.accum_steps, self.loss_scaling = accum_steps, loss_scaling
     self.gradient_error = None  # set when tracing finds a weight without a gradient
+    # The jit choice, in one place.
+    whole_step = (jit_compile and strategy.num_replicas_in_sync == 1
+                  and not isinstance(strategy, tf.distribute.TPUStrategy))
+    if jit_compile and not whole_step:
+      logging.info("jit_compile: compiling the forward/backward only; the all-reduce and "
+                   "optimizer update of %s x %d replicas run uncompiled",
+                   type(strategy).__name__, strategy.num_replicas_in_sync)
+    self._forward_backward = (tf.function(self.forward_backward, jit_compile=True)
+                              if jit_compile and not whole_step else self.forward_backward)
+    self._update_step = (tf.function(self.update_step, jit_compile=True) if whole_step
+                         else self.update_step)
+    self._train_steps = tf.function(self._host_loop)
 
-  def train_loop(self, iterator, num_steps):
-    """See the class docstring."""
-    try:
-      return self._compiled_train_loop(iterator, num_steps)
-    except ValueError:
-      if self.gradient_error:  # one line, without autograph's traceback
-        raise ValueError(self.gradient_error) from None
-      raise
+  def update_step(self, features):
+    """One optimizer step on this replica's share of the global batch.
 
-  def _micro_gradients(self, features, counts):
+    Returns the objective's metrics of the global batch plus its gradient
+    norm before clipping (float32 scalars, identical on every replica).
+    """
+    ctx = tf.distribute.get_replica_context()
+    # 1. The loss normalizers of the GLOBAL batch (all-reduced before the
+    #    forward pass), so each replica's loss is its share of one loss.
+    counts = self.objective.global_counts(features)
+    # 2. Forward and backward, micro-batch by micro-batch.
+    grads, sums = self._forward_backward(features, counts)
+    # 3. Sum gradients and loss sums over the replicas: the single-device
+    #    gradient of the global batch, whatever the strategy.
+    grads, sums = ctx.all_reduce(tf.distribute.ReduceOp.SUM, (grads, sums))
+    if self.loss_scaling:
+      grads = [g / self.optimizer.dynamic_scale for g in grads]
+    # 4. Clip to global norm 1.0, as the original.
+    grad_norm = tf.linalg.global_norm(grads)
+    grads, _ = tf.clip_by_global_norm(grads, CLIP_NORM, use_norm=grad_norm)
+    # 5. Apply. Keras optimizers all-reduce (sum) the gradients once more
+    #    inside apply(); ours are summed already, so each replica passes its
+    #    1/n part (and the loss-scale optimizer unscales what it is given).
+    replicas = ctx.num_replicas_in_sync
+    if self.loss_scaling:
+      grads = [g * (self.optimizer.dynamic_scale / replicas) for g in grads]
+    elif replicas > 1:
+      grads = [g * (1.0 / replicas) for g in grads]
+    self.optimizer.apply(grads, self.trainable)
+    return dict(self.objective.metrics(sums), gradient_norm=grad_norm)
+
+  def forward_backward(self, features, counts):
+    """This replica's gradients (float32, like `trainable`) and loss sums,
+    summed over `accum_steps` micro-batches; `counts` are the objective's
+    global normalizers."""
+    if self.accum_steps == 1:
+      return self._loss_gradients(features, counts)
+    split = {k: tf.reshape(v, [self.accum_steps, -1] + v.shape[1:].as_list())
+             for k, v in features.items()}
+    grads = [tf.zeros_like(v) for v in self.trainable]
+    sums = {k: tf.constant(0.0) for k in self.objective.sum_keys}
+    for i in tf.range(self.accum_steps):
+      micro_grads, micro_sums = self._loss_gradients({k: v[i] for k, v in split.items()},
+                                                     counts)
+      grads = [g + m for g, m in zip(grads, micro_grads)]
+      sums = {k: sums[k] + micro_sums[k] for k in sums}
+    return grads, sums
+
+  def _loss_gradients(self, features, counts):
     with tf.GradientTape() as tape:
       sums = self.objective.loss_sums(self.model(features, training=True), features)
       loss = self.objective.replica_loss(sums, counts)
@@ -258,48 +247,21 @@ class StepFunctions:
       raise ValueError(self.gradient_error)
     return [tf.convert_to_tensor(g) for g in grads], sums
 
-  def _gradients(self, features, counts):
-    """This replica's gradients (float32, like `trainable`) and loss sums,
-    over `accum` micro-batches; `counts` are the objective's global
-    normalizers."""
-    if self.accum == 1:
-      return self._micro_gradients(features, counts)
-    split = {k: tf.reshape(v, [self.accum, -1] + v.shape[1:].as_list())
-             for k, v in features.items()}
-    grads = [tf.zeros_like(v) for v in self.trainable]
-    sums = {k: tf.constant(0.0) for k in self.objective.sum_keys}
-    for i in tf.range(self.accum):
-      micro_grads, micro_sums = self._micro_gradients(
-          {k: v[i] for k, v in split.items()}, counts)
-      grads = [g + m for g, m in zip(grads, micro_grads)]
-      sums = {k: sums[k] + micro_sums[k] for k in sums}
-    return grads, sums
+  def train_steps(self, iterator, num_steps):
+    """See the class docstring."""
+    try:
+      return self._train_steps(iterator, num_steps)
+    except ValueError:
+      if self.gradient_error:  # one line, without autograph's traceback
+        raise ValueError(self.gradient_error) from None
+      raise
 
-  def _train_replica(self, features):
-    ctx = tf.distribute.get_replica_context()
-    counts = self.objective.global_counts(features)
-    grads, sums = self.gradients(features, counts)
-    grads, sums = ctx.all_reduce(tf.distribute.ReduceOp.SUM, (grads, sums))
-    if self.loss_scaling:
-      grads = [g / self.optimizer.dynamic_scale for g in grads]
-    grad_norm = tf.linalg.global_norm(grads)
-    grads, _ = tf.clip_by_global_norm(grads, CLIP_NORM, use_norm=grad_norm)
-    # Keras optimizers all-reduce (sum) the gradients once more inside
-    # apply(); ours are summed already, so each replica passes its 1/n part.
-    replicas = ctx.num_replicas_in_sync
-    if self.loss_scaling:
-      grads = [g * (self.optimizer.dynamic_scale / replicas) for g in grads]
-    elif replicas > 1:
-      grads = [g * (1.0 / replicas) for g in grads]
-    self.optimizer.apply(grads, self.trainable)
-    return dict(self.objective.metrics(sums), gradient_norm=grad_norm)
-
-  def _train_loop(self, iterator, num_steps):
+  def _host_loop(self, iterator, num_steps):
     totals = {k: tf.constant(0.0) for k in self.train_keys}
     done, finite = tf.constant(0), tf.constant(True)
     for _ in tf.range(num_steps):
       metrics = _first_replica(self.strategy,
-                               self.strategy.run(self.train_replica, args=(next(iterator),)))
+                               self.strategy.run(self._update_step, args=(next(iterator),)))
       self.global_step.assign_add(1)
       done += 1
       totals = {k: totals[k] + metrics[k] for k in self.train_keys}
@@ -308,17 +270,48 @@ class StepFunctions:
         break
     return {k: v / tf.cast(done, tf.float32) for k, v in totals.items()}, done, finite
 
-  def _eval_replica(self, features):
+
+# --------------------------------------------------------------------------
+# Evaluation
+# --------------------------------------------------------------------------
+
+
+class Evaluator:
+  """`objective`'s loss sums of `model` over eval batches, under `strategy`
+  (the default strategy when None): what training logs, without dropout."""
+
+  def __init__(self, model, objective, strategy=None):
+    self.model, self.objective = model, objective
+    self.strategy = strategy or tf.distribute.get_strategy()
+    self._step = tf.function(self._global_batch)
+
+  def _replica(self, features):
     ctx = tf.distribute.get_replica_context()
     sums = self.objective.loss_sums(self.model(features, training=False), features)
     sums = ctx.all_reduce(tf.distribute.ReduceOp.SUM, sums)
     return dict(sums, loss=self.objective.metrics(sums)["loss"])
 
-  def _eval_step(self, batch):
-    return _first_replica(self.strategy, self.strategy.run(self._eval_replica, args=(batch,)))
+  def _global_batch(self, batch):
+    return _first_replica(self.strategy, self.strategy.run(self._replica, args=(batch,)))
+
+  def totals(self, dataset, max_batches):
+    """(the objective's `sum_keys` summed over up to `max_batches` batches of
+    `dataset`: floats, each batch's total loss: list of floats)."""
+    totals = {k: 0.0 for k in self.objective.sum_keys}
+    batch_losses = []
+    if max_batches <= 0:
+      return totals, batch_losses
+    for batch in dataset:
+      out = self._step(batch)
+      for key in totals:
+        totals[key] += float(out[key])
+      batch_losses.append(float(out["loss"]))
+      if len(batch_losses) >= max_batches:
+        break
+    return totals, batch_losses
 
 
-def evaluate(step_fns, eval_info, config, step):
+def evaluate(evaluator, eval_info, config, step):
   """Up to max_eval_steps batches -> the original's eval metrics.
 
   Streaming means over every batch, as the original's tf.metrics: masked-LM
@@ -329,19 +322,11 @@ def evaluate(step_fns, eval_info, config, step):
   Returns:
     dict "global_step" (int) and the objective's metric_keys -> float.
   """
-  objective = step_fns.objective
+  objective = evaluator.objective
   start = time.time()
-  dataset = pipeline.distributed_dataset(step_fns.strategy, eval_info, config.eval_batch_size,
-                                         is_training=False)
-  totals = {k: 0.0 for k in objective.sum_keys}
-  batch_losses = []
-  for batch in dataset:
-    out = step_fns.eval_step(batch)
-    for key in totals:
-      totals[key] += float(out[key])
-    batch_losses.append(float(out["loss"]))
-    if len(batch_losses) >= config.max_eval_steps:
-      break
+  dataset = pipeline.distributed_dataset(evaluator.strategy, eval_info,
+                                         config.eval_batch_size, is_training=False)
+  totals, batch_losses = evaluator.totals(dataset, config.max_eval_steps)
   if not batch_losses:
     raise ValueError(f"eval data {config.eval_input_file or config.input_file} holds fewer "
                      f"than eval_batch_size={config.eval_batch_size} records")
@@ -381,60 +366,19 @@ def _host_metrics(metrics, done, elapsed, optimizer, config):
   return out
 
 
-def _format_eta(seconds):
-  if not math.isfinite(seconds):
-    return "?"
-  seconds = int(seconds)
-  return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-
-
-class EtaEstimator:
-  """The time left, from the steady host loops: the first loop of a run
-  includes tracing the step (and XLA's compiling it), which took as long as
-  the steps themselves, so an ETA from it came out twice the real one.
-
-  `loop_done(step, now)` after every host loop; `text(step)` is the ETA of
-  the steps after `step`: from the loops after the first, or while there is
-  only the first, an upper bound from it ("<H:MM:SS").
-  """
-
-  def __init__(self, start_step, start_time, total):
-    self.total = total
-    self._start = (start_step, start_time)
-    self._first = None  # (step, time) at the end of the first loop
-    self._last = None
-
-  def loop_done(self, step, now):
-    if self._first is None:
-      self._first = (step, now)
-    self._last = (step, now)
-
-  def text(self, step):
-    if step >= self.total:
-      return _format_eta(0.0)
-    if self._first is None:
-      return "?"
-    since, bound = (self._first, "") if self._last[0] > self._first[0] else (self._start, "<")
-    steps, seconds = self._last[0] - since[0], self._last[1] - since[1]
-    if steps <= 0:
-      return "?"
-    return bound + _format_eta((self.total - step) * max(seconds, 0.0) / steps)
-
-
-def _log_progress(step, total, m, eta_text, objective):
-  fields = "  ".join(f"{label} {m[key]:.4f}" for label, key in objective.progress_fields())
-  logging.info(
-      "step %d/%d  %s  lr %.3g  grad_norm %.3g  %.1f ex/s  %.0f tok/s  ETA %s",
-      step, total, fields, m["learning_rate"], m["gradient_norm"],
-      m["examples_per_second"], m["tokens_per_second"], eta_text)
-
-
 def _write_eval_results(path, results):
   files.atomic_write(path, "".join(f"{key} = {results[key]}\n" for key in sorted(results)))
 
 
 class _StopOnSignal:
-  """Sets a flag on SIGTERM (preemption), checked between host loops."""
+  """Sets a flag on SIGTERM (preemption), checked between host loops: the
+  loop then saves the step and `run` returns (`stopped_by_signal`).
+
+  Not tf.distribute.experimental.PreemptionCheckpointHandler: that supports
+  only MultiWorkerMirroredStrategy and TPUStrategy (not one device or
+  MirroredStrategy) and ends the process after saving, where `run` is a
+  function that returns to its caller (tests, compare_objectives).
+  """
 
   def __init__(self):
     self.requested = False
@@ -453,7 +397,7 @@ class _StopOnSignal:
       signal.signal(signal.SIGTERM, self._previous)
 
 
-class _Outputs:
+class _RunDirectory:
   """output_dir and the TensorBoard writers, for the `with` around the run.
 
   Entering creates output_dir (only now, once the settings, data and model
@@ -543,38 +487,42 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
   config.validate()
   # === Strategy ===
   if strategy is None:
-    strategy = make_strategy(config.strategy, config.tpu_name, config.tpu_zone,
+    strategy = strategies.make_strategy(config.strategy, config.tpu_name, config.tpu_zone,
                              config.gcp_project)
-  is_chief = _is_chief(strategy)
+  is_chief = strategies.is_chief(strategy)
 
   # === Data ===
-  train_info, eval_info = _check_data(config, bert_config, strategy.num_replicas_in_sync)
-  objective = _objective(config, train_info, eval_info)
+  train_info, eval_info = check_data(config, bert_config, strategy.num_replicas_in_sync)
+  objective = resolve_objective(config, train_info, eval_info)
   train_config.log_setting_warnings(config)
 
   # === Model, optimizer, checkpoint ===
-  model, optimizer, global_step = _build(config, bert_config, strategy, objective)
+  model, optimizer, global_step = build(config, bert_config, strategy, objective)
   logging.info("%s", _plan_line(config, bert_config, model.count_params(), strategy,
                                 train_info, eval_info, objective))
   _, manager, ckpt_dir, resumed = _checkpoint(
       config, strategy, is_chief, model, optimizer, global_step, objective)
-  step_fns = StepFunctions(strategy, model, optimizer, global_step, config, objective)
+  trainer = Trainer(strategy, model, optimizer, objective, global_step,
+                    accum_steps=config.grad_accum_steps,
+                    loss_scaling=config.mixed_precision == "float16",
+                    jit_compile=config.jit_compile)
+  evaluator = Evaluator(model, objective, strategy)
   step = int(global_step.numpy())
   result = {"global_step": step, "train": {}, "train_history": [], "eval_history": [],
             "model": model, "optimizer": optimizer,
             "replicas": strategy.num_replicas_in_sync}
 
-  with _Outputs(config, is_chief) as out, _StopOnSignal() as stop:
+  with _RunDirectory(config, is_chief) as out, _StopOnSignal() as stop:
     # === Train ===
     if config.do_train and step < config.num_train_steps:
       iterator = iter(pipeline.distributed_dataset(
           strategy, train_info, config.train_batch_size, is_training=True,
           seed=config.seed + step, shuffle_buffer=config.shuffle_buffer))
       logging.info("Training from step %d to %d", step, config.num_train_steps)
-      eta = EtaEstimator(step, time.time(), config.num_train_steps)
+      eta = progress.EtaEstimator(step, time.time(), config.num_train_steps)
       while step < config.num_train_steps:
         loop_start = time.time()
-        metrics, done, finite = step_fns.train_loop(
+        metrics, done, finite = trainer.train_steps(
             iterator, tf.constant(_steps_to_next_stop(step, config), tf.int32))
         elapsed = time.time() - loop_start
         step = int(global_step.numpy())
@@ -590,7 +538,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
         out.scalars(out.train, step, metrics)
         last = step == config.num_train_steps
         if step % config.log_steps == 0 or last:
-          _log_progress(step, config.num_train_steps, metrics, eta.text(step), objective)
+          progress.log_progress(step, config.num_train_steps, metrics, eta.text(step), objective)
         if step % config.save_checkpoints_steps == 0 or last or stop.requested:
           logging.info("Saved checkpoint %s", manager.save(checkpoint_number=step))
         if stop.requested:
@@ -598,7 +546,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
           return dict(result, global_step=step, stopped_by_signal=True)
         if (config.do_eval and config.eval_every_steps and not last
             and step % config.eval_every_steps == 0):
-          result["eval_history"].append(evaluate(step_fns, eval_info, config, step))
+          result["eval_history"].append(evaluate(evaluator, eval_info, config, step))
           out.scalars(out.eval, step, {k: result["eval_history"][-1][k]
                                        for k in objective.metric_keys})
       # Stop the training input pipeline now, not when run() returns: its
@@ -619,7 +567,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
                         "no init_checkpoint", config.output_dir)
       history = result["eval_history"]
       if not (history and history[-1]["global_step"] == step):
-        history.append(evaluate(step_fns, eval_info, config, step))
+        history.append(evaluate(evaluator, eval_info, config, step))
         out.scalars(out.eval, step, {k: history[-1][k] for k in objective.metric_keys})
       result["eval"] = history[-1]
 

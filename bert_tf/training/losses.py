@@ -15,8 +15,9 @@ micro-batches and eval batches, so training and eval share them:
 - training differentiates `replica_loss(sums, W, B)`, this replica's share
   sum_r(w * CE) / (W + 1e-5) + sum_r(CE) / B with the GLOBAL weight sum W
   and batch size B (`global_counts`, all-reduced inside `strategy.run`).
-  The optimizer sums the replicas' gradients, so the loss and gradient of a
-  global batch are exactly the single-device ones whatever the strategy;
+  The update step sums the replicas' gradients (one all-reduce, before
+  clipping), so the loss and gradient of a global batch are exactly the
+  single-device ones whatever the strategy;
 - the logged training metrics and the eval metrics are `metrics_from_sums`
   of the all-reduced sums.
 
@@ -200,28 +201,6 @@ def metrics_from_sums(sums, mlm_epsilon=MLM_EPSILON, sentence_name="next_sentenc
     metrics[f"{sentence_name}_accuracy"] = tf.math.divide_no_nan(sums["nsp_correct"],
                                                                sums["num_examples"])
   return metrics
-
-
-def pretraining_losses(outputs, features):
-  """The original pretraining losses of one (whole) batch.
-
-  Args:
-    outputs, features: as in `loss_sums`.
-
-  Returns:
-    dict of float32 scalars: total, mlm_loss, nsp_loss, mlm_accuracy (over
-    real predictions), nsp_accuracy, mlm_weight_sum.
-  """
-  sums = loss_sums(outputs, features)
-  metrics = metrics_from_sums(sums)
-  return {
-      "total": metrics["loss"],
-      "mlm_loss": metrics["masked_lm_loss"],
-      "nsp_loss": metrics["next_sentence_loss"],
-      "mlm_accuracy": metrics["masked_lm_accuracy"],
-      "nsp_accuracy": metrics["next_sentence_accuracy"],
-      "mlm_weight_sum": sums["mlm_weight_sum"],
-  }
 
 
 def global_counts(features):

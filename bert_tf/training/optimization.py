@@ -29,8 +29,9 @@ update: the update of fairseq's Adam that RoBERTa was trained with (RoBERTa
 decays every variable; here LayerNorm and bias are excluded as for the
 others).
 
-No gradient clipping happens here: the training loop clips to global norm 1.0
-before `apply_gradients` (so it can log the norm).
+No gradient clipping happens here: the training loop's update step
+(`loop.Trainer.update_step`) clips to global norm 1.0 before the optimizer's
+`apply` (so it can log the norm).
 """
 
 import re

@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from bert_tf.models import distillation
 from bert_tf.models import modeling
+import model_inputs
 
 from test_loop import tiny_bert_config
 
@@ -21,7 +22,7 @@ def _teacher_config():
 
 def _inputs(config, seed=0):
   rng = np.random.default_rng(seed)
-  inputs = modeling.dummy_inputs(config, batch_size=2, seq_length=12, num_predictions=3)
+  inputs = model_inputs.dummy_inputs(config, batch_size=2, seq_length=12, num_predictions=3)
   inputs["input_ids"] = rng.integers(5, config.vocab_size, (2, 12)).astype(np.int32)
   return inputs
 

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.training import losses
 from bert_tf.models import modeling
 from bert_tf.data import schema
 from bert_tf.models.config import BertConfig
+import batch_losses
 
 _TINY = BertConfig(vocab_size=80, hidden_size=32, num_hidden_layers=2,
                    num_attention_heads=4, intermediate_size=64,
@@ -163,9 +163,9 @@ def test_nsp_index_zero_means_b_follows_a(model):
     out = model(batch)
     features = {"masked_lm_ids": np.zeros((3, 4), np.int32),
                 "masked_lm_weights": np.ones((3, 4), np.float32)}
-    is_next = losses.pretraining_losses(
+    is_next = batch_losses.pretraining_losses(
         out, dict(features, next_sentence_labels=np.full((3, 1), schema.IS_NEXT)))
-    is_random = losses.pretraining_losses(
+    is_random = batch_losses.pretraining_losses(
         out, dict(features, next_sentence_labels=np.full((3, 1), schema.IS_RANDOM)))
     assert float(is_next["nsp_accuracy"]) == 1.0 and float(is_random["nsp_accuracy"]) == 0.0
     assert float(is_next["nsp_loss"]) < 0.01 < 7.0 < float(is_random["nsp_loss"])
@@ -230,7 +230,7 @@ def test_mixed_bfloat16_keeps_float32_logits(model):
   assert out["mlm_logits"].dtype == tf.float32 and out["nsp_logits"].dtype == tf.float32
   np.testing.assert_allclose(out["mlm_logits"], ref["mlm_logits"], atol=0.05)
   np.testing.assert_allclose(out["nsp_logits"], ref["nsp_logits"], atol=0.05)
-  loss = losses.pretraining_losses(out, {
+  loss = batch_losses.pretraining_losses(out, {
       "masked_lm_ids": np.ones((3, 4), np.int32),
       "masked_lm_weights": np.ones((3, 4), np.float32),
       "next_sentence_labels": np.zeros((3, 1), np.int32)})

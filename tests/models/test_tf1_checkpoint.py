@@ -12,6 +12,7 @@ from bert_tf.models.config import BertConfig
 
 import reference_albert
 import reference_bert
+import batch_losses
 
 _TINY = BertConfig(vocab_size=60, hidden_size=24, num_hidden_layers=2,
                    num_attention_heads=3, intermediate_size=48,
@@ -209,7 +210,6 @@ _GOLDEN_RTOL = _GOLDEN_ATOL = 1e-5
 
 
 def test_forward_and_losses_match_the_original_code(shared_dir):
-  from bert_tf.training import losses  # pylint: disable=g-import-not-at-top
   golden = os.path.join(shared_dir, "reference", "golden", "model")
   config = BertConfig.from_json_file(os.path.join(golden, "bert_config.json"))
   assert (config.num_hidden_layers, config.type_vocab_size, config.vocab_size) == (3, 3, 53)
@@ -231,7 +231,7 @@ def test_forward_and_losses_match_the_original_code(shared_dir):
   check("pooled_output", out["pooled_output"])
   check("mlm_log_probs", tf.reshape(tf.nn.log_softmax(out["mlm_logits"]), [-1, config.vocab_size]))
   check("nsp_log_probs", tf.nn.log_softmax(out["nsp_logits"]))
-  ours = losses.pretraining_losses(out, case)
+  ours = batch_losses.pretraining_losses(out, case)
   check("mlm_loss", ours["mlm_loss"])
   check("nsp_loss", ours["nsp_loss"])
   np.testing.assert_allclose(float(ours["total"]), float(case["mlm_loss"] + case["nsp_loss"]),

@@ -17,6 +17,10 @@ from bert_tf.training import loop
 from bert_tf.models.config import BertConfig
 
 SEQ, PREDS, VOCAB = 32, 5, 100
+# The keys of the original run_pretraining.py's eval_results.txt (its
+# metric_fn's names plus global_step and loss), sorted as it writes them.
+ORIGINAL_EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
+                      "next_sentence_accuracy", "next_sentence_loss")
 
 
 def tiny_bert_config(dropout=0.1):
@@ -79,7 +83,7 @@ def test_train_eval_then_resume_restores_identical_optimizer_state(data):
   assert 0.0 <= first["eval"]["masked_lm_accuracy"] <= 1.0
   with tf.io.gfile.GFile(str(data / "out/eval_results.txt")) as f:
     keys = [line.split(" = ")[0] for line in f.read().splitlines()]
-  assert keys == list(loop.EVAL_KEYS)
+  assert keys == list(ORIGINAL_EVAL_KEYS)
 
   # The same command again: resumes at step 6 with the same optimizer slots
   # and schedule position, trains nothing more.
@@ -346,22 +350,65 @@ def test_a_weight_the_loss_does_not_reach_is_a_named_error(data, monkeypatch):
     loop.run(tiny_train_config(data), tiny_bert_config())
 
 
-def test_eta_is_estimated_from_the_steady_loops_not_the_first():
-  # 1,000 steps, host loops of 100: the first takes 60 s (30 of them tracing),
-  # each later one 30 s. The steady rate gives 800 x 0.3 s = 4:00 at step 200;
-  # from the start (the old estimate) it would be 800 x 90 / 200 s = 6:00.
-  eta = loop.EtaEstimator(0, 1000.0, 1000)
-  assert eta.text(0) == "?"
-  eta.loop_done(100, 1060.0)
-  assert eta.text(100) == "<0:09:00"  # only the first loop: an upper bound
-  eta.loop_done(200, 1090.0)
-  assert eta.text(200) == "0:04:00"
-  eta.loop_done(900, 1300.0)
-  assert eta.text(900) == "0:00:30"
-  eta.loop_done(1000, 1330.0)
-  assert eta.text(1000) == "0:00:00"
-  # A resumed run counts from where it resumed.
-  resumed = loop.EtaEstimator(500, 0.0, 1000)
-  resumed.loop_done(600, 50.0)
-  resumed.loop_done(700, 70.0)
-  assert resumed.text(700) == "0:01:00"
+class _RecordedGradients:
+  """An objective whose loss has the original's recorded gradient of update
+  t as its gradient (loss = sum_i <v_i, g_i[t]>, t read from the batch), so
+  the loop's own update step (all-reduce, clipping, optimizer) runs on the
+  original's gradients."""
+
+  name = "recorded_gradients"
+  sum_keys = ("loss_sum",)
+  metric_keys = ("loss",)
+
+  def __init__(self, variables, grads):
+    self.variables = variables
+    self.grads = [tf.constant(np.stack(g)) for g in grads]  # [variable][t, ...]
+
+  def trainable_variables(self, model):
+    return self.variables
+
+  def global_counts(self, features):
+    return {}
+
+  def loss_sums(self, outputs, features):
+    t = features["t"][0]
+    return {"loss_sum": tf.add_n([tf.reduce_sum(v * tf.stop_gradient(g[t]))
+                                  for v, g in zip(self.variables, self.grads)])}
+
+  def replica_loss(self, sums, counts):
+    return sums["loss_sum"]
+
+  def metrics(self, sums, mlm_epsilon=0.0):
+    return {"loss": sums["loss_sum"]}
+
+
+def test_the_update_step_follows_the_original_trajectory(shared_dir):
+  # The original optimization.py's recorded run (../shared/reference/golden):
+  # gradients clipped to global norm 1.0 (every third one is large) and
+  # applied by its AdamWeightDecay; our schedule is read one step later (see
+  # test_optimization), so the trajectory is the observed one.
+  from test_optimization import _GOLDEN_STEPS, _golden_optimizer_case, _variables_named_as_in_bert  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import optimization  # pylint: disable=g-import-not-at-top
+  golden, names = _golden_optimizer_case(shared_dir)
+  variables = _variables_named_as_in_bert(golden, names)
+  objective = _RecordedGradients(
+      variables, [[golden[f"grad/{t}/{n}"] for t in range(_GOLDEN_STEPS)] for n in names])
+  optimizer = optimization.create_optimizer(
+      "adamw_original", learning_rate=0.1, num_train_steps=12, num_warmup_steps=4,
+      weight_decay=0.01)
+  optimizer.build(variables)
+  optimizer.iterations.assign(1)
+  global_step = tf.Variable(0, dtype=tf.int64, trainable=False)
+  trainer = loop.Trainer(tf.distribute.get_strategy(), lambda features, training: {},
+                         optimizer, objective, global_step)
+  batches = iter(tf.data.Dataset.range(_GOLDEN_STEPS).map(lambda t: {"t": [t]}))
+  clipped = 0
+  for t in range(_GOLDEN_STEPS):
+    metrics, done, finite = trainer.train_steps(batches, tf.constant(1))
+    assert int(done) == 1 and bool(finite)
+    clipped += int(float(metrics["gradient_norm"]) > loop.CLIP_NORM)
+    for name, variable in zip(names, variables):
+      np.testing.assert_allclose(variable.numpy(), golden[f"after/{t}/{name}"], rtol=1e-5,
+                                 atol=1e-6, err_msg=f"update {t}, {name}")
+  assert clipped >= 3
+  assert int(global_step.numpy()) == _GOLDEN_STEPS

@@ -11,6 +11,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.training import losses
+import batch_losses
 
 
 def _np_log_softmax(x):
@@ -97,7 +98,7 @@ def test_hit_is_argmax_equals_label_and_has_no_gradient():
 
 def test_matches_original_reductions():
   outputs, features = _random_case(np.random.default_rng(0))
-  got = losses.pretraining_losses(outputs, features)
+  got = batch_losses.pretraining_losses(outputs, features)
   expected = _np_losses(outputs, features)
   assert set(got) == set(expected)
   for key, value in expected.items():
@@ -105,7 +106,7 @@ def test_matches_original_reductions():
     np.testing.assert_allclose(float(got[key]), value, rtol=1e-5, err_msg=key)
   # Labels given as [batch] work the same as [batch, 1].
   flat = dict(features, next_sentence_labels=features["next_sentence_labels"].reshape(-1))
-  np.testing.assert_allclose(float(losses.pretraining_losses(outputs, flat)["nsp_loss"]),
+  np.testing.assert_allclose(float(batch_losses.pretraining_losses(outputs, flat)["nsp_loss"]),
                              expected["nsp_loss"], rtol=1e-6)
 
 
@@ -115,13 +116,13 @@ def test_padding_predictions_do_not_count():
   pad = features["masked_lm_weights"] == 0
   scrambled["mlm_logits"][pad] = 100.0 * np.random.default_rng(2).standard_normal(
       scrambled["mlm_logits"][pad].shape)
-  a = losses.pretraining_losses(outputs, features)
-  b = losses.pretraining_losses(scrambled, features)
+  a = batch_losses.pretraining_losses(outputs, features)
+  b = batch_losses.pretraining_losses(scrambled, features)
   for key in ("mlm_loss", "mlm_accuracy"):
     assert float(a[key]) == pytest.approx(float(b[key]), rel=1e-6)
   # No prediction at all: loss 0 (the 1e-5), not NaN.
   empty = dict(features, masked_lm_weights=np.zeros_like(features["masked_lm_weights"]))
-  result = losses.pretraining_losses(outputs, empty)
+  result = batch_losses.pretraining_losses(outputs, empty)
   assert float(result["mlm_loss"]) == 0.0 and float(result["mlm_accuracy"]) == 0.0
 
 
@@ -182,7 +183,8 @@ def test_two_replica_split_sums_to_single_device_loss_and_gradient():
   mlm_var = tf.Variable(outputs["mlm_logits"])
   nsp_var = tf.Variable(outputs["nsp_logits"])
   with tf.GradientTape() as tape:
-    single = losses.pretraining_losses({"mlm_logits": mlm_var, "nsp_logits": nsp_var}, features)
+    single = batch_losses.pretraining_losses({"mlm_logits": mlm_var, "nsp_logits": nsp_var},
+                                             features)
   single_grads = tape.gradient(single["total"], [mlm_var, nsp_var])
 
   shares, grads = [], []
@@ -218,13 +220,14 @@ def test_under_a_two_replica_mirrored_strategy(tmp_path):
     tf.config.set_logical_device_configuration(
         cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     from bert_tf.training import losses
+    import batch_losses
     rng = np.random.default_rng(5)
     logits = rng.standard_normal((4, 3, 11)).astype(np.float32)
     nsp = rng.standard_normal((4, 2)).astype(np.float32)
     feats = {"masked_lm_ids": rng.integers(0, 11, (4, 3)).astype(np.int32),
              "masked_lm_weights": np.array([[1, 1, 1], [1, 0, 0], [1, 1, 0], [0, 0, 0]], np.float32),
              "next_sentence_labels": rng.integers(0, 2, (4, 1)).astype(np.int32)}
-    single = losses.pretraining_losses({"mlm_logits": logits, "nsp_logits": nsp}, feats)
+    single = batch_losses.pretraining_losses({"mlm_logits": logits, "nsp_logits": nsp}, feats)
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     assert strategy.num_replicas_in_sync == 2
     data = dict(feats, mlm_logits=logits, nsp_logits=nsp)
@@ -240,8 +243,9 @@ def test_under_a_two_replica_mirrored_strategy(tmp_path):
     print("DIFF", abs(float(total) - float(single["total"])))
   """)
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
-             PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                                         os.environ.get("PYTHONPATH", "")]))
+             PYTHONPATH=os.pathsep.join([
+                 os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                 os.path.dirname(os.path.abspath(__file__)), os.environ.get("PYTHONPATH", "")]))
   result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env=env, timeout=120, check=False)
   assert result.returncode == 0, result.stderr[-3000:]
