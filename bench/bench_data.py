@@ -176,6 +176,9 @@ def memory(args, work):
 
 
 def negative_pool(args):
+  from bert_tf.data import corpus_scan
+  from bert_tf.data import negative_pool as pool_lib
+  from bert_tf.data import token_cache
   from bert_tf.data import tokenization
   from bert_tf.data import writer
   tokenizer = tokenization.Tokenizer(tokenization.load_vocab(args.vocab), True)
@@ -185,19 +188,19 @@ def negative_pool(args):
   for _ in range(3):
     times = {}
     t = time.time()
-    chunk_bytes = writer.chunk_bytes_of(writer.DataOptions.block_bytes)
-    writer.scan_chunks(files, chunk_bytes)
+    chunk_bytes = corpus_scan.chunk_bytes_of(writer.DataOptions.block_bytes)
+    corpus_scan.scan_chunks(files, chunk_bytes)
     times["scan"] = time.time() - t
     t = time.time()
-    sampler = writer.NegativeSampler(12345, tail_words=125)
-    chunks = writer.scan_chunks(files, chunk_bytes, sampler)
-    blocks = writer.group_blocks(chunks, writer.DataOptions.block_bytes, 12345)
+    sampler = pool_lib.NegativeSampler(12345, tail_words=125)
+    chunks = corpus_scan.scan_chunks(files, chunk_bytes, sampler)
+    blocks = corpus_scan.group_blocks(chunks, writer.DataOptions.block_bytes, 12345)
     times["scan + draw pool"] = time.time() - t
     t = time.time()
-    pool = writer.tokenize_negative_pool(sampler, blocks, tokenizer)
+    pool = pool_lib.tokenize_negative_pool(sampler, blocks, tokenizer)
     times["tokenize pool"] = time.time() - t
     t = time.time()
-    corpus_tokens = sum(len(writer.tokenize_block(b, tokenizer).values) for b in blocks)
+    corpus_tokens = sum(len(token_cache.tokenize_block(b, tokenizer).values) for b in blocks)
     times["tokenize corpus"] = time.time() - t
     best = {k: min(v, best.get(k, v)) for k, v in times.items()}
   print("\n## 4. Negative pool (best of 3, seconds)")

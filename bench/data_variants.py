@@ -78,14 +78,15 @@ def real_tokens(r):
 
 def input_documents(args):
   """The input as the writer tokenizes it: list of documents (flat id lists)."""
+  from bert_tf.data import corpus_scan
+  from bert_tf.data import token_cache
   from bert_tf.data import tokenization
-  from bert_tf.data import writer
   tokenizer = tokenization.Tokenizer(tokenization.load_vocab(args.vocab_file), True)
   docs = []
   from bert_tf.data import files as files_lib
-  for chunk in writer.scan_chunks(files_lib.expand_patterns(args.input_file), 1 << 20):
-    block = writer.Block(chunk.index, (chunk,), chunk.documents)  # the input in order
-    for doc in writer.tokenize_block(block, tokenizer).documents():
+  for chunk in corpus_scan.scan_chunks(files_lib.expand_patterns(args.input_file), 1 << 20):
+    block = corpus_scan.Block(chunk.index, (chunk,), chunk.documents)  # the input in order
+    for doc in token_cache.tokenize_block(block, tokenizer).documents():
       docs.append([t for sentence in doc for t in sentence])
   return docs
 

@@ -20,6 +20,7 @@ from absl import flags
 
 from bert_tf import cli
 from bert_tf.data import writer
+from bert_tf.data import writer_cli
 
 FLAGS = flags.FLAGS
 
@@ -83,13 +84,13 @@ def main(argv):
     if not getattr(FLAGS, name):
       raise app.UsageError(f"--{name} is required")
   try:
-    outputs = writer.Outputs.from_flags(FLAGS.output_file, FLAGS.output_dir,
-                                        FLAGS.num_output_shards, FLAGS.gzip)
-    num_workers = writer.num_workers_of(FLAGS.num_workers)
-  except writer.FlagError as e:
+    outputs = writer_cli.outputs_from_flags(FLAGS.output_file, FLAGS.output_dir,
+                                            FLAGS.num_output_shards, FLAGS.gzip)
+    num_workers = writer_cli.num_workers_of(FLAGS.num_workers)
+  except writer_cli.FlagError as e:
     raise app.UsageError(str(e)) from None
   options = cli.options_from_flags(writer.DataOptions, FLAGS)
-  with writer.removed_if_left_empty(outputs.folders()):
+  with writer_cli.removed_if_left_empty(outputs.folders()):
     if FLAGS.driver == "beam":
       from bert_tf.data import beam  # pylint: disable=g-import-not-at-top
       try:
@@ -100,7 +101,7 @@ def main(argv):
     else:
       manifest = writer.create_pretraining_data(
           FLAGS.input_file, outputs, FLAGS.vocab_file, options, num_workers=num_workers)
-  writer.log_summary(manifest, outputs)
+  writer_cli.log_summary(manifest, outputs)
 
 
 def run():

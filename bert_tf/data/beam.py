@@ -2,7 +2,7 @@
 
 The same plan (`writer.plan_run`: blocks drawn from all over the input,
 the output's order of units, the negative pool; made on the launcher),
-per-block processor (`writer.BlockProcessor`) and shard writer
+per-block processor (`passes.BlockProcessor`) and shard writer
 (`writer.ShardWriter`) as the local driver run in Beam, so a
 Wikipedia+Books-sized corpus runs on an existing distributed engine
 (Dataflow, Flink, Spark) instead of a home-made one, and the shards are
@@ -22,6 +22,7 @@ import time
 from absl import logging
 
 from bert_tf.data import files as files_lib
+from bert_tf.data import passes
 from bert_tf.data import writer
 
 
@@ -65,7 +66,7 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=()):
 
     def setup(self):
       tokenizer = tokenization.Tokenizer(tokenization.load_vocab(vocab_file), options.do_lower_case)
-      self.processor = writer.BlockProcessor(tokenizer, options, plan.negative_pool,
+      self.processor = passes.BlockProcessor(tokenizer, options, plan.negative_pool,
                                              plan.whole_input)
 
     def process(self, block):
@@ -86,11 +87,11 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=()):
       shard, parts = element
       parts = sorted(parts, key=lambda part: part[0])
       shard_writer = writer.ShardWriter(plan.paths[shard], plan.fingerprint, outputs.gzip)
-      stats = writer.BlockStats.for_options(options)
+      stats = passes.BlockStats.for_options(options)
       for _, unit_path, unit_stats, b_documents in parts:
         dataset = tf.data.TFRecordDataset(unit_path, compression_type=compression or "")
         shard_writer.write(record.numpy() for record in dataset)
-        unit = writer.BlockStats.from_dict(unit_stats)
+        unit = passes.BlockStats.from_dict(unit_stats)
         unit.b_documents = b_documents
         stats.merge(unit)
       shard_writer.close(stats)
@@ -114,12 +115,12 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=()):
 
   # The shards wrote their counts beside them; shards that got no block are
   # empty, valid files.
-  total = writer.BlockStats.for_options(options)
+  total = passes.BlockStats.for_options(options)
   sources = writer.SourceCounts(plan.num_documents)
   for path in plan.paths:
     stats = writer.read_complete_shard(path, plan.fingerprint)
     if stats is None:
-      stats = writer.BlockStats.for_options(options)
+      stats = passes.BlockStats.for_options(options)
       writer.ShardWriter(path, plan.fingerprint, outputs.gzip).close(stats)
     sources.add(stats.b_documents)
     total.merge(stats, with_documents=False)

@@ -14,9 +14,13 @@ import sys
 import numpy as np
 import pytest
 
+from bert_tf.data import block_sentences
 from bert_tf.data import instances
 from bert_tf.data import masking
+from bert_tf.data import negative_pool
+from bert_tf.data import passes
 from bert_tf.data import schema
+from bert_tf.data import token_cache
 from bert_tf.data import writer
 
 VOCAB_SIZE = 300
@@ -28,7 +32,7 @@ VOCAB = masking.MaskingVocab(size=VOCAB_SIZE, cls_id=2, sep_id=3, mask_id=4,
 def flat_block(index, documents):
   """TokenizedBlock of documents (lists of lists of ids)."""
   sentences = [s for d in documents for s in d]
-  return writer.TokenizedBlock(
+  return token_cache.TokenizedBlock(
       index=index, values=np.array([t for s in sentences for t in s], np.int32),
       sentence_splits=np.cumsum([0] + [len(s) for s in sentences]).astype(np.int64),
       document_splits=np.cumsum([0] + [len(d) for d in documents]).astype(np.int64))
@@ -49,7 +53,7 @@ def random_pool(rng, num_blocks):
       splits.append(len(values))
     entry_splits.append(len(splits) - 1)
     starts.append(rng.randint(1, len(sentences)))
-  pool = writer.NegativePool(
+  pool = negative_pool.NegativePool(
       values=np.array(values, np.int32), sentence_splits=np.array(splits, np.int64),
       entry_splits=np.array(entry_splits, np.int64), entry_starts=np.array(starts, np.int64),
       entry_block=np.array([b for b, _ in entries], np.int64),
@@ -61,7 +65,7 @@ def reference_pass(documents, negatives, seed, options, encoder):
   """One pass, instance by instance: the rules' list functions, encode_pair,
   count_outcomes (what pass_records did before it worked on whole passes)."""
   rng = random.Random(seed)
-  stats = writer.BlockStats.for_options(options)
+  stats = passes.BlockStats.for_options(options)
   documents = list(documents)
   rng.shuffle(documents)
   cls_id, sep_id = VOCAB.cls_id, VOCAB.sep_id
@@ -102,7 +106,7 @@ def reference_pass(documents, negatives, seed, options, encoder):
   records = []
   for (output, positions, lm_ids), num_a, label in zip(masked, num_as, labels):
     records.append(encoder.encode_pair(output, num_a, positions, lm_ids, label))
-    stats.length_histogram[len(output) // writer.HISTOGRAM_BUCKET] += 1
+    stats.length_histogram[len(output) // passes.HISTOGRAM_BUCKET] += 1
     if positions is not None:
       outcomes = masking.count_outcomes(output, positions, lm_ids, VOCAB.mask_id)
       stats.masked += outcomes[0]
@@ -140,10 +144,10 @@ def test_pass_records_is_the_rules_applied_instance_by_instance(changes):
         [(sentences, int(pool.entry_starts[i]))
          for i, (b, sentences) in enumerate(entries) if b != block_index], outside)
     for with_pool in (True, False):
-      sentences = writer.BlockSentences(flat_block(block_index, documents),
+      sentences = block_sentences.BlockSentences(flat_block(block_index, documents),
                                         pool if with_pool else None)
       for seed in range(3):
-        got = writer.pass_records(sentences, seed, options, VOCAB, encoder)
+        got = passes.pass_records(sentences, seed, options, VOCAB, encoder)
         expected = reference_pass(documents, negatives if with_pool else instances.NO_NEGATIVES,
                                   seed, options, encoder)
         assert got[0] == expected[0]

@@ -20,9 +20,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_tf.data import corpus_scan
 from bert_tf.data import manifest as manifest_lib
-from bert_tf.data import writer
+from bert_tf.data import negative_pool
 from bert_tf.data import schema
+from bert_tf.data import token_cache
+from bert_tf.data import writer
 
 import sourced_corpus
 
@@ -102,7 +105,7 @@ def data(tmp_path_factory):
 def test_chunks_are_contiguous_runs_of_whole_documents(data):
   path = data["corpus"]
   size = len(open(path, "rb").read())
-  chunks = writer.scan_chunks([path], 300)
+  chunks = corpus_scan.scan_chunks([path], 300)
   assert len(chunks) >= 20
   assert [c.index for c in chunks] == list(range(len(chunks)))
   assert chunks[0].start == 0 and chunks[-1].end == size
@@ -110,7 +113,7 @@ def test_chunks_are_contiguous_runs_of_whole_documents(data):
   assert all(c.end - c.start >= 300 for c in chunks[:-1])
   documents = []
   for chunk in chunks:
-    docs, bad = writer.read_chunk_documents(chunk)
+    docs, bad = corpus_scan.read_chunk_documents(chunk)
     assert bad == 0 and docs and len(docs) == chunk.documents
     assert chunk.first_document == len(documents)
     documents.extend(docs)
@@ -118,8 +121,8 @@ def test_chunks_are_contiguous_runs_of_whole_documents(data):
 
 
 def test_blocks_are_seeded_uniform_draws_of_the_chunks(data):
-  chunks = writer.scan_chunks([data["corpus"]], 300)
-  blocks = writer.group_blocks(chunks, 1500, random_seed=7)
+  chunks = corpus_scan.scan_chunks([data["corpus"]], 300)
+  blocks = corpus_scan.group_blocks(chunks, 1500, random_seed=7)
   assert len(blocks) >= 4
   # Every chunk in exactly one block; blocks of at least block_bytes but the
   # last, and no more than that and half of it.
@@ -132,9 +135,9 @@ def test_blocks_are_seeded_uniform_draws_of_the_chunks(data):
   assert np.mean(spread) > 3 * np.mean([len(b.chunks) - 1 for b in blocks])
   # Seeded: the same for a seed, other for another; a small input is one
   # block in input order.
-  assert writer.group_blocks(chunks, 1500, 7) == blocks
-  assert writer.group_blocks(chunks, 1500, 8) != blocks
-  whole = writer.group_blocks(chunks, 10 ** 9, 7)
+  assert corpus_scan.group_blocks(chunks, 1500, 7) == blocks
+  assert corpus_scan.group_blocks(chunks, 1500, 8) != blocks
+  whole = corpus_scan.group_blocks(chunks, 10 ** 9, 7)
   assert len(whole) == 1 and [c.index for c in whole[0].chunks] == list(range(len(chunks)))
 
 
@@ -406,8 +409,8 @@ def test_negative_pool_is_a_uniform_sample_of_the_whole_input(tmp_path):
   files = sorted(str(p) for p in root.glob("f*.txt"))
   first_doc, start_line = collections.Counter(), collections.Counter()
   for seed in range(60):
-    sampler = writer.NegativeSampler(seed, tail_words=20, size=64, window_words=30)
-    chunks = writer.scan_chunks(files, 2000, sampler)
+    sampler = negative_pool.NegativeSampler(seed, tail_words=20, size=64, window_words=30)
+    chunks = corpus_scan.scan_chunks(files, 2000, sampler)
     assert sampler.documents_seen == num_docs == sum(c.documents for c in chunks)
     assert len(sampler.entries) == 64
     docs = [int(lines[0].split()[0][1:]) for _, lines, _, _ in sampler.entries]
@@ -488,28 +491,28 @@ def test_stream_is_pass_major_and_each_later_pass_visits_blocks_in_its_own_order
 @pytest.mark.parametrize("top_id", [65535, 65536, 250_000])
 def test_tokenized_block_bytes_keep_every_id(top_id):
   values = np.array([0, 5, top_id - 1, top_id], np.int32)
-  block = writer.TokenizedBlock(3, values, np.array([0, 2, 4]), np.array([0, 2]), 1, 99,
+  block = token_cache.TokenizedBlock(3, values, np.array([0, 2, 4]), np.array([0, 2]), 1, 99,
                                 np.array([0, 1]), np.array([7]))
-  back = writer.TokenizedBlock.from_bytes(block.to_bytes())
+  back = token_cache.TokenizedBlock.from_bytes(block.to_bytes())
   np.testing.assert_array_equal(back.values, values)
   assert back.values.dtype == np.int32 and (back.index, back.undecodable_bytes) == (3, 1)
 
 
 def test_token_cache_gives_back_what_was_tokenized_and_a_new_run_reuses_it(data, tmp_path):
-  chunks = writer.scan_chunks([data["corpus"]], 300)
-  blocks = writer.group_blocks(chunks, 1500, random_seed=7)
+  chunks = corpus_scan.scan_chunks([data["corpus"]], 300)
+  blocks = corpus_scan.group_blocks(chunks, 1500, random_seed=7)
   from bert_tf.data import tokenization
   tokenizer = tokenization.Tokenizer(tokenization.load_vocab(data["vocab"]), True)
   calls = []
 
   def tokenize(block):
     calls.append(block.index)
-    return writer.tokenize_block(block, tokenizer)
+    return token_cache.tokenize_block(block, tokenizer)
 
   folder = str(tmp_path / ".tokens-x")
-  cache = writer.TokenCache(folder, use_files=True)
+  cache = token_cache.TokenCache(folder, use_files=True)
   first = [cache.get(b, tokenize) for b in blocks[:3]]
-  again = writer.TokenCache(folder, use_files=True)  # a rerun after a kill
+  again = token_cache.TokenCache(folder, use_files=True)  # a rerun after a kill
   for block, expected in zip(blocks[:3], first):
     got = again.get(block, tokenize)
     for name in ("values", "sentence_splits", "document_splits", "chunk_splits",
@@ -630,8 +633,8 @@ def test_carriage_returns_are_dropped_like_the_original_readline(tmp_path):
   # every "\r" (checked: "hello\rworld\r\n" reads as "helloworld\n").
   path = tmp_path / "cr.txt"
   path.write_bytes(b"ab\rcd ef\r\n\r\ngh\rij\n")
-  chunk = writer.Chunk(0, str(path), 0, path.stat().st_size, 2, 0)
-  assert writer.read_chunk_documents(chunk) == ([["abcd ef"], ["ghij"]], 0)
+  chunk = corpus_scan.Chunk(0, str(path), 0, path.stat().st_size, 2, 0)
+  assert corpus_scan.read_chunk_documents(chunk) == ([["abcd ef"], ["ghij"]], 0)
 
 
 def test_lines_split_only_at_newlines(data, tmp_path):
