@@ -110,7 +110,7 @@ def worker_ours(args):
   config = loop.TrainConfig(input_file=args.records, output_dir=tempfile.mkdtemp(),
                             do_train=True, train_batch_size=args.batch, shuffle_buffer=100,
                             jit_compile=args.jit_compile)
-  strategy = loop.make_strategy(config.strategy)
+  strategy = strategies.make_strategy(config.strategy)
   (train_info, _) = loop.check_data(config, bert_config, strategy.num_replicas_in_sync)
   objective = loop.resolve_objective(config, train_info, None)
   model, optimizer, global_step = loop.build(config, bert_config, strategy, objective)
