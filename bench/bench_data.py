@@ -180,8 +180,9 @@ def negative_pool(args):
   from bert_tf.data import negative_pool as pool_lib
   from bert_tf.data import token_cache
   from bert_tf.data import tokenization
+  from bert_tf.data import wordpiece_vocab
   from bert_tf.data import writer
-  tokenizer = tokenization.Tokenizer(tokenization.load_vocab(args.vocab), True)
+  tokenizer = tokenization.BatchTokenizer(wordpiece_vocab.load_vocab(args.vocab), True)
   tokenizer.tokenize_to_ids(["warm up"])  # the first call builds the tf-text graph
   files = [args.corpus]
   best = {}
@@ -226,8 +227,8 @@ def main():
   args = parser.parse_args()
   if not os.path.exists(args.corpus) or not os.path.exists(args.vocab):
     sys.exit(f"bench_data: needs {args.corpus} and {args.vocab} (../shared)")
-  from bert_tf.data import tokenization
-  mask_id = tokenization.load_vocab(args.vocab).mask_id
+  from bert_tf.data import wordpiece_vocab
+  mask_id = wordpiece_vocab.load_vocab(args.vocab).mask_id
   parts = args.parts.split(",")
   with tempfile.TemporaryDirectory() as work:
     if "faithfulness" in parts:

@@ -81,7 +81,8 @@ def input_documents(args):
   from bert_tf.data import corpus_scan
   from bert_tf.data import token_cache
   from bert_tf.data import tokenization
-  tokenizer = tokenization.Tokenizer(tokenization.load_vocab(args.vocab_file), True)
+  from bert_tf.data import wordpiece_vocab
+  tokenizer = tokenization.BatchTokenizer(wordpiece_vocab.load_vocab(args.vocab_file), True)
   docs = []
   from bert_tf.data import files as files_lib
   for chunk in corpus_scan.scan_chunks(files_lib.expand_patterns(args.input_file), 1 << 20):
@@ -258,8 +259,8 @@ def main():
       sys.exit(f"{path}: not found (pass --input_file / --vocab_file)")
   from absl import logging
   logging.set_verbosity(logging.WARNING)
-  from bert_tf.data import tokenization
-  vocab = tokenization.load_vocab(args.vocab_file)
+  from bert_tf.data import wordpiece_vocab
+  vocab = wordpiece_vocab.load_vocab(args.vocab_file)
   root = tempfile.mkdtemp(prefix="data_variants-")
   print(f"input {args.input_file}, dupe_factor {args.dupe_factor}, max_seq_length "
         f"{args.max_seq_length}, records in {root}")

@@ -8,7 +8,7 @@ config that goes with it.
 A small corpus has fewer distinct tokens than --vocab_size asks for; the vocab
 is then smaller, and the model's vocab_size must be its real size:
 --bert_config_out writes a copy of --bert_config_template with that size.
-The vocab's layout and the learner are described in bert_tf.data.vocab.
+The vocab's layout and the learner are described in bert_tf.data.vocab_learning.
 """
 
 from absl import app
@@ -16,7 +16,7 @@ from absl import flags
 from absl import logging
 
 from bert_tf import cli
-from bert_tf.data.vocab import build_vocab, write_vocab
+from bert_tf.data.vocab_learning import build_vocab, write_vocab
 from bert_tf.models.config import BertConfig
 from bert_tf.models.config import write_bert_config
 

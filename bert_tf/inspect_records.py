@@ -64,8 +64,8 @@ def main(argv):
   for name in ("input_file", "vocab_file"):
     if not FLAGS[name].value:
       raise app.UsageError(f"--{name} is required")
-  from bert_tf.data import tokenization
-  vocab = tokenization.load_vocab(FLAGS.vocab_file)
+  from bert_tf.data import wordpiece_vocab
+  vocab = wordpiece_vocab.load_vocab(FLAGS.vocab_file)
   print(json.dumps(inspect(FLAGS.input_file, vocab.mask_id), indent=1))
 
 

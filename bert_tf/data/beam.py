@@ -46,13 +46,14 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=()):
   import tensorflow as tf
   from apache_beam.options.pipeline_options import PipelineOptions
   from bert_tf.data import tokenization
+  from bert_tf.data import wordpiece_vocab
 
   started = time.time()
   if outputs.files:
     raise ValueError("the Beam driver writes --output_dir shards; --output_file is local-only")
   options.validate()
-  vocab = tokenization.load_vocab(vocab_file)
-  plan = writer.plan_run(input_patterns, outputs, tokenization.Tokenizer(vocab, options.do_lower_case),
+  vocab = wordpiece_vocab.load_vocab(vocab_file)
+  plan = writer.plan_run(input_patterns, outputs, tokenization.BatchTokenizer(vocab, options.do_lower_case),
                          options)
   tmp_dir = outputs.directory.rstrip("/") + "/.blocks"
   tf.io.gfile.makedirs(tmp_dir)
@@ -65,7 +66,7 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=()):
     """Tokenizes one block, runs all its passes, writes a temporary file."""
 
     def setup(self):
-      tokenizer = tokenization.Tokenizer(tokenization.load_vocab(vocab_file), options.do_lower_case)
+      tokenizer = tokenization.BatchTokenizer(wordpiece_vocab.load_vocab(vocab_file), options.do_lower_case)
       self.processor = passes.BlockProcessor(tokenizer, options, plan.negative_pool,
                                              plan.whole_input)
 

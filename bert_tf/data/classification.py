@@ -28,6 +28,7 @@ import numpy as np
 
 from bert_tf.data import files
 from bert_tf.data import tokenization
+from bert_tf.data import wordpiece_vocab
 
 TASK_TYPES = ("auto", "classification", "regression")
 
@@ -200,7 +201,7 @@ def convert_examples(examples, tokenizer, max_seq_length):
 
   Args:
     examples: list of Example.
-    tokenizer: a tokenization.Tokenizer (its vocab gives [CLS], [SEP]).
+    tokenizer: a tokenization.BatchTokenizer (its vocab gives [CLS], [SEP]).
     max_seq_length: length of every feature row (>= 3 for a pair).
 
   Returns:
@@ -242,7 +243,7 @@ def convert_examples(examples, tokenizer, max_seq_length):
 
 def make_tokenizer(vocab_file, do_lower_case):
   """The data writer's tokenizer (the original's rules) for `vocab_file`."""
-  return tokenization.Tokenizer(tokenization.load_vocab(vocab_file), do_lower_case)
+  return tokenization.BatchTokenizer(wordpiece_vocab.load_vocab(vocab_file), do_lower_case)
 
 
 def make_dataset(features, labels=None, batch_size=32, shuffle=False, seed=0,

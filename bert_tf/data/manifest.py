@@ -139,7 +139,7 @@ class Manifest:
     Args:
       input_files: list of the text files read, in order.
       output_files: list of the record files written.
-      vocab: has `path`, `sha256`, `size` (tokenization.Vocab).
+      vocab: has `path`, `sha256`, `size` (wordpiece_vocab.Vocab).
       options: the writer's options, a dataclass (DataOptions): every field
         goes to `flags`, so a new option is recorded without a change here.
       gzip: bool, whether the records are GZIP-compressed.

@@ -531,8 +531,9 @@ def create_pretraining_data(input_patterns, outputs, vocab_file, options,
   cache = None
   try:
     from bert_tf.data import tokenization  # TensorFlow's import, while the workers start
-    vocab = tokenization.load_vocab(vocab_file)  # names missing special tokens
-    tokenizer = tokenization.Tokenizer(vocab, options.do_lower_case)
+    from bert_tf.data import wordpiece_vocab
+    vocab = wordpiece_vocab.load_vocab(vocab_file)  # names missing special tokens
+    tokenizer = tokenization.BatchTokenizer(vocab, options.do_lower_case)
     plan = plan_run(input_patterns, outputs, tokenizer, options)
     if pool is not None:
       pool.share(passes.masking_vocab_of(vocab), plan.negative_pool, plan.whole_input)

@@ -7,6 +7,7 @@ import pytest
 
 from bert_tf.data import classification
 from bert_tf.data import tokenization
+from bert_tf.data import wordpiece_vocab
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on", "mat",
          "dog", "ran", "##s"]
@@ -19,7 +20,7 @@ def _write(path, text):
 
 @pytest.fixture
 def tokenizer():
-  return tokenization.Tokenizer(tokenization.Vocab(VOCAB), do_lower_case=True)
+  return tokenization.BatchTokenizer(wordpiece_vocab.Vocab(VOCAB), do_lower_case=True)
 
 
 def test_columns_by_name_or_index_and_labels(tmp_path):

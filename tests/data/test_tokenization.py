@@ -10,6 +10,11 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.data import tokenization as tk
+from bert_tf.data import tokenizer_graph
+from bert_tf.data import unicode_tables
+from bert_tf.data import wordpiece_vocab
+
+import reference_tokenization
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
@@ -57,7 +62,7 @@ def _tiny_vocab_tokens():
   chars = set()
   for text in TEXTS:
     for lower in (True, False):
-      for word in tk.reference_basic_tokenize(text, lower):
+      for word in reference_tokenization.reference_basic_tokenize(text, lower):
         chars.update(word)
   for i, ch in enumerate(sorted(chars)):
     tokens.append(ch)
@@ -69,7 +74,7 @@ def _tiny_vocab_tokens():
 
 @pytest.fixture(scope="module")
 def tiny_vocab():
-  return tk.Vocab(_tiny_vocab_tokens())
+  return wordpiece_vocab.Vocab(_tiny_vocab_tokens())
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +84,7 @@ def original_vocab():
                                        "bert-base-uncased-vocab.txt"))
   if not os.path.exists(path):
     pytest.skip(f"needs ../shared (original vocab), not present at {path}")
-  return tk.load_vocab(path)
+  return wordpiece_vocab.load_vocab(path)
 
 
 def _ids_to_tokens(vocab, values, row_splits):
@@ -93,7 +98,7 @@ def _assert_same_as_reference(tokenizer, texts, keep_special_tokens=False):
   assert row_splits.shape == (len(texts) + 1,)
   ours = _ids_to_tokens(tokenizer.vocab, values, row_splits)
   for text, got in zip(texts, ours):
-    want = tk.reference_tokenize(text, tokenizer.vocab.token_to_id,
+    want = reference_tokenization.reference_tokenize(text, tokenizer.vocab.token_to_id,
                                  tokenizer.do_lower_case, keep_special_tokens)
     assert got == want, f"text {text!r}"
 
@@ -104,7 +109,7 @@ def _assert_same_as_reference(tokenizer, texts, keep_special_tokens=False):
 
 
 def test_reference_basic_rules():
-  basic = tk.reference_basic_tokenize
+  basic = reference_tokenization.reference_basic_tokenize
   assert basic(" \tHeLLo!how  \n Are yoU?  ", True) == [
       "hello", "!", "how", "are", "you", "?"]
   assert basic(" \tHeLLo!how  \n Are yoU?  ", False) == [
@@ -133,7 +138,7 @@ def test_reference_basic_rules():
 def test_reference_wordpiece_rules():
   vocab = {t: i for i, t in enumerate(
       ["[UNK]", "want", "##want", "##ed", "wa", "un", "runn", "##ing", ","])}
-  ref = lambda text: tk.reference_tokenize(text, vocab, True)
+  ref = lambda text: reference_tokenization.reference_tokenize(text, vocab, True)
   assert ref("UNwant\u00e9d,running") == [
       "un", "##want", "##ed", ",", "runn", "##ing"]
   assert ref("unwantedX running") == ["[UNK]", "runn", "##ing"]
@@ -161,7 +166,7 @@ def _golden(shared_dir, do_lower_case):
 
 
 def _golden_vocab(shared_dir):
-  return tk.load_vocab(os.path.join(shared_dir, "vocab", "bert-base-uncased-vocab.txt"))
+  return wordpiece_vocab.load_vocab(os.path.join(shared_dir, "vocab", "bert-base-uncased-vocab.txt"))
 
 
 def _mismatches(texts, got, want):
@@ -180,7 +185,7 @@ def test_tf_tokenizer_matches_original_golden(shared_dir, do_lower_case,
   # placeholders must not collide with characters the text keeps).
   texts, tokens, ids = _golden(shared_dir, do_lower_case)
   vocab = _golden_vocab(shared_dir)
-  tokenizer = tk.Tokenizer(vocab, do_lower_case, keep_special_tokens)
+  tokenizer = tk.BatchTokenizer(vocab, do_lower_case, keep_special_tokens)
   values, row_splits = tokenizer.tokenize_to_ids(texts)
   got_ids = [values[a:b].tolist() for a, b in zip(row_splits[:-1], row_splits[1:])]
   bad = _mismatches(texts, got_ids, ids)
@@ -192,7 +197,7 @@ def test_tf_tokenizer_matches_original_golden(shared_dir, do_lower_case,
 def test_reference_matches_original_golden(shared_dir, do_lower_case):
   texts, tokens, _ = _golden(shared_dir, do_lower_case)
   vocab = _golden_vocab(shared_dir)
-  got = [tk.reference_tokenize(text, vocab.token_to_id, do_lower_case)
+  got = [reference_tokenization.reference_tokenize(text, vocab.token_to_id, do_lower_case)
          for text in texts]
   bad = _mismatches(texts, got, tokens)
   assert not bad, f"{len(bad)} of {len(texts)} lines differ: {bad}"
@@ -205,7 +210,7 @@ def test_reference_matches_original_golden(shared_dir, do_lower_case):
 
 @pytest.mark.parametrize("do_lower_case", [True, False])
 def test_matches_reference_tiny_vocab(tiny_vocab, do_lower_case):
-  tokenizer = tk.Tokenizer(tiny_vocab, do_lower_case)
+  tokenizer = tk.BatchTokenizer(tiny_vocab, do_lower_case)
   _assert_same_as_reference(tokenizer, TEXTS)
   tokens = tokenizer.tokenize(TEXTS[1])
   assert "[UNK]" in tokens and "##want" in tokens  # the vocab is exercised
@@ -213,7 +218,7 @@ def test_matches_reference_tiny_vocab(tiny_vocab, do_lower_case):
 
 @pytest.mark.parametrize("do_lower_case", [True, False])
 def test_matches_reference_original_vocab(original_vocab, do_lower_case):
-  tokenizer = tk.Tokenizer(original_vocab, do_lower_case)
+  tokenizer = tk.BatchTokenizer(original_vocab, do_lower_case)
   _assert_same_as_reference(tokenizer, TEXTS)
   assert tokenizer.tokenize("UNwant\u00e9d,running") == (
       ["unwanted", ",", "running"] if do_lower_case
@@ -224,7 +229,7 @@ def test_matches_reference_on_kjv(shared_dir, original_vocab):
   with open(os.path.join(shared_dir, "corpora", "kjv.txt"), encoding="utf-8") as f:
     lines = f.read().split("\n")
   lines = lines[::10][:3000]  # spread over the whole book
-  tokenizer = tk.Tokenizer(original_vocab, do_lower_case=True)
+  tokenizer = tk.BatchTokenizer(original_vocab, do_lower_case=True)
   _assert_same_as_reference(tokenizer, lines)
   values, _ = tokenizer.tokenize_to_ids(lines)
   assert len(values) > 50000
@@ -257,14 +262,14 @@ def test_every_character_matches_reference(do_lower_case):
   texts = [f"A{c}b{c} \u039f\u03a3{c} {c}\u03a3 \u0391\u03a3{c}\u03b2 "
            f"\U0001d16d{c}\U0001d165"
            for c in map(chr, _sweep_code_points())]
-  basic = tk.TFBasicTokenizer(do_lower_case)
+  basic = tokenizer_graph.WordSplitter(do_lower_case)
   words = basic.tokenize(tf.constant(texts))
   values = words.flat_values.numpy()
   splits = words.row_splits.numpy()
   mismatches = []
   for i, text in enumerate(texts):
     got = [w.decode("utf-8") for w in values[splits[i]:splits[i + 1]]]
-    want = tk.reference_basic_tokenize(text, do_lower_case)
+    want = reference_tokenization.reference_basic_tokenize(text, do_lower_case)
     if got != want:
       mismatches.append((ascii(text), got, want))
   assert not mismatches, f"{len(mismatches)} mismatches, e.g. {mismatches[:5]}"
@@ -279,35 +284,35 @@ def test_ascii_path_matches_the_whole_path(do_lower_case):
   texts = [f"A{c}b{c} {c}Zz{c}, x{c}[MASK]{c}y {c}" for c in map(chr, range(128))]
   texts += TEXTS[:1] + ["", "  ", "\t\x00\x7f", "UPPER lower MiXeD [SEP][CLS]x"]
   assert all(t.isascii() for t in texts)
-  for specials in ((), tk.SPECIAL_TOKENS):
-    basic = tk.TFBasicTokenizer(do_lower_case, specials)
+  for specials in ((), wordpiece_vocab.SPECIAL_TOKENS):
+    basic = tokenizer_graph.WordSplitter(do_lower_case, specials)
     whole = basic.tokenize(tf.constant(texts)).to_list()
     fast = basic.tokenize(tf.constant(texts), ascii_only=True).to_list()
     assert fast == whole
     assert [[w.decode() for w in ws] for ws in whole] == [
-        tk.reference_basic_tokenize(t, do_lower_case, specials) for t in texts]
+        reference_tokenization.reference_basic_tokenize(t, do_lower_case, specials) for t in texts]
 
 
 def test_ascii_input_never_probes_icu_nor_builds_the_unicode_tables(tiny_vocab):
   # The probes of ICU against Python's Unicode (0.4 s) and the character
   # tables of the whole code space (0.4 s) wait for the first text that is
   # not ASCII.
-  tk._regex_classes.cache_clear()  # pylint: disable=protected-access
-  tk._code_point_flags.cache_clear()  # pylint: disable=protected-access
-  tokenizer = tk.Tokenizer(tiny_vocab, do_lower_case=True)
+  unicode_tables.regex_classes.cache_clear()  # pylint: disable=protected-access
+  unicode_tables.code_point_flags.cache_clear()  # pylint: disable=protected-access
+  tokenizer = tk.BatchTokenizer(tiny_vocab, do_lower_case=True)
   tokenizer.tokenize_to_ids(["Plain ASCII, as most corpora are.", "x"])
   assert tokenizer.tf_module.basic._fixes is None  # pylint: disable=protected-access
-  built = tk._code_point_flags.cache_info().currsize  # pylint: disable=protected-access
-  tk._code_point_flags(128)  # pylint: disable=protected-access
-  assert tk._code_point_flags.cache_info().currsize == built == 1  # only ASCII's  # pylint: disable=protected-access
+  built = unicode_tables.code_point_flags.cache_info().currsize  # pylint: disable=protected-access
+  unicode_tables.code_point_flags(128)  # pylint: disable=protected-access
+  assert unicode_tables.code_point_flags.cache_info().currsize == built == 1  # only ASCII's  # pylint: disable=protected-access
   _assert_same_as_reference(tokenizer, ["Stra\u00dfe \u039f\u03a3 caf\u00e9", "ascii"])
   assert tokenizer.tf_module.basic._fixes is not None  # pylint: disable=protected-access
-  assert tk._code_point_flags.cache_info().currsize == 2  # pylint: disable=protected-access
+  assert unicode_tables.code_point_flags.cache_info().currsize == 2  # pylint: disable=protected-access
 
 
 def test_mixed_ascii_and_other_lines_keep_their_order(tiny_vocab):
   # ASCII lines and the others go through two functions and are merged back.
-  tokenizer = tk.Tokenizer(tiny_vocab, do_lower_case=True)
+  tokenizer = tk.BatchTokenizer(tiny_vocab, do_lower_case=True)
   texts = [TEXTS[i % len(TEXTS)] for i in range(3 * len(TEXTS))]
   assert 0 < sum(t.isascii() for t in texts) < len(texts)
   _assert_same_as_reference(tokenizer, texts)
@@ -321,7 +326,7 @@ def test_mixed_ascii_and_other_lines_keep_their_order(tiny_vocab):
 def test_large_batches_run_in_chunks_on_threads_with_the_same_ids(tiny_vocab, monkeypatch, threads):
   # Chunks of 3 lines (empty lines at their edges, ASCII and other lines
   # mixed) are tokenized on threads and put back together in order.
-  tokenizer = tk.Tokenizer(tiny_vocab, do_lower_case=True)
+  tokenizer = tk.BatchTokenizer(tiny_vocab, do_lower_case=True)
   texts = [TEXTS[i % len(TEXTS)] if i % 4 else "" for i in range(40)]
   want, want_splits = tokenizer.tokenize_to_ids(texts)
   used = []
@@ -337,16 +342,16 @@ def test_large_batches_run_in_chunks_on_threads_with_the_same_ids(tiny_vocab, mo
 
 
 def test_invalid_utf8_is_dropped_like_the_original(tiny_vocab):
-  tokenizer = tk.Tokenizer(tiny_vocab, do_lower_case=True)
+  tokenizer = tk.BatchTokenizer(tiny_vocab, do_lower_case=True)
   ids = tokenizer.tf_tokenize(tf.constant([b"x\xffx\xe4 y", b"xx y"]))
   assert ids[0].numpy().tolist() == ids[1].numpy().tolist()
 
 
 def test_long_words_count_characters_not_bytes():
   # 2-byte and 4-byte characters: tf-text limits bytes, the original chars.
-  vocab = tk.Vocab(SPECIALS + ["x", "##x", "\u0436", "##\u0436", "\U0001f600",
+  vocab = wordpiece_vocab.Vocab(SPECIALS + ["x", "##x", "\u0436", "##\u0436", "\U0001f600",
                                "##\U0001f600"])
-  tokenizer = tk.Tokenizer(vocab, do_lower_case=False)
+  tokenizer = tk.BatchTokenizer(vocab, do_lower_case=False)
   for ch in ["x", "\u0436", "\U0001f600"]:
     assert len(tokenizer.tokenize(ch * 200)) == 200
     assert tokenizer.tokenize(ch * 201) == ["[UNK]"]
@@ -354,8 +359,8 @@ def test_long_words_count_characters_not_bytes():
 
 
 def test_unsplittable_word_is_one_unk(tiny_vocab):
-  vocab = tk.Vocab(SPECIALS + ["ab", "##c", "a"])
-  tokenizer = tk.Tokenizer(vocab, do_lower_case=True)
+  vocab = wordpiece_vocab.Vocab(SPECIALS + ["ab", "##c", "a"])
+  tokenizer = tk.BatchTokenizer(vocab, do_lower_case=True)
   assert tokenizer.tokenize("abc ABC abd ab") == ["ab", "##c", "ab", "##c",
                                                   "[UNK]", "ab"]
 
@@ -368,10 +373,10 @@ def test_unsplittable_word_is_one_unk(tiny_vocab):
 @pytest.mark.parametrize("do_lower_case", [True, False])
 def test_keep_special_tokens(tiny_vocab, do_lower_case):
   text = "the [MASK] fox, x[CLS]y [SEP][PAD] [mask] [UNK]"
-  plain = tk.Tokenizer(tiny_vocab, do_lower_case)
+  plain = tk.BatchTokenizer(tiny_vocab, do_lower_case)
   assert "[MASK]" not in plain.tokenize(text)
   assert plain.tokenize("[MASK]")[0] == "["  # the original's behaviour
-  keep = tk.Tokenizer(tiny_vocab, do_lower_case, keep_special_tokens=True)
+  keep = tk.BatchTokenizer(tiny_vocab, do_lower_case, keep_special_tokens=True)
   tokens = keep.tokenize(text)
   assert tokens[1] == "[MASK]"
   assert tokens.count("[MASK]") == 1  # "[mask]" is not special: case-sensitive
@@ -383,9 +388,9 @@ def test_keep_special_tokens(tiny_vocab, do_lower_case):
 
 
 def test_keep_special_tokens_absent_from_vocab():
-  vocab = tk.Vocab(["[UNK]", "[CLS]", "[SEP]", "[MASK]", "[", "]", "pad",
+  vocab = wordpiece_vocab.Vocab(["[UNK]", "[CLS]", "[SEP]", "[MASK]", "[", "]", "pad",
                     "##d", "p", "##a"])  # no [PAD]
-  keep = tk.Tokenizer(vocab, do_lower_case=True, keep_special_tokens=True)
+  keep = tk.BatchTokenizer(vocab, do_lower_case=True, keep_special_tokens=True)
   assert keep.tokenize("[PAD] [MASK]") == ["[", "pad", "]", "[MASK]"]
   _assert_same_as_reference(keep, ["[PAD] [MASK]x"], keep_special_tokens=True)
 
@@ -396,7 +401,7 @@ def test_keep_special_tokens_absent_from_vocab():
 
 
 def test_tokenize_to_ids_batches(tiny_vocab):
-  tokenizer = tk.Tokenizer(tiny_vocab, do_lower_case=True)
+  tokenizer = tk.BatchTokenizer(tiny_vocab, do_lower_case=True)
   values, row_splits = tokenizer.tokenize_to_ids([])
   assert values.shape == (0,) and row_splits.tolist() == [0]
   values, row_splits = tokenizer.tokenize_to_ids(["", "the quick", " ", "x"])
@@ -405,7 +410,7 @@ def test_tokenize_to_ids_batches(tiny_vocab):
 
 
 def test_tf_tokenize_in_tf_function(tiny_vocab):
-  tokenizer = tk.Tokenizer(tiny_vocab, do_lower_case=True)
+  tokenizer = tk.BatchTokenizer(tiny_vocab, do_lower_case=True)
 
   @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
   def padded(texts):
@@ -418,8 +423,8 @@ def test_tf_tokenize_in_tf_function(tiny_vocab):
 
 def test_saved_model_round_trip(tmp_path, tiny_vocab):
   vocab_path = _write(tmp_path / "vocab.txt", tiny_vocab.tokens)
-  vocab = tk.load_vocab(vocab_path)
-  tokenizer = tk.Tokenizer(vocab, do_lower_case=True, keep_special_tokens=True)
+  vocab = wordpiece_vocab.load_vocab(vocab_path)
+  tokenizer = tk.BatchTokenizer(vocab, do_lower_case=True, keep_special_tokens=True)
 
   class Exported(tf.Module):
 
@@ -444,7 +449,7 @@ def test_saved_model_round_trip(tmp_path, tiny_vocab):
   assert got["ids"].numpy().tolist() == want.numpy().tolist()
   ragged = loaded.tokenizer.tokenize(tf.constant(texts))
   assert ragged.flat_values.numpy().tolist() == values.tolist()
-  assert _ids_to_tokens(vocab, values, row_splits)[-1] == tk.reference_tokenize(
+  assert _ids_to_tokens(vocab, values, row_splits)[-1] == reference_tokenization.reference_tokenize(
       texts[-1], vocab.token_to_id, True, keep_special_tokens=True)
   asset = loaded.tokenizer.vocab_file.asset_path.numpy().decode()
   assert asset.startswith(export_dir) and os.path.exists(asset)
@@ -461,7 +466,7 @@ def test_load_vocab(tmp_path):
   path = tmp_path / "vocab.txt"
   data = "[PAD]\r\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n  the \nrun\n##ning\n".encode()
   path.write_bytes(data)
-  vocab = tk.load_vocab(str(path))
+  vocab = wordpiece_vocab.load_vocab(str(path))
   assert vocab.tokens == SPECIALS + ["the", "run", "##ning"]
   assert vocab.size == len(vocab) == 8
   assert (vocab.pad_id, vocab.unk_id, vocab.cls_id, vocab.sep_id,
@@ -480,20 +485,20 @@ def test_load_original_vocab(original_vocab):
 
 def test_load_vocab_errors(tmp_path):
   with pytest.raises(FileNotFoundError, match="nope.txt"):
-    tk.load_vocab(str(tmp_path / "nope.txt"))
+    wordpiece_vocab.load_vocab(str(tmp_path / "nope.txt"))
   bad = _write(tmp_path / "bad.txt", ["[PAD]", "[UNK]", "[SEP]", "a"])
   with pytest.raises(ValueError, match=r"bad\.txt.*\[CLS\] \[MASK\]"):
-    tk.load_vocab(bad)
+    wordpiece_vocab.load_vocab(bad)
   dup = _write(tmp_path / "dup.txt", SPECIALS + ["a", "b", "a"])
   with pytest.raises(ValueError, match=r"dup\.txt.*'a'.*lines 6 and 8"):
-    tk.load_vocab(dup)
+    wordpiece_vocab.load_vocab(dup)
   empty = _write(tmp_path / "empty.txt", SPECIALS + ["", "a"])
   with pytest.raises(ValueError, match=r"empty\.txt: line 6 is empty"):
-    tk.load_vocab(empty)
+    wordpiece_vocab.load_vocab(empty)
   pad = _write(tmp_path / "pad.txt", ["[UNK]", "[PAD]"] + SPECIALS[2:])
   with pytest.raises(ValueError, match=r"pad\.txt: \[PAD\] must be id 0"):
-    tk.load_vocab(pad)
+    wordpiece_vocab.load_vocab(pad)
   latin1 = tmp_path / "latin1.txt"
   latin1.write_bytes("\n".join(SPECIALS + ["caf\u00e9"]).encode("latin-1"))
   with pytest.raises(ValueError, match="latin1.txt: not UTF-8"):
-    tk.load_vocab(str(latin1))
+    wordpiece_vocab.load_vocab(str(latin1))

@@ -502,7 +502,8 @@ def test_token_cache_gives_back_what_was_tokenized_and_a_new_run_reuses_it(data,
   chunks = corpus_scan.scan_chunks([data["corpus"]], 300)
   blocks = corpus_scan.group_blocks(chunks, 1500, random_seed=7)
   from bert_tf.data import tokenization
-  tokenizer = tokenization.Tokenizer(tokenization.load_vocab(data["vocab"]), True)
+  from bert_tf.data import wordpiece_vocab
+  tokenizer = tokenization.BatchTokenizer(wordpiece_vocab.load_vocab(data["vocab"]), True)
   calls = []
 
   def tokenize(block):

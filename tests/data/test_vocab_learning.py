@@ -1,4 +1,4 @@
-"""Tests of bert_tf.data.vocab and the bert_tf.build_vocab tool: layout,
+"""Tests of bert_tf.data.vocab_learning and the bert_tf.build_vocab tool: layout,
 coverage of the corpus, bad input, the model config with the vocab's size."""
 
 import json
@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
-from bert_tf.data import vocab as bv
+from bert_tf.data import vocab_learning as bv
 from bert_tf.data import tokenization as tk
+from bert_tf.data import wordpiece_vocab
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -58,9 +59,9 @@ def test_vocab_layout_and_every_word_covered(tmp_path, do_lower_case):
   assert "run" in tokens and any(t.startswith("##") and len(t) > 3 for t in tokens)
   vocab_path = str(tmp_path / "out" / "vocab.txt")
   bv.write_vocab(tokens, vocab_path)
-  vocab = tk.load_vocab(vocab_path)
+  vocab = wordpiece_vocab.load_vocab(vocab_path)
   assert vocab.tokens == tokens
-  tokenizer = tk.Tokenizer(vocab, do_lower_case)
+  tokenizer = tk.BatchTokenizer(vocab, do_lower_case)
   values, _ = tokenizer.tokenize_to_ids(lines)
   assert len(values) > 1000
   assert vocab.unk_id not in values.tolist()

@@ -6,7 +6,7 @@ Layout of the written vocab (one token a line, id = line number):
   every character of the corpus   sorted by code point
   learned words and subwords       most frequent first ("##" = continuation)
 
-Words come from the same rules as `tokenization.Tokenizer` (cleanup,
+Words come from the same rules as `tokenization.BatchTokenizer` (cleanup,
 lower-casing, accent stripping, punctuation and CJK split), so every word of
 the corpus tokenizes without [UNK] with the built vocab: each character is in
 it both alone and as "##" continuation. The learner is tensorflow-text's
@@ -25,6 +25,8 @@ from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_li
 
 from bert_tf.data import files as files_lib
 from bert_tf.data import tokenization
+from bert_tf.data import tokenizer_graph
+from bert_tf.data import wordpiece_vocab
 
 _READ_CHUNK_BYTES = 16 << 20
 _LOG_EVERY_S = 10.0
@@ -68,7 +70,7 @@ def count_words(input_patterns, do_lower_case, max_lines=None, batch_lines=8192)
   """
   files = files_lib.expand_patterns(input_patterns)
   total_bytes = sum(tf.io.gfile.stat(p).length for p in files)
-  basic = tokenization.TFBasicTokenizer(do_lower_case)
+  basic = tokenizer_graph.WordSplitter(do_lower_case)
   split = tf.function(basic.tokenize,
                       input_signature=[tf.TensorSpec([None], tf.string)])
   byte_counts = collections.Counter()
@@ -136,7 +138,7 @@ def learn_vocab(word_counts, vocab_size, reserved_tokens, min_frequency=1,
     raise ValueError("the corpus has no words")
   chars = sorted({ch for word in word_counts for ch in word})
   mandatory = set(reserved_tokens) | set(chars) | {
-      tokenization.SUBWORD_PREFIX + ch for ch in chars}
+      wordpiece_vocab.SUBWORD_PREFIX + ch for ch in chars}
   if vocab_size < len(mandatory):
     raise ValueError(
         f"--vocab_size={vocab_size} is smaller than the {len(reserved_tokens)} "
@@ -150,7 +152,7 @@ def learn_vocab(word_counts, vocab_size, reserved_tokens, min_frequency=1,
       max_input_tokens=-1, max_token_length=max_token_length,
       max_unique_chars=len(chars), vocab_size=vocab_size,
       slack_ratio=slack_ratio, include_joiner_token=True,
-      joiner=tokenization.SUBWORD_PREFIX, reserved_tokens=list(reserved_tokens))
+      joiner=wordpiece_vocab.SUBWORD_PREFIX, reserved_tokens=list(reserved_tokens))
 
   def learn(thresh):
     t0 = time.time()
@@ -234,9 +236,9 @@ def build_vocab(input_patterns, vocab_size, do_lower_case, min_frequency=1,
   word_counts = count_words(input_patterns, do_lower_case, max_lines=max_lines)
   if not word_counts:
     raise ValueError(f"--input_file {input_patterns!r}: the corpus has no words")
-  reserved = [tokenization.PAD_TOKEN, tokenization.UNK_TOKEN,
-              tokenization.CLS_TOKEN, tokenization.SEP_TOKEN,
-              tokenization.MASK_TOKEN]
+  reserved = [wordpiece_vocab.PAD_TOKEN, wordpiece_vocab.UNK_TOKEN,
+              wordpiece_vocab.CLS_TOKEN, wordpiece_vocab.SEP_TOKEN,
+              wordpiece_vocab.MASK_TOKEN]
   reserved += [f"[unused{i}]" for i in range(num_unused)]
   tokens = learn_vocab(word_counts, vocab_size, reserved,
                        min_frequency=min_frequency,
