@@ -37,6 +37,7 @@ import tensorflow_text  # noqa: E402,F401  (the text signatures' ops)
 from bert_tf.serving import export  # noqa: E402
 from bert_tf.models import modeling  # noqa: E402
 from bert_tf.data import tokenization  # noqa: E402
+from bert_tf.data import wordpiece_vocab  # noqa: E402
 from bert_tf.models.config import BertConfig  # noqa: E402
 
 SHARED = os.path.normpath(os.path.join(REPO, "..", "shared"))
@@ -98,7 +99,7 @@ def main():
 
   tmp = tempfile.mkdtemp(prefix="bench_serving_")
   vocab_path, vocab_kind = vocab_file(tmp)
-  vocab = tokenization.load_vocab(vocab_path)
+  vocab = wordpiece_vocab.load_vocab(vocab_path)
   config = BertConfig.from_json_file(os.path.join(REPO, "configs", f"bert_{args.config}.json"))
   config = config.replace(vocab_size=vocab.size)
   pretrainer = modeling.BertPretrainer(config)
@@ -121,7 +122,7 @@ def main():
   encoder_fn = tf.function(lambda x: encoder(x, training=False))
   pretrainer_fn = tf.function(
       lambda x: tf.math.top_k(tf.nn.softmax(pretrainer(x, training=False)["mlm_logits"]), k=5))
-  tokenizer = tokenization.Tokenizer(vocab, True, keep_special_tokens=True)
+  tokenizer = tokenization.BatchTokenizer(vocab, True, keep_special_tokens=True)
   encode_sig = loaded.signatures["encode"]
   fill_sig = loaded.signatures["fill_mask"]
   rng = np.random.default_rng(0)

@@ -177,7 +177,7 @@ def vocab_stage(options, train_txt):
   """Stage 2: the WordPiece vocab of train_txt and the model config sized to
   it; returns (vocab file, its tokens, the BertConfig)."""
   from bert_tf.models import config as config_lib
-  from bert_tf.data import vocab as vocab_lib
+  from bert_tf.data import vocab_learning as vocab_lib
   out = options.output_dir
   t = _stage(2, "WordPiece vocab and model config")
   vocab_file = os.path.join(out, "vocab.txt")

@@ -51,9 +51,9 @@ from bert_tf.data import files
 from bert_tf.data import pipeline
 from bert_tf.data import probes
 from bert_tf.data import split
-from bert_tf.data import tokenization
+from bert_tf.data import wordpiece_vocab
 from bert_tf.data import writer
-from bert_tf.data import vocab as vocab_lib
+from bert_tf.data import vocab_learning as vocab_lib
 from bert_tf.models import config as config_lib
 from bert_tf.training import finetune
 from bert_tf.training import losses
@@ -204,7 +204,7 @@ def prepare_text(options):
       tokens = vocab_lib.build_vocab([train_txt], options.vocab_size,
                                      do_lower_case=options.do_lower_case)
       vocab_lib.write_vocab(tokens, vocab_file)
-  vocab_size = len(tokenization.load_vocab(vocab_file).tokens)
+  vocab_size = len(wordpiece_vocab.load_vocab(vocab_file).tokens)
   config_path = os.path.join(out, "bert_config.json")
   bert_config = config_lib.write_bert_config(
       options.bert_config_file, vocab_size, config_path,

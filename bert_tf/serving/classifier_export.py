@@ -26,7 +26,8 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.data import files as files_lib
-from bert_tf.data import tokenization
+from bert_tf.data import tokenizer_graph
+from bert_tf.data import wordpiece_vocab
 # The pretraining export's helpers: one pair-truncation rule, one way of
 # tracking a Keras model's variables.
 from bert_tf.serving.export import _tf_variables  # pylint: disable=protected-access
@@ -54,7 +55,7 @@ class ClassifierServingModule(tf.Module):
     """
     super().__init__(name="bert_tf_classifier")
     config = model.config
-    vocab = tokenization.load_vocab(vocab_file)
+    vocab = wordpiece_vocab.load_vocab(vocab_file)
     if vocab.size != config.vocab_size:
       raise ValueError(f"vocab file {vocab_file} has {vocab.size} tokens but the "
                        f"bert_config's vocab_size is {config.vocab_size}")
@@ -68,7 +69,7 @@ class ClassifierServingModule(tf.Module):
     self._holder = _Untracked(model)
     self.model_variables = _tf_variables(model)
     self.vocab_file = tf.saved_model.Asset(vocab_file)
-    self.tokenizer = tokenization.TFTokenizer(vocab, do_lower_case,
+    self.tokenizer = tokenizer_graph.TokenizerModule(vocab, do_lower_case,
                                               vocab_asset_path=vocab_file)
     self._vocab = vocab
     self._regression = regression

@@ -66,7 +66,8 @@ from bert_tf.data import files as files_lib
 from bert_tf.models import config as config_lib
 from bert_tf.models import modeling
 from bert_tf.models import tf1_checkpoint
-from bert_tf.data import tokenization
+from bert_tf.data import tokenizer_graph
+from bert_tf.data import wordpiece_vocab
 from bert_tf.training import checkpoints
 from bert_tf.training import objectives
 
@@ -202,7 +203,7 @@ class BertServingModule(tf.Module):
     """
     super().__init__(name="bert_tf_serving")
     bert_config = pretrainer.config
-    vocab = tokenization.load_vocab(vocab_file)
+    vocab = wordpiece_vocab.load_vocab(vocab_file)
     _check_export_args(bert_config, vocab, max_seq_length, top_k)
     # A Keras 3 variable wraps a tf.Variable. Saving the Keras objects
     # themselves gives each weight a second variable in the SavedModel's
@@ -232,9 +233,9 @@ class BertServingModule(tf.Module):
     if text_signatures:
       # The original tokenization (the data writer's) for next_sentence; the
       # same with [MASK] (and the other special tokens) kept whole for fill_mask.
-      self.tokenizer = tokenization.TFTokenizer(
+      self.tokenizer = tokenizer_graph.TokenizerModule(
           vocab, do_lower_case, vocab_asset_path=vocab_file)
-      self.mask_tokenizer = tokenization.TFTokenizer(
+      self.mask_tokenizer = tokenizer_graph.TokenizerModule(
           vocab, do_lower_case, keep_special_tokens=True, vocab_asset_path=vocab_file)
       self._id_to_token = tf.constant(vocab.tokens, tf.string)
       self.fill_mask = tf.function(
@@ -307,7 +308,7 @@ class BertServingModule(tf.Module):
     Args:
       texts: string [batch]; invalid UTF-8 is replaced by U+FFFD first (which
         the original tokenizer drops) so one bad example cannot fail the batch.
-      tokenizer: a tokenization.TFTokenizer.
+      tokenizer: a tokenizer_graph.TokenizerModule.
 
     Returns:
       int64 RaggedTensor [batch, (tokens)].
@@ -518,7 +519,7 @@ def write_tf1_checkpoint(pretrainer, prefix, vocab_file, overwrite=False):
   files = tf1_checkpoint_files(prefix)
   for path in files:
     files_lib.check_absent(path, overwrite, "tf1_checkpoint_out file")
-  vocab = tokenization.load_vocab(vocab_file)
+  vocab = wordpiece_vocab.load_vocab(vocab_file)
   if vocab.size != pretrainer.config.vocab_size:
     raise ValueError(
         f"vocab file {vocab_file} has {vocab.size} tokens but the bert_config's "
@@ -657,7 +658,7 @@ def run_export(options):
     for p in paths:
       files_lib.check_absent(p, options.overwrite, name)
   bert_config = config_lib.BertConfig.from_json_file(options.bert_config_file)
-  vocab = tokenization.load_vocab(options.vocab_file)
+  vocab = wordpiece_vocab.load_vocab(options.vocab_file)
   max_seq_length = options.max_seq_length or default_max_seq_length(bert_config)
   _check_export_args(bert_config, vocab, max_seq_length, options.top_k)
   pretrainer, _ = load_pretrainer(bert_config, options.checkpoint)

@@ -20,6 +20,7 @@ from bert_tf.serving import export
 from bert_tf.models import modeling
 from bert_tf.models import tf1_checkpoint
 from bert_tf.data import tokenization
+from bert_tf.data import wordpiece_vocab
 from bert_tf.models.config import BertConfig
 
 import reference_bert
@@ -96,8 +97,8 @@ def _ids_batch(rng):
 
 def _keras_fill_mask(pretrainer, vocab_file, texts):
   """What fill_mask must give, computed with the Keras model and Python tokenizer."""
-  vocab = tokenization.load_vocab(vocab_file)
-  tokenizer = tokenization.Tokenizer(vocab, True, keep_special_tokens=True)
+  vocab = wordpiece_vocab.load_vocab(vocab_file)
+  tokenizer = tokenization.BatchTokenizer(vocab, True, keep_special_tokens=True)
   results = []
   for text in texts:
     values, _ = tokenizer.tokenize_to_ids([text])
@@ -233,10 +234,10 @@ def test_fresh_process_with_only_tensorflow_matches_keras(exported, tmp_path):
     np.testing.assert_allclose(out["fill_mask/top_k_probs"][i, :n],
                                -np.sort(-probs, axis=1)[:, :TOP_K], atol=1e-5)
 
-  vocab = tokenization.load_vocab(exported["vocab_file"])
+  vocab = wordpiece_vocab.load_vocab(exported["vocab_file"])
   for i, (a, b) in enumerate(zip(texts, texts[::-1])):
-    ids_a, _ = tokenization.Tokenizer(vocab, True).tokenize_to_ids([a])
-    ids_b, _ = tokenization.Tokenizer(vocab, True).tokenize_to_ids([b])
+    ids_a, _ = tokenization.BatchTokenizer(vocab, True).tokenize_to_ids([a])
+    ids_b, _ = tokenization.BatchTokenizer(vocab, True).tokenize_to_ids([b])
     keep_a, keep_b = _original_truncation(len(ids_a), len(ids_b), MAX_SEQ_LENGTH - 3)
     ids_a, ids_b = ids_a[:keep_a], ids_b[:keep_b]
     ids = [vocab.cls_id, *ids_a, vocab.sep_id, *ids_b, vocab.sep_id]

@@ -291,7 +291,7 @@ def writer_records(tmp_path, dupe_factor=1, **changes):
   """Records of test_writer's corpus written by the data writer with
   DataOptions `changes`: (their glob, a tiny BertConfig of their vocab)."""
   import test_writer as tw  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import tokenization  # pylint: disable=g-import-not-at-top
+  from bert_tf.data import wordpiece_vocab  # pylint: disable=g-import-not-at-top
   from bert_tf.data import writer  # pylint: disable=g-import-not-at-top
   vocab = tw.write_vocab(tmp_path / "vocab.txt")
   tw.write_corpus(tmp_path / "corpus.txt")
@@ -301,7 +301,7 @@ def writer_records(tmp_path, dupe_factor=1, **changes):
   writer.create_pretraining_data(str(tmp_path / "corpus.txt"),
                                  writer.Outputs(directory=str(tmp_path / "rec"), num_shards=1),
                                  vocab, options, num_workers=1)
-  size = len(tokenization.load_vocab(vocab).tokens)
+  size = len(wordpiece_vocab.load_vocab(vocab).tokens)
   return str(tmp_path / "rec" / "*.tfrecord"), tiny_bert_config().replace(vocab_size=size)
 
 
