@@ -123,7 +123,7 @@ def worker_ours(args):
   def run_steps(n):
     _, done, finite = trainer.train_steps(iterator, tf.constant(n, tf.int32))
     if int(done) != n or not bool(finite):
-      raise RuntimeError(f"train_loop ran {int(done)} of {n} steps (finite={bool(finite)})")
+      raise RuntimeError(f"train_steps ran {int(done)} of {n} steps (finite={bool(finite)})")
 
   run_steps(args.warmup_steps)
   _serve(run_steps)
