@@ -53,8 +53,8 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=()):
     raise ValueError("the Beam driver writes --output_dir shards; --output_file is local-only")
   options.validate()
   vocab = wordpiece_vocab.load_vocab(vocab_file)
-  plan = writer.plan_run(input_patterns, outputs, tokenization.BatchTokenizer(vocab, options.do_lower_case),
-                         options)
+  tokenizer = tokenization.BatchTokenizer(vocab, options.do_lower_case)
+  plan = writer.plan_run(input_patterns, outputs, tokenizer, options)
   tmp_dir = outputs.directory.rstrip("/") + "/.blocks"
   tf.io.gfile.makedirs(tmp_dir)
   compression = "GZIP" if outputs.gzip else None
@@ -66,7 +66,8 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=()):
     """Tokenizes one block, runs all its passes, writes a temporary file."""
 
     def setup(self):
-      tokenizer = tokenization.BatchTokenizer(wordpiece_vocab.load_vocab(vocab_file), options.do_lower_case)
+      tokenizer = tokenization.BatchTokenizer(wordpiece_vocab.load_vocab(vocab_file),
+                                              options.do_lower_case)
       self.processor = passes.BlockProcessor(tokenizer, options, plan.negative_pool,
                                              plan.whole_input)
 

@@ -431,27 +431,3 @@ def record_files(patterns, flag="--input_file"):
                             f"({flag}) matches only {SIDECAR_SUFFIX} files, no records")
   return paths
 
-
-# --- The JSON-dict views, for callers not yet switched to Manifest ---------------
-
-def write_json(obj, path):
-  """Writes `obj` as JSON (indent 1, sorted keys) to `path` atomically."""
-  files_lib.write_json(path, obj)
-
-
-def write_manifest(manifest, path):
-  """Writes `manifest` (a Manifest, or its JSON dict) to `path` atomically."""
-  if not isinstance(manifest, Manifest):
-    manifest = Manifest.from_dict(manifest, path=path)
-  manifest.write(path)
-
-
-def read_manifest(path):
-  """Manifest.read(path), as its JSON dict."""
-  return Manifest.read(path).to_dict()
-
-
-def find_manifest(patterns):
-  """Manifest.find(patterns), as its JSON dict (None without one)."""
-  manifest = Manifest.find(patterns)
-  return manifest.to_dict() if manifest is not None else None

@@ -7,8 +7,7 @@ in bert_tf.data.instances):
 
 * `mask_tokens` applies the 80/10/10 rule to up to max_predictions_per_seq
   positions (15% of the tokens), never [CLS] or [SEP]; with whole-word
-  masking, a word and its ## pieces are masked together. `mask_batch` draws
-  the same for many sequences at once with numpy.
+  masking, a word and its ## pieces are masked together.
 * `mask_tokens_ngram` is ALBERT's n-gram rule (--max_ngram > 1): spans of
   1..N consecutive units (words with whole-word masking, else WordPieces),
   n drawn with probability proportional to 1/n; `choose_ngram_spans` is its
@@ -17,8 +16,9 @@ in bert_tf.data.instances):
   `mask_chosen`; all of them put the chosen ids in place with `apply_masks`,
   and `count_outcomes` tells [MASK] / kept / random apart.
 * `choose_masks_padded`, `apply_masks_padded` and `count_outcomes_padded`
-  are mask_batch's draw, apply_masks and count_outcomes for a batch held in
-  one padded array (the writer's form: no per-sequence Python).
+  draw the same as `mask_tokens` without whole-word masking (vectorized
+  with numpy), apply_masks and count_outcomes for a batch held in one
+  padded array (the writer's form: no per-sequence Python).
 * `pack_subword_ids` / `unpack_subword_ids`: the vocab's '##' flags in a
   few KB of text, for a manifest that lets the input pipeline mask records
   on the fly (bert_tf.data.dynamic_masking) without the vocab file.
@@ -165,60 +165,24 @@ def count_outcomes(output, positions, labels, mask_id):
   return masked, kept, len(positions) - masked - kept
 
 
-def mask_batch(sequences, masked_lm_prob, max_predictions_per_seq, vocab, gen):
-  """`mask_tokens` for many sequences at once, the draws vectorized with numpy.
-
-  Same rule and distribution as `mask_tokens` without whole-word masking:
-  a uniform random subset of num_to_predict non-[CLS]/[SEP] positions, each
-  independently 80% [MASK], 10% unchanged, 10% a uniform random id.
-
-  Args:
-    sequences: list of N lists of int ids, [CLS] A [SEP] B [SEP].
-    masked_lm_prob, max_predictions_per_seq, vocab: as for mask_tokens.
-    gen: numpy.random.Generator.
-  Returns:
-    list of N (output_tokens, positions, labels), as mask_tokens returns.
-  """
-  _, positions, labels, new, counts = choose_masks(
-      sequences, masked_lm_prob, max_predictions_per_seq, vocab, gen)
-  results = []
-  for tokens, pos, lab, new_ids, c in zip(sequences, positions.tolist(), labels.tolist(),
-                                          new.tolist(), counts.tolist()):
-    results.append((apply_masks(tokens, pos[:c], new_ids[:c]), pos[:c], lab[:c]))
-  return results
-
-
-def choose_masks(sequences, masked_lm_prob, max_predictions_per_seq, vocab, gen):
-  """The vectorized draw behind mask_batch.
-
-  Returns:
-    (tokens, positions, labels, new, counts): tokens int64 [N, L] padded
-    input (L = longest sequence); positions, labels int64 [N, P] (P =
-    max_predictions_per_seq; sorted positions first, then zeros); new int64
-    [N, K] (K = counts.max()), the id that goes to each chosen position;
-    counts int64 [N], the number of predictions of each sequence.
-  """
-  import numpy as np
-  n = len(sequences)
-  lengths = np.fromiter(map(len, sequences), np.int64, n)
-  tokens = np.zeros((n, int(lengths.max())), np.int64)
-  for i, seq in enumerate(sequences):
-    tokens[i, :len(seq)] = seq
-  return (tokens, *choose_masks_padded(tokens, lengths, masked_lm_prob, max_predictions_per_seq,
-                                       vocab, gen))
-
-
 def choose_masks_padded(tokens, lengths, masked_lm_prob, max_predictions_per_seq, vocab, gen):
-  """`choose_masks` of sequences already in one padded array.
+  """`mask_tokens`' draw (without whole-word masking) for many sequences at
+  once, vectorized with numpy: the same rule and distribution, a uniform
+  random subset of num_to_predict non-[CLS]/[SEP] positions, each
+  independently 80% [MASK], 10% unchanged, 10% a uniform random id.
 
   Args:
     tokens: int array [N, L], row i holding a sequence ([CLS] A [SEP] B
       [SEP]) in its first lengths[i] entries, L = lengths.max() (the width
       sets the draws: the same array gives the same masks).
     lengths: int64 [N].
-    masked_lm_prob, max_predictions_per_seq, vocab, gen: as mask_batch.
+    masked_lm_prob, max_predictions_per_seq, vocab: as for mask_tokens.
+    gen: numpy.random.Generator.
   Returns:
-    (positions, labels, new, counts), as choose_masks.
+    (positions, labels, new, counts): positions, labels int64 [N, P] (P =
+    max_predictions_per_seq; sorted positions first, then zeros); new int64
+    [N, K] (K = counts.max()), the id that goes to each chosen position;
+    counts int64 [N], the number of predictions of each sequence.
   """
   import numpy as np
   n, width = tokens.shape

@@ -284,7 +284,8 @@ class BlockProcessor:
   def unit(self, tokenized, pass_index):
     """(records, stats) of pass `pass_index` over `tokenized`."""
     if self._sentences is None or self._sentences.tokenized.index != tokenized.index:
-      self._sentences = block_sentences.BlockSentences(tokenized, self.negative_pool, self.whole_input)
+      self._sentences = block_sentences.BlockSentences(tokenized, self.negative_pool,
+                                                       self.whole_input)
     return unit_records(self._sentences, pass_index, self.options, self.masking_vocab,
                         self.encoder)
 

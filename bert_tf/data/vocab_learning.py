@@ -24,7 +24,6 @@ import tensorflow as tf
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner_lib
 
 from bert_tf.data import files as files_lib
-from bert_tf.data import tokenization
 from bert_tf.data import tokenizer_graph
 from bert_tf.data import wordpiece_vocab
 
@@ -57,11 +56,11 @@ def _line_batches(files, max_lines, batch_lines):
 
 
 def count_words(input_patterns, do_lower_case, max_lines=None, batch_lines=8192):
-  """Counts the words of the corpus after the Tokenizer's pre-tokenization.
+  """Counts the words of the corpus after the tokenizer's pre-tokenization (WordSplitter).
 
   Args:
     input_patterns: comma-separated glob(s) (str) or a list of them.
-    do_lower_case: lower-case and strip accents, as the Tokenizer will.
+    do_lower_case: lower-case and strip accents, as the tokenizer will.
     max_lines: read at most this many lines in all (None or 0: all).
     batch_lines: lines per TensorFlow call.
 

@@ -265,7 +265,8 @@ def plan_run(input_patterns, outputs, tokenizer, options):
   files = files_lib.expand_patterns(input_patterns)
   paths = outputs.paths()
   _check_writable(paths)
-  sampler = negative_pool_lib.NegativeSampler(options.random_seed, tail_words=options.max_seq_length - 3)
+  sampler = negative_pool_lib.NegativeSampler(options.random_seed,
+                                              tail_words=options.max_seq_length - 3)
   started = time.time()
   chunks = corpus_scan.scan_chunks(files, corpus_scan.chunk_bytes_of(options.block_bytes), sampler)
   blocks = corpus_scan.group_blocks(chunks, options.block_bytes, options.random_seed)
@@ -274,7 +275,8 @@ def plan_run(input_patterns, outputs, tokenizer, options):
   # another chunk to take a random B from: the pool serves it.
   needs_pool = (not whole_input and options.sentence_task == "nsp"
                 and any(sum(c.documents > 0 for c in b.chunks) < 2 for b in blocks))
-  pool = negative_pool_lib.tokenize_negative_pool(sampler, blocks, tokenizer) if needs_pool else None
+  pool = (negative_pool_lib.tokenize_negative_pool(sampler, blocks, tokenizer) if needs_pool
+          else None)
   logging.info("input: %d files, %.1f MB, %d documents, %d chunks in %d blocks of ~%.2f MB "
                "drawn from all of the input%s (%.1f s)",
                len(files), sum(c.end - c.start for c in chunks) / 1e6, sampler.documents_seen,
@@ -432,7 +434,8 @@ def _run_unit(tokenized, pass_index):
                                                  masking_vocab.size))
   sentences = _WORKER["block"]  # BlockSentences of the last block seen
   if sentences is None or sentences.tokenized.index != tokenized.index:
-    sentences = _WORKER["block"] = block_sentences.BlockSentences(tokenized, _WORKER["pool"], _WORKER["whole"])
+    sentences = _WORKER["block"] = block_sentences.BlockSentences(tokenized, _WORKER["pool"],
+                                                                  _WORKER["whole"])
   records, stats = passes.unit_records(sentences, pass_index, options, _WORKER["vocab"],
                                 _WORKER["encoder"])
   return records, stats.to_dict(), stats.b_documents

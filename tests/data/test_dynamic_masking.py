@@ -203,7 +203,8 @@ def test_check_data_refuses_contradictions(records, tmp_path):
   for path in tf.io.gfile.glob(records["dynamic"]):
     tf.io.gfile.copy(path, str(copy / os.path.basename(path)))
   flags = dict(manifest.flags, dynamic_masking=False)
-  manifest_lib.write_manifest(dict(manifest.to_dict(), flags=flags), str(copy / "manifest.json"))
+  manifest_lib.Manifest.from_dict(dict(manifest.to_dict(), flags=flags)).write(
+      str(copy / "manifest.json"))
   with pytest.raises(ValueError, match="dynamic_masking=False.*no masked_lm_"):
     pipeline.check_data(str(copy / "*.tfrecord"), SEQ, PREDS)
   # An old manifest (no variant flags) reads as the original's records.

@@ -10,6 +10,7 @@ import random
 
 import pytest
 
+from bert_tf.data import files as files_lib
 from bert_tf.data import manifest as manifest_lib
 from bert_tf.data import schema
 from bert_tf.data import writer
@@ -317,13 +318,13 @@ def test_write_then_read_round_trip_leaves_no_temp_file(tmp_path):
   assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json"]
 
 
-def test_the_json_dict_views_still_work(tmp_path):
+def test_the_json_dict_round_trips(tmp_path):
   path = str(tmp_path / "manifest.json")
   obj = sample().to_dict()
-  manifest_lib.write_manifest(obj, path)
-  assert manifest_lib.read_manifest(path) == obj
-  assert manifest_lib.find_manifest(str(tmp_path / "*")) is None  # "a" is not beside it
-  manifest_lib.write_json({"b": 1, "a": [1]}, str(tmp_path / "x.json"))
+  Manifest.from_dict(obj, path=path).write(path)
+  assert Manifest.read(path).to_dict() == obj
+  assert Manifest.find(str(tmp_path / "*")) is None  # "a" is not beside it
+  files_lib.write_json(str(tmp_path / "x.json"), {"b": 1, "a": [1]})
   assert (tmp_path / "x.json").read_text() == '{\n "a": [\n  1\n ],\n "b": 1\n}\n'
 
 

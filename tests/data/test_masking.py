@@ -18,6 +18,8 @@ import pytest
 from bert_tf.data import instances
 from bert_tf.data import masking
 
+import batch_masking
+
 CLS, SEP, MASK = 101, 102, 103
 BIG_VOCAB = masking.MaskingVocab(size=30522, cls_id=CLS, sep_id=SEP, mask_id=MASK)
 
@@ -74,7 +76,8 @@ def test_prediction_counts_follow_the_formula_for_every_length():
     sequences = [random_sequence(rng, n) for n in range(5, 200)]
     expected = [min(max_preds, max(1, round(len(s) * prob))) for s in sequences]
     got_single = [len(masking.mask_tokens(s, prob, max_preds, BIG_VOCAB, rng)[1]) for s in sequences]
-    got_batch = [len(p) for _, p, _ in masking.mask_batch(sequences, prob, max_preds, BIG_VOCAB, gen)]
+    got_batch = [len(p) for _, p, _ in batch_masking.mask_sequences(
+        sequences, prob, max_preds, BIG_VOCAB, gen)]
     assert got_single == expected
     assert got_batch == expected
 
@@ -83,8 +86,8 @@ def test_fewer_candidates_than_wanted_masks_all_candidates():
   tokens = [CLS, 2000, SEP, 3000, SEP]
   _, positions, labels = masking.mask_tokens(tokens, 1.0, 20, BIG_VOCAB, random.Random(1))
   assert positions == [1, 3] and labels == [2000, 3000]
-  [(_, positions, labels)] = masking.mask_batch([tokens], 1.0, 20, BIG_VOCAB,
-                                                np.random.default_rng(1))
+  [(_, positions, labels)] = batch_masking.mask_sequences([tokens], 1.0, 20, BIG_VOCAB,
+                                                          np.random.default_rng(1))
   assert positions == [1, 3] and labels == [2000, 3000]
 
 
@@ -104,10 +107,22 @@ def _sequences_with_extra_specials(rng, count):
   return sequences
 
 
-def test_mask_tokens_positions_sorted_unique_never_special():
-  rng = random.Random(2)
-  for tokens in _sequences_with_extra_specials(rng, 2000):
-    output, positions, labels = masking.mask_tokens(tokens, 0.15, 20, BIG_VOCAB, rng)
+def _mask_each(implementation, sequences, prob, max_preds, vocab, seed):
+  """(output, positions, labels) of each sequence, by mask_tokens one at a
+  time or by the vectorized draw for all at once."""
+  if implementation == "mask_tokens":
+    rng = random.Random(seed)
+    return [masking.mask_tokens(tokens, prob, max_preds, vocab, rng) for tokens in sequences]
+  return batch_masking.mask_sequences(sequences, prob, max_preds, vocab,
+                                      np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("implementation", ["mask_tokens", "mask_sequences"])
+def test_positions_sorted_unique_never_special(implementation):
+  sequences = _sequences_with_extra_specials(random.Random(2), 2000)
+  results = _mask_each(implementation, sequences, 0.15, 20, BIG_VOCAB, 3)
+  assert len(results) == len(sequences)
+  for tokens, (output, positions, labels) in zip(sequences, results):
     specials = [i for i, t in enumerate(tokens) if t in (CLS, SEP)]
     assert positions == sorted(set(positions))
     assert not set(positions) & set(specials)
@@ -118,24 +133,6 @@ def test_mask_tokens_positions_sorted_unique_never_special():
     assert changed <= set(positions)
     assert len(positions) == min(masking.num_to_predict(len(tokens), 0.15, 20),
                                  len(tokens) - len(specials))
-
-
-def test_mask_batch_positions_sorted_unique_never_special():
-  rng = random.Random(3)
-  sequences = _sequences_with_extra_specials(rng, 2000)
-  results = masking.mask_batch(sequences, 0.15, 20, BIG_VOCAB, np.random.default_rng(3))
-  assert len(results) == len(sequences)
-  for tokens, (row, pos, labels) in zip(sequences, results):
-    specials = [j for j, t in enumerate(tokens) if t in (CLS, SEP)]
-    assert pos == sorted(set(pos))
-    assert not set(pos) & set(specials)
-    assert all(0 <= p < len(tokens) for p in pos)
-    assert labels == [tokens[p] for p in pos]
-    assert len(row) == len(tokens)
-    changed = {j for j, (a, b) in enumerate(zip(tokens, row)) if a != b}
-    assert changed <= set(pos)
-    assert len(pos) == min(masking.num_to_predict(len(tokens), 0.15, 20),
-                           len(tokens) - len(specials))
 
 
 def test_apply_masks_and_count_outcomes():
@@ -165,7 +162,8 @@ def test_positions_uniform_over_candidates_in_both_implementations():
   single = collections.Counter()
   for _ in range(draws):
     single.update(masking.mask_tokens(tokens, 0.15, 20, BIG_VOCAB, rng)[1])
-  results = masking.mask_batch([tokens] * draws, 0.15, 20, BIG_VOCAB, np.random.default_rng(4))
+  results = batch_masking.mask_sequences([tokens] * draws, 0.15, 20, BIG_VOCAB,
+                                         np.random.default_rng(4))
   assert all(len(positions) == 3 for _, positions, _ in results)
   batch = collections.Counter(p for _, positions, _ in results for p in positions)
   candidates = [i for i in range(20) if i not in (0, 8, 19)]
@@ -190,23 +188,24 @@ def test_80_10_10_shares_in_both_implementations():
     output, positions, _ = masking.mask_tokens(tokens, 0.15, 20, BIG_VOCAB, rng)
     counts_single += outcome_counts(tokens, output, positions, MASK)
   totals["mask_tokens"] = counts_single
-  results = masking.mask_batch(sequences, 0.15, 20, BIG_VOCAB, np.random.default_rng(5))
+  results = batch_masking.mask_sequences(sequences, 0.15, 20, BIG_VOCAB,
+                                         np.random.default_rng(5))
   counts_batch = np.zeros(3)
   for tokens, (output, positions, labels) in zip(sequences, results):
     counts_batch += outcome_counts(tokens, output, positions, MASK)
     # The library's one count agrees with this independent one.
     assert masking.count_outcomes(output, positions, labels, MASK) == outcome_counts(
         tokens, output, positions, MASK)
-  totals["mask_batch"] = counts_batch
+  totals["mask_sequences"] = counts_batch
   shares = {}
   for name, c in totals.items():
     assert c.sum() > 195000, name
     shares[name] = c / c.sum()
     np.testing.assert_allclose(shares[name], [0.8, 0.1, 0.1], atol=0.005, err_msg=name)
-  np.testing.assert_allclose(shares["mask_tokens"], shares["mask_batch"], atol=0.005)
+  np.testing.assert_allclose(shares["mask_tokens"], shares["mask_sequences"], atol=0.005)
 
 
-@pytest.mark.parametrize("implementation", ["mask_tokens", "mask_batch"])
+@pytest.mark.parametrize("implementation", ["mask_tokens", "mask_sequences"])
 def test_random_replacements_uniform_over_whole_vocab(implementation):
   # A 40-id vocab and inputs that are all id 20: the id at a predicted
   # position is [MASK] (0.8), 20 (0.1) or uniform over all 40 ids (0.1),
@@ -222,7 +221,8 @@ def test_random_replacements_uniform_over_whole_vocab(implementation):
       output, positions, _ = masking.mask_tokens(tokens, 0.15, 20, vocab, rng)
       ids.extend(output[p] for p in positions)
   else:
-    results = masking.mask_batch([tokens] * seqs, 0.15, 20, vocab, np.random.default_rng(6))
+    results = batch_masking.mask_sequences([tokens] * seqs, 0.15, 20, vocab,
+                                           np.random.default_rng(6))
     assert all(len(positions) == 19 for _, positions, _ in results)
     ids = [output[p] for output, positions, _ in results for p in positions]
   hist = collections.Counter(ids)
@@ -241,15 +241,16 @@ def test_mask_tokens_exact_for_a_seed():
   b = masking.mask_tokens(tokens, 0.15, 20, BIG_VOCAB, random.Random(8))
   c = masking.mask_tokens(tokens, 0.15, 20, BIG_VOCAB, random.Random(9))
   assert a == b and a != c
-  batch = [masking.mask_batch([tokens] * 3, 0.15, 20, BIG_VOCAB, np.random.default_rng(8))
+  batch = [batch_masking.mask_sequences([tokens] * 3, 0.15, 20, BIG_VOCAB,
+                                        np.random.default_rng(8))
            for _ in range(2)]
   assert batch[0] == batch[1]
 
 
-def test_padded_masking_is_mask_batch_and_counts_its_outcomes():
+def test_padded_masking_is_mask_sequences_and_counts_its_outcomes():
   # The writer's form: the sequences in one padded array, masks put in and
   # outcomes counted for the whole batch; the same draws and results as
-  # mask_batch and count_outcomes per sequence. Tiny vocab: random draws hit
+  # mask_sequences and count_outcomes per sequence. Tiny vocab: random draws hit
   # [MASK] and the original id often.
   rng = random.Random(11)
   vocab = masking.MaskingVocab(size=8, cls_id=1, sep_id=2, mask_id=3)
@@ -260,8 +261,8 @@ def test_padded_masking_is_mask_batch_and_counts_its_outcomes():
     if trial % 3 == 0:
       sequences[0] = [1, 2]  # nothing to predict
     prob, max_preds = rng.choice([(0.15, 20), (0.5, 5), (1.0, 80)])
-    expected = masking.mask_batch(sequences, prob, max_preds, vocab,
-                                  np.random.default_rng(trial))
+    expected = batch_masking.mask_sequences(sequences, prob, max_preds, vocab,
+                                            np.random.default_rng(trial))
     lengths = np.array([len(seq) for seq in sequences])
     tokens = np.zeros((n, lengths.max()), np.int64)
     for i, seq in enumerate(sequences):

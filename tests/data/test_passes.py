@@ -1,4 +1,4 @@
-"""Tests of bert_tf.data.writer.pass_records, the workers' unit: the whole
+"""Tests of bert_tf.data.passes.pass_records, the workers' unit: the whole
 pass at once (token offsets, padded arrays, batch serialization) gives the
 bytes and counts of the rules applied instance by instance with the list
 functions of bert_tf.data.instances / masking and ExampleEncoder.encode_pair.
@@ -22,6 +22,8 @@ from bert_tf.data import passes
 from bert_tf.data import schema
 from bert_tf.data import token_cache
 from bert_tf.data import writer
+
+import batch_masking
 
 VOCAB_SIZE = 300
 # ids 10..199 start a word, 200..299 are '##' pieces.
@@ -100,9 +102,9 @@ def reference_pass(documents, negatives, seed, options, encoder):
     masked = [masking.mask_tokens(ids, options.masked_lm_prob, options.max_predictions_per_seq,
                                   VOCAB, rng, True) for ids in sequences]
   else:
-    masked = masking.mask_batch(sequences, options.masked_lm_prob,
-                                options.max_predictions_per_seq, VOCAB,
-                                np.random.default_rng(seed))
+    masked = batch_masking.mask_sequences(sequences, options.masked_lm_prob,
+                                          options.max_predictions_per_seq, VOCAB,
+                                          np.random.default_rng(seed))
   records = []
   for (output, positions, lm_ids), num_a, label in zip(masked, num_as, labels):
     records.append(encoder.encode_pair(output, num_a, positions, lm_ids, label))

@@ -174,7 +174,7 @@ def test_output_files_are_dealt_round_robin(data):
   assert manifest["counts"] == data["manifest"]["counts"]
   assert sorted(p.name for p in (data["root"] / "files").iterdir()) == [
       "a.tfrecord", "a.tfrecord.manifest.json", "b.tfrecord"]
-  assert manifest_lib.find_manifest(files[1]) == manifest
+  assert manifest_lib.Manifest.find(files[1]).to_dict() == manifest
 
 
 def test_gzip_output(data):
@@ -185,7 +185,7 @@ def test_gzip_output(data):
   assert open(paths[0], "rb").read(2) == b"\x1f\x8b"
   assert read_records(paths, compression="GZIP") == data["records"]
   assert manifest["compression"] == "GZIP" and manifest["flags"]["gzip"] is True
-  assert manifest_lib.find_manifest(f"{data['root']}/gz/*.gz") == manifest
+  assert manifest_lib.Manifest.find(f"{data['root']}/gz/*.gz").to_dict() == manifest
 
 
 # ---------------------------------------------------------------------------
@@ -194,7 +194,7 @@ def test_gzip_output(data):
 
 def test_manifest_says_what_is_in_the_files(data):
   manifest = data["manifest"]
-  assert manifest == manifest_lib.read_manifest(f"{data['root']}/ref/manifest.json")
+  assert manifest == manifest_lib.Manifest.read(f"{data['root']}/ref/manifest.json").to_dict()
   assert manifest["schema_version"] == schema.SCHEMA_VERSION
   flags = manifest["flags"]
   for name in ("max_seq_length", "max_predictions_per_seq", "masked_lm_prob", "short_seq_prob",
