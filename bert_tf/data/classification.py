@@ -181,9 +181,11 @@ def label_values(examples, space, path):
   return np.asarray([index[e.label] for e in examples], np.int32)
 
 
-def truncate_pair(tokens_a, tokens_b, max_length):
-  """The original's `_truncate_seq_pair`: pops from the longer list (B on a
-  tie) until both fit in max_length. Modifies the lists in place."""
+def truncate_pair_at_the_back(tokens_a, tokens_b, max_length):
+  """The original's `_truncate_seq_pair` of fine-tuning: pops from the back
+  of the longer list (B on a tie) until both fit in max_length. Modifies
+  the lists in place. (Pretraining trims from random ends:
+  instances.truncate_pair_at_random_ends.)"""
   while len(tokens_a) + len(tokens_b) > max_length:
     if len(tokens_a) > len(tokens_b):
       tokens_a.pop()
@@ -225,7 +227,7 @@ def convert_examples(examples, tokenizer, max_seq_length):
     b = ids_b[i] if pair else []
     before = len(a) + len(b)
     if pair:
-      truncate_pair(a, b, max_seq_length - 3)
+      truncate_pair_at_the_back(a, b, max_seq_length - 3)
     else:
       del a[max_seq_length - 2:]
     truncated += len(a) + len(b) < before

@@ -4,7 +4,7 @@ Pure functions over token ids with an explicit `random.Random`: exact for a
 seed, testable without TensorFlow. They state the algorithm of
 google-research/bert's `create_pretraining_data.py`:
 
-* `create_pairs_from_document` cuts a document into (A, B, is_random_next)
+* `pair_spans_from_document` cuts a document into (A, B, is_random_next)
   pairs: sentences accumulate up to a target length (max_seq_length - 3, or a
   random shorter one with probability short_seq_prob), A takes a random
   prefix of them, and B is either the rest or (probability 0.5, or always for
@@ -12,10 +12,9 @@ google-research/bert's `create_pretraining_data.py`:
   case the unused sentences of the chunk are put back. The other document is
   uniform over all documents but A's own: those of the window passed in, and
   those outside it, which a `Negatives` sample stands for.
-  `pair_spans_from_document` is the rule itself, on sentences laid end to end
-  in one token array: it gives token ranges, never copying a token (the
-  writer's form); `create_pairs_from_document` spells the tokens out.
-* `truncate_pair` trims the longer side, one token at a time, from a random
+  It works on sentences laid end to end in one token array: it gives token
+  ranges, never copying a token (the writer's form).
+* `truncate_pair_at_random_ends` trims the longer side, one token at a time, from a random
   end (`truncation`: how many tokens from each end).
 * `build_instance` lays out [CLS] A [SEP] B [SEP].
 
@@ -63,7 +62,7 @@ NO_NEGATIVES = Negatives()
 
 
 def truncation(len_a, len_b, max_num_tokens, rng):
-  """How `truncate_pair` trims sides of `len_a` and `len_b` tokens.
+  """How `truncate_pair_at_random_ends` trims sides of `len_a` and `len_b` tokens.
 
   The rule: while too long, the longer side (B on a tie) loses one token,
   from its front or its back with probability 0.5 each (trimming only one
@@ -93,7 +92,7 @@ def truncation(len_a, len_b, max_num_tokens, rng):
   return front_a, trim_a - front_a, front_b, trim_b - front_b
 
 
-def truncate_pair(tokens_a, tokens_b, max_num_tokens, rng):
+def truncate_pair_at_random_ends(tokens_a, tokens_b, max_num_tokens, rng):
   """Trims `tokens_a`/`tokens_b` in place until together they fit, by the
   rule of `truncation`."""
   front_a, back_a, front_b, back_b = truncation(len(tokens_a), len(tokens_b), max_num_tokens, rng)
@@ -137,68 +136,6 @@ def random_b_source(documents, document_index, negatives, rng):
   return random_document, rng.randint(0, len(random_document) - 1), False
 
 
-def create_pairs_from_document(documents, document_index, max_seq_length,
-                               short_seq_prob, rng, negatives=NO_NEGATIVES):
-  """Cuts one document into sentence pairs for next sentence prediction.
-
-  The rule of `pair_spans_from_document`, on documents given as lists:
-  exactly its pairs (and its draws of rng), with the tokens spelled out.
-
-  Args:
-    documents: list of documents (lists of non-empty lists of int ids); the
-      window of documents, A's among them (the original's: the whole corpus).
-    document_index: which document to cut.
-    max_seq_length: int, length of [CLS] A [SEP] B [SEP] after truncation.
-    short_seq_prob: probability of a shorter random target length, so the
-      model also sees the short sequences of fine-tuning.
-    rng: random.Random.
-    negatives: Negatives, random B sources outside the window (none: the
-      window is the whole input).
-  Returns:
-    list of Pair, with len(tokens_a) + len(tokens_b) <= max_seq_length - 3,
-    both non-empty.
-  """
-  table = _SentenceTable()
-  windows = [table.add(document) for document in documents]
-  spans = pair_spans_from_document(
-      windows, document_index, table.starts, max_seq_length, short_seq_prob, rng,
-      Negatives(_TableSegments(negatives.segments, table), negatives.num_documents))
-  tokens = table.tokens
-  return [Pair(tokens[a_lo:a_hi], tokens[b_lo:b_hi], bool(is_random), bool(same))
-          for a_lo, a_hi, b_lo, b_hi, is_random, same in spans]
-
-
-class _SentenceTable:
-  """Sentences laid end to end: tokens, a flat list of ids, and starts, the
-  offset of each sentence's first token (and one past the last)."""
-
-  def __init__(self):
-    self.tokens = []
-    self.starts = [0]
-
-  def add(self, sentences):
-    """Appends sentences (lists of int ids); returns the range of their ids."""
-    first = len(self.starts) - 1
-    for sentence in sentences:
-      self.tokens.extend(sentence)
-      self.starts.append(len(self.tokens))
-    return range(first, len(self.starts) - 1)
-
-
-class _TableSegments:
-  """Negatives.segments of lists, put into a _SentenceTable as they are drawn."""
-
-  def __init__(self, segments, table):
-    self._segments, self._table = segments, table
-
-  def __len__(self):
-    return len(self._segments)
-
-  def __getitem__(self, i):
-    sentences, num_starts = self._segments[i]
-    return self._table.add(sentences), num_starts
-
-
 def pair_spans_from_document(documents, document_index, sentence_starts, max_seq_length,
                              short_seq_prob, rng, negatives=NO_NEGATIVES):
   """The pairing rule on sentences laid end to end: one document -> pairs of
@@ -219,7 +156,10 @@ def pair_spans_from_document(documents, document_index, sentence_starts, max_seq
       flat token array, and one more entry (the end of the last sentence):
       sentence k is tokens [sentence_starts[k], sentence_starts[k + 1]),
       never empty.
-    max_seq_length, short_seq_prob, rng: as create_pairs_from_document.
+    max_seq_length: int, length of [CLS] A [SEP] B [SEP] after truncation.
+    short_seq_prob: probability of a shorter random target length, so the
+      model also sees the short sequences of fine-tuning.
+    rng: random.Random.
     negatives: Negatives whose segments are (range of sentence ids,
       num_starts), in the same table.
   Returns:
@@ -288,7 +228,7 @@ def create_sop_pairs_from_document(document, max_seq_length, short_seq_prob, rng
 
   ALBERT's rule (google-research/albert, create_pretraining_data.py with its
   default random_next_sentence=False): the chunking, target length and
-  choice of A's end are exactly `create_pairs_from_document`'s; B is always
+  choice of A's end are exactly `pair_spans_from_document`'s; B is always
   the rest of the chunk, and with probability 0.5 A and B are swapped
   (is_random_next=True: the label, 1 = swapped, ALBERT's convention under
   the name next_sentence_labels). No other document is ever used.
@@ -327,7 +267,7 @@ def create_sop_pairs_from_document(document, max_seq_length, short_seq_prob, rng
         swapped = rng.random() < 0.5
         if swapped:
           tokens_a, tokens_b = tokens_b, tokens_a
-        truncate_pair(tokens_a, tokens_b, max_num_tokens, rng)
+        truncate_pair_at_random_ends(tokens_a, tokens_b, max_num_tokens, rng)
         pairs.append(Pair(tokens_a, tokens_b, swapped, False))
       chunk = []
       chunk_length = 0
@@ -345,7 +285,7 @@ def pack_sentences(documents, max_seq_length, rng, cross_documents=True, sep_id=
   with a separator. Without it, an instance never spans two documents, so
   the last instance of a document is shorter. A sentence longer than the
   limit is cut to it, from its front or back at random token by token, as
-  the original truncates (`truncate_pair` with an empty B), and fills an
+  the original truncates (`truncate_pair_at_random_ends` with an empty B), and fills an
   instance alone.
 
   Unlike RoBERTa (which packs its whole corpus in order), the order of the
@@ -374,7 +314,7 @@ def pack_sentences(documents, max_seq_length, rng, cross_documents=True, sep_id=
     for k, sentence in enumerate(document):
       if len(sentence) > limit:
         sentence = list(sentence)
-        truncate_pair(sentence, [], limit, rng)
+        truncate_pair_at_random_ends(sentence, [], limit, rng)
       separator = cross_documents and k == 0 and bool(current)
       if len(current) + separator + len(sentence) > limit:
         packed.append(current)

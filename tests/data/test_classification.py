@@ -66,10 +66,10 @@ def test_bad_files_name_file_and_line(tmp_path):
 
 def test_pair_truncation_is_the_original_rule():
   a, b = list(range(7)), list(range(4))
-  classification.truncate_pair(a, b, 8)
+  classification.truncate_pair_at_the_back(a, b, 8)
   assert (len(a), len(b)) == (4, 4)
   a, b = list(range(5)), list(range(5))
-  classification.truncate_pair(a, b, 7)  # B first on a tie: 5,5 -> 5,4 -> 4,4 -> 4,3
+  classification.truncate_pair_at_the_back(a, b, 7)  # B first on a tie: 5,5 -> 5,4 -> 4,4 -> 4,3
   assert (len(a), len(b)) == (4, 3)
 
 

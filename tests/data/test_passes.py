@@ -24,6 +24,7 @@ from bert_tf.data import token_cache
 from bert_tf.data import writer
 
 import batch_masking
+import list_pairs
 
 VOCAB_SIZE = 300
 # ids 10..199 start a word, 200..299 are '##' pieces.
@@ -84,7 +85,7 @@ def reference_pass(documents, negatives, seed, options, encoder):
       pairs = instances.create_sop_pairs_from_document(
           documents[d], options.max_seq_length, options.short_seq_prob, rng)
     else:
-      pairs = instances.create_pairs_from_document(
+      pairs = list_pairs.create_pairs_from_document(
           documents, d, options.max_seq_length, options.short_seq_prob, rng, negatives)
     for pair in pairs:
       ids, num_a = instances.build_instance(pair.tokens_a, pair.tokens_b, cls_id, sep_id)
