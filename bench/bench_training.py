@@ -51,8 +51,9 @@ def write_random_records(path, n, seq, preds, vocab, seed=0):
       targets = [ids[p] for p in positions]
       for p in positions:
         ids[p] = 103
-      segments = [0] * (seq // 2) + [1] * (seq - seq // 2)
-      writer.write(encoder.encode(ids, segments, positions, targets, rng.randint(0, 1)))
+      # [CLS] A [SEP] B [SEP] of seq // 2 and seq - seq // 2 segment ids.
+      writer.write(encoder.encode_batch([ids], [seq], [seq // 2], [positions], [targets], [preds],
+                                        [rng.randint(0, 1)])[0])
 
 
 def matmul_peak(dtype, n=4096, seconds=3.0):

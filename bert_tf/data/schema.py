@@ -23,10 +23,10 @@ input pipeline masks them). `parse_examples` gives the parsed features of
 either kind.
 
 Serialization is hand-encoded protobuf wire format (the writer's hot path):
-`ExampleEncoder.encode_pair` one record at a time, `encode_batch` a whole
-batch at once with numpy. The bytes are identical to
-`tf.train.Example.SerializeToString(deterministic=True)` of the same values,
-which the tests check.
+`ExampleEncoder.encode_batch` serializes a whole batch at once with numpy.
+The bytes are identical to `tf.train.Example.SerializeToString(
+deterministic=True)` of the same values, which the tests check (and
+tests/data/reference_records.py writes records one at a time).
 """
 
 import struct
@@ -117,7 +117,6 @@ class ExampleEncoder:
         max(max_value, 16 * (max_seq_length + max_predictions_per_seq) + 512) + 2)]
     # Keys are written sorted, as deterministic protobuf serialization does.
     self._keys = {name: _len_delimited(b"\x0a", name.encode()) for name in FEATURE_NAMES}
-    self._zeros = [b"\x00" * k for k in range(max_seq_length + max_predictions_per_seq + 1)]
     self._weights = [self._float_payload(p) for p in range(max_predictions_per_seq + 1)]
     # Everything around a feature's packed payload depends only on the
     # payload's length: one closure per feature builds it.
@@ -159,87 +158,10 @@ class ExampleEncoder:
       head = cache[length] = self._head[name](b"\x00" * length)[:-length or None]
     return head
 
-  def encode_pair(self, input_ids, num_segment_a, masked_lm_positions,
-                  masked_lm_ids, next_sentence_label):
-    """Returns the serialized tf.train.Example of one instance: the one
-    serializer (`encode` is a front end to it).
-
-    Args:
-      input_ids: list of int, the real tokens ([CLS] A [SEP] B [SEP]), at most
-        max_seq_length; padded here.
-      num_segment_a: int, segment ids are 0 for the first num_segment_a
-        tokens ([CLS] A [SEP]) and 1 for the rest (all of them: one segment).
-      masked_lm_positions: list of int, sorted, at most max_predictions_per_seq;
-        None leaves the three masked_lm_* features out (dynamic masking).
-      masked_lm_ids: list of int, the original ids at those positions (None
-        with masked_lm_positions None).
-      next_sentence_label: int, IS_NEXT or IS_RANDOM (or the sentence order
-        label); None leaves next_sentence_labels out.
-    """
-    if masked_lm_positions is None or next_sentence_label is None:
-      return self._encode_variant(input_ids, num_segment_a, masked_lm_positions,
-                                  masked_lm_ids, next_sentence_label)
-    n, p = len(input_ids), len(masked_lm_positions)
-    ids, zeros_seq = self._padded_ids(input_ids, p)
-    varint = self._table.__getitem__
-    zeros = self._zeros
-    zeros_pred = zeros[self.max_predictions_per_seq - p]
-    lm_ids = b"".join(map(varint, masked_lm_ids)) + zeros_pred
-    lm_pos = b"".join(map(varint, masked_lm_positions)) + zeros_pred
-    header = self._header
-    # Features in sorted-key order, as deterministic serialization writes them.
-    features = b"".join((
-        header("input_ids", len(ids)), ids,
-        self._fixed["input_mask"], b"\x01" * n, zeros_seq,
-        header("masked_lm_ids", len(lm_ids)), lm_ids,
-        header("masked_lm_positions", len(lm_pos)), lm_pos,
-        self._fixed["masked_lm_weights"], self._weights[p],
-        self._fixed["next_sentence_labels"], self._table[next_sentence_label],
-        self._fixed["segment_ids"], zeros[num_segment_a], b"\x01" * (n - num_segment_a), zeros_seq,
-    ))
-    return b"\x0a" + varint(len(features)) + features
-
-  def _padded_ids(self, input_ids, p):
-    """(varints of input_ids padded to max_seq_length, the padding's bytes),
-    once the instance's tokens and its p predictions are known to fit."""
-    seq, preds = self.max_seq_length, self.max_predictions_per_seq
-    n = len(input_ids)
-    if n > seq or p > preds:
-      raise ValueError(f"instance of {n} tokens / {p} predictions exceeds "
-                       f"max_seq_length {seq} / max_predictions_per_seq {preds}")
-    zeros_seq = self._zeros[seq - n]
-    return b"".join(map(self._table.__getitem__, input_ids)) + zeros_seq, zeros_seq
-
-  def _encode_variant(self, input_ids, num_segment_a, masked_lm_positions, masked_lm_ids,
-                      next_sentence_label):
-    """encode_pair without the masked_lm_* features and/or the sentence
-    label: the same framing, features still in sorted-key order. Off the
-    hot path of the original's records, so written plainly."""
-    n = len(input_ids)
-    p = 0 if masked_lm_positions is None else len(masked_lm_positions)
-    ids, zeros_seq = self._padded_ids(input_ids, p)
-    varint = self._table.__getitem__
-    zeros = self._zeros
-    parts = [self._header("input_ids", len(ids)), ids,
-             self._fixed["input_mask"], b"\x01" * n, zeros_seq]
-    if masked_lm_positions is not None:
-      zeros_pred = zeros[self.max_predictions_per_seq - p]
-      lm_ids = b"".join(map(varint, masked_lm_ids)) + zeros_pred
-      lm_pos = b"".join(map(varint, masked_lm_positions)) + zeros_pred
-      parts += [self._header("masked_lm_ids", len(lm_ids)), lm_ids,
-                self._header("masked_lm_positions", len(lm_pos)), lm_pos,
-                self._fixed["masked_lm_weights"], self._weights[p]]
-    if next_sentence_label is not None:
-      parts += [self._fixed["next_sentence_labels"], self._table[next_sentence_label]]
-    parts += [self._fixed["segment_ids"], zeros[num_segment_a], b"\x01" * (n - num_segment_a),
-              zeros_seq]
-    features = b"".join(parts)
-    return b"\x0a" + varint(len(features)) + features
-
   def encode_batch(self, input_ids, lengths, num_segment_a, masked_lm_positions=None,
                    masked_lm_ids=None, num_predictions=None, next_sentence_labels=None,
                    rows_per_chunk=1024):
-    """`encode_pair` of many instances at once: the same bytes, built with numpy.
+    """Serialized tf.train.Examples of many instances at once, built with numpy.
 
     Each record is laid out as a row of byte slots, every slot a byte that
     may or may not be written (a varint of k bytes fills k of its slots):
@@ -251,7 +173,9 @@ class ExampleEncoder:
         instance's real tokens in its first lengths[i] entries (the rest is
         ignored).
       lengths: int array [N], tokens of each instance.
-      num_segment_a: int array [N], segment-0 tokens of each (as encode_pair).
+      num_segment_a: int array [N], segment ids are 0 for the first
+        num_segment_a[i] tokens of row i ([CLS] A [SEP]) and 1 for the rest
+        (all of them: one segment).
       masked_lm_positions: int array [N, K], K <= max_predictions_per_seq,
         sorted positions first in each row; None leaves the masked_lm_*
         features out (dynamic masking).
@@ -261,7 +185,10 @@ class ExampleEncoder:
         sentence order label); None leaves next_sentence_labels out.
       rows_per_chunk: instances serialized per numpy step (bounds memory).
     Returns:
-      list of N bytes, each what encode_pair gives for that instance.
+      list of N bytes, the records: features in sorted-key order, as
+      deterministic serialization writes them; input_ids, input_mask and
+      segment_ids zero-padded to max_seq_length, the masked_lm_* to
+      max_predictions_per_seq.
     """
     import numpy as np
     input_ids = np.asarray(input_ids)
@@ -367,27 +294,6 @@ class ExampleEncoder:
         written[i, :len(head)] = True
       table = self._header_tables[name] = (data, written)
     return table[0][payload_lengths], table[1][payload_lengths]
-
-  def encode(self, input_ids, segment_ids, masked_lm_positions, masked_lm_ids,
-             next_sentence_label):
-    """`encode_pair` with the segment ids spelled out, for callers that
-    build instances by hand.
-
-    Args:
-      input_ids: list of int, the real tokens ([CLS] A [SEP] B [SEP]), at most
-        max_seq_length; padded here.
-      segment_ids: list of int, same length as input_ids: zeros then ones,
-        the only layout of a BERT pair.
-      masked_lm_positions: list of int, sorted, at most max_predictions_per_seq.
-      masked_lm_ids: list of int, the original ids at those positions.
-      next_sentence_label: int, IS_NEXT or IS_RANDOM.
-    """
-    num_segment_a = len(segment_ids) - sum(segment_ids)
-    if (len(segment_ids) != len(input_ids)
-        or segment_ids != [0] * num_segment_a + [1] * (len(segment_ids) - num_segment_a)):
-      raise ValueError("segment_ids must be zeros then ones, one per input id")
-    return self.encode_pair(input_ids, num_segment_a, masked_lm_positions, masked_lm_ids,
-                            next_sentence_label)
 
 
 MASKED_LM_FEATURES = ("masked_lm_positions", "masked_lm_ids", "masked_lm_weights")

@@ -1,7 +1,8 @@
 """Tests of bert_tf.data.passes.pass_records, the workers' unit: the whole
 pass at once (token offsets, padded arrays, batch serialization) gives the
 bytes and counts of the rules applied instance by instance with the list
-functions of bert_tf.data.instances / masking and ExampleEncoder.encode_pair.
+functions of bert_tf.data.instances / masking, serialized one record at a
+time (tests/data/reference_records.py).
 
 No TensorFlow: workers never import it.
 """
@@ -25,6 +26,7 @@ from bert_tf.data import writer
 
 import batch_masking
 import list_pairs
+import reference_records
 
 VOCAB_SIZE = 300
 # ids 10..199 start a word, 200..299 are '##' pieces.
@@ -65,8 +67,8 @@ def random_pool(rng, num_blocks):
 
 
 def reference_pass(documents, negatives, seed, options, encoder):
-  """One pass, instance by instance: the rules' list functions, encode_pair,
-  count_outcomes (what pass_records did before it worked on whole passes)."""
+  """One pass, instance by instance: the rules' list functions, one record
+  at a time (encoder: reference_records.RecordEncoder), count_outcomes (what pass_records did before it worked on whole passes)."""
   rng = random.Random(seed)
   stats = passes.BlockStats.for_options(options)
   documents = list(documents)
@@ -138,6 +140,8 @@ def test_pass_records_is_the_rules_applied_instance_by_instance(changes):
                                 **changes)
   encoder = schema.ExampleEncoder(options.max_seq_length, options.max_predictions_per_seq,
                                   VOCAB_SIZE)
+  one_at_a_time = reference_records.RecordEncoder(options.max_seq_length,
+                                                  options.max_predictions_per_seq)
   rng = random.Random(str(changes))
   pool, entries = random_pool(rng, num_blocks=3)
   for block_index, num_docs in ((0, 9), (1, 1), (2, 4)):
@@ -148,18 +152,18 @@ def test_pass_records_is_the_rules_applied_instance_by_instance(changes):
          for i, (b, sentences) in enumerate(entries) if b != block_index], outside)
     for with_pool in (True, False):
       sentences = block_sentences.BlockSentences(flat_block(block_index, documents),
-                                        pool if with_pool else None)
+                                                 pool if with_pool else None)
       for seed in range(3):
         got = passes.pass_records(sentences, seed, options, VOCAB, encoder)
         expected = reference_pass(documents, negatives if with_pool else instances.NO_NEGATIVES,
-                                  seed, options, encoder)
+                                  seed, options, one_at_a_time)
         assert got[0] == expected[0]
         assert got[1].to_dict() == expected[1].to_dict()
         assert got[0]
 
 
 def test_workers_modules_import_without_tensorflow():
-  code = ("import sys; import bert_tf.data.writer, bert_tf.data.instances, "
+  code = ("import sys; import bert_tf.data.writer, bert_tf.data.passes, bert_tf.data.instances, "
           "bert_tf.data.masking, bert_tf.data.schema; "
           "assert 'tensorflow' not in sys.modules, 'tensorflow imported'")
   result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

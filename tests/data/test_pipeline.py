@@ -11,6 +11,8 @@ from bert_tf.data import pipeline
 from bert_tf.data import manifest as manifest_lib
 from bert_tf.data import schema
 
+import reference_records
+
 SEQ, PREDS, VOCAB = 32, 5, 100
 
 
@@ -18,7 +20,7 @@ def write_records(path, n, seq=SEQ, preds=PREDS, vocab=VOCAB, seed=0, gzip=False
   """Writes n random instances; input_ids[1] holds a running id (start_id +
   i) % vocab so tests can tell records apart."""
   rng = random.Random(seed)
-  encoder = schema.ExampleEncoder(seq, preds, vocab)
+  encoder = reference_records.RecordEncoder(seq, preds)
   options = tf.io.TFRecordOptions(compression_type="GZIP" if gzip else "")
   with tf.io.TFRecordWriter(str(path), options) as writer:
     for i in range(n):

@@ -1,6 +1,7 @@
 """Tests of bert_tf.data.schema: the hand-encoded writer gives exactly the bytes of
 tf.train.Example, and the reader gives the values back as the model wants
-them."""
+them. Records one at a time come from tests/data/reference_records.py,
+checked here against tf.train.Example too."""
 
 import random
 
@@ -9,6 +10,8 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.data import schema
+
+import reference_records
 
 
 def reference_bytes(input_ids, segment_ids, positions, lm_ids, label, seq, preds):
@@ -86,8 +89,9 @@ def encoder_and_cases(seed, n, seq, preds, vocab_size):
 
 
 @pytest.mark.parametrize("seq, preds, vocab_size", ENCODER_SHAPES)
-def test_encoder_gives_the_bytes_of_tf_train_example(seq, preds, vocab_size):
-  encoder, cases = encoder_and_cases(seq * 1000 + preds, 150, seq, preds, vocab_size)
+def test_records_one_at_a_time_are_the_bytes_of_tf_train_example(seq, preds, vocab_size):
+  _, cases = encoder_and_cases(seq * 1000 + preds, 150, seq, preds, vocab_size)
+  encoder = reference_records.RecordEncoder(seq, preds)
   for ids, num_a, segments, positions, lm_ids, label in cases:
     expected = reference_bytes(ids, segments, positions, lm_ids, label, seq, preds)
     assert encoder.encode_pair(ids, num_a, positions, lm_ids, label) == expected
@@ -99,13 +103,15 @@ def test_three_byte_varints_beyond_2_to_the_14():
   encoder = schema.ExampleEncoder(8, 2, 30522)
   ids = [16383, 16384, 30521, 0, 127, 128]
   expected = reference_bytes(ids, [0] * 3 + [1] * 3, [1, 2], [16384, 30521], 1, 8, 2)
-  assert encoder.encode_pair(ids, 3, [1, 2], [16384, 30521], 1) == expected
+  assert reference_records.RecordEncoder(8, 2).encode_pair(
+      ids, 3, [1, 2], [16384, 30521], 1) == expected
+  assert encoder.encode_batch([ids], [6], [3], [[1, 2]], [[16384, 30521]], [2], [1]) == [expected]
   parsed = tf.train.Example.FromString(expected).features.feature
   assert list(parsed["input_ids"].int64_list.value)[:6] == ids
 
 
 def test_too_long_instance_is_refused():
-  encoder = schema.ExampleEncoder(8, 2, 100)
+  encoder = reference_records.RecordEncoder(8, 2)
   with pytest.raises(ValueError, match="max_seq_length 8"):
     encoder.encode_pair(list(range(9)), 3, [1], [1], 0)
   with pytest.raises(ValueError, match="max_predictions_per_seq 2"):
@@ -113,7 +119,7 @@ def test_too_long_instance_is_refused():
 
 
 def test_encode_refuses_segment_ids_that_are_not_a_pair():
-  encoder = schema.ExampleEncoder(8, 2, 100)
+  encoder = reference_records.RecordEncoder(8, 2)
   for segments in ([0, 1, 0, 1, 1], [0, 0, 1], [0, 0, 2, 2, 2]):
     with pytest.raises(ValueError, match="segment_ids must be zeros then ones"):
       encoder.encode([2, 5, 3, 6, 3], segments, [1], [5], 0)
@@ -122,7 +128,7 @@ def test_encode_refuses_segment_ids_that_are_not_a_pair():
 def test_parse_examples_gives_the_values_back_as_int32():
   seq, preds, vocab_size = 32, 5, 30522
   rng = random.Random(1)
-  encoder = schema.ExampleEncoder(seq, preds, vocab_size)
+  encoder = reference_records.RecordEncoder(seq, preds)
   cases = [random_instance(rng, seq, preds, vocab_size) for _ in range(20)]
   cases.append(random_instance(rng, seq, preds, vocab_size, n=seq, p=preds))
   serialized = [encoder.encode_pair(ids, num_a, pos, lm, label)
@@ -150,7 +156,7 @@ def test_parse_examples_gives_the_values_back_as_int32():
 
 
 def test_parse_examples_inside_a_dataset_map(tmp_path):
-  encoder = schema.ExampleEncoder(16, 3, 100)
+  encoder = reference_records.RecordEncoder(16, 3)
   path = str(tmp_path / "r.tfrecord")
   with tf.io.TFRecordWriter(path) as writer:
     for i in range(6):
@@ -163,7 +169,7 @@ def test_parse_examples_inside_a_dataset_map(tmp_path):
 
 
 def test_shapes_of_record():
-  encoder = schema.ExampleEncoder(48, 7, 100)
+  encoder = reference_records.RecordEncoder(48, 7)
   record = encoder.encode_pair([2, 5, 3, 6, 3], 3, [1], [5], 0)
   assert schema.shapes_of_record(record) == (48, 7)
   # Records of the original writer (tf.train.Example) too.
@@ -201,19 +207,21 @@ def batch_arrays(cases, width_extra=0):
 
 
 @pytest.mark.parametrize("seq, preds, vocab_size", ENCODER_SHAPES)
-def test_encode_batch_gives_the_bytes_of_encode_pair_and_tf_train_example(seq, preds, vocab_size):
+def test_encode_batch_gives_the_bytes_of_one_at_a_time_and_tf_train_example(seq, preds,
+                                                                            vocab_size):
   encoder, cases = encoder_and_cases(seq * 7 + preds, 120, seq, preds, vocab_size)
+  one_at_a_time = reference_records.RecordEncoder(seq, preds)
   ids, lengths, num_a, positions, lm_ids, counts, labels = batch_arrays(cases)
   expected = [reference_bytes(c[0], c[2], c[3], c[4], c[5], seq, preds) for c in cases]
-  assert [encoder.encode_pair(c[0], c[1], c[3], c[4], c[5]) for c in cases] == expected
+  assert [one_at_a_time.encode_pair(c[0], c[1], c[3], c[4], c[5]) for c in cases] == expected
   # Chunks of any size, the last one short.
   for rows_per_chunk in (1, 7, 1024):
     assert encoder.encode_batch(ids, lengths, num_a, positions, lm_ids, counts, labels,
                                 rows_per_chunk=rows_per_chunk) == expected
   # The variants without masked_lm_* and/or next_sentence_labels.
   for masked, labelled in ((False, True), (True, False), (False, False)):
-    expected = [encoder.encode_pair(c[0], c[1], c[3] if masked else None,
-                                    c[4] if masked else None, c[5] if labelled else None)
+    expected = [one_at_a_time.encode_pair(c[0], c[1], c[3] if masked else None,
+                                          c[4] if masked else None, c[5] if labelled else None)
                 for c in cases]
     got = encoder.encode_batch(ids, lengths, num_a, positions if masked else None,
                                lm_ids if masked else None, counts if masked else None,
@@ -225,7 +233,7 @@ def test_encode_batch_takes_narrow_padding_and_refuses_what_does_not_fit():
   encoder = schema.ExampleEncoder(8, 2, 100)
   ids = np.array([[2, 5, 3, 6, 3]])
   one = encoder.encode_batch(ids, [5], [3], [[1]], [[5]], [1], [0])
-  assert one == [encoder.encode_pair([2, 5, 3, 6, 3], 3, [1], [5], 0)]
+  assert one == [reference_records.RecordEncoder(8, 2).encode_pair([2, 5, 3, 6, 3], 3, [1], [5], 0)]
   assert encoder.encode_batch(np.zeros((0, 8), np.int64), [], [], None, None, None, None) == []
   with pytest.raises(ValueError, match="max_seq_length 8"):
     encoder.encode_batch(np.zeros((1, 9), np.int64), [9], [3], [[1]], [[1]], [1], [0])

@@ -19,6 +19,7 @@ from bert_tf.data import masking
 from bert_tf.data import schema
 from bert_tf.data import writer
 
+import reference_records
 import test_writer as tw
 
 
@@ -284,6 +285,7 @@ def test_variants_same_bytes_with_one_or_two_workers(corpus, changes):
 
 def test_encoder_variants_give_the_bytes_of_tf_train_example():
   encoder = schema.ExampleEncoder(16, 4, 300)
+  one_at_a_time = reference_records.RecordEncoder(16, 4)
   ids = [2, 250, 7, 3, 9, 8, 3]
   for positions, label in (([1, 4], None), (None, 1), (None, None)):
     features = {"input_ids": ids + [0] * 9, "input_mask": [1] * 7 + [0] * 9,
@@ -301,7 +303,10 @@ def test_encoder_variants_give_the_bytes_of_tf_train_example():
     expected = tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString(
         deterministic=True)
     lm_ids = None if positions is None else [ids[p] for p in positions]
-    assert encoder.encode_pair(ids, 4, positions, lm_ids, label) == expected
+    assert one_at_a_time.encode_pair(ids, 4, positions, lm_ids, label) == expected
+    masks = (None, None, None) if positions is None else ([positions], [lm_ids], [len(positions)])
+    assert encoder.encode_batch([ids], [len(ids)], [4], *masks,
+                                None if label is None else [label]) == [expected]
 
 
 @pytest.mark.parametrize("changes, flag", [
