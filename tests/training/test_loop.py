@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.data import schema
 from bert_tf.training import loop
 from bert_tf.models.config import BertConfig
+
+import reference_records
 
 SEQ, PREDS, VOCAB = 32, 5, 100
 # The keys of the original run_pretraining.py's eval_results.txt (its
@@ -33,7 +34,7 @@ def tiny_bert_config(dropout=0.1):
 def write_records(path, n, seed=0, nan_weights=False):
   """n random instances (MLM targets are masked with [MASK]=4 in the input)."""
   rng = random.Random(seed)
-  encoder = schema.ExampleEncoder(SEQ, PREDS, VOCAB)
+  encoder = reference_records.RecordEncoder(SEQ, PREDS)
   with tf.io.TFRecordWriter(str(path)) as writer:
     for _ in range(n):
       length = rng.randint(8, SEQ)
