@@ -16,11 +16,19 @@ HISTOGRAM_BUCKET = 16  # tokens per bucket of the length histogram
 
 
 class BlockStats:
-  """What a block wrote: counts for the manifest."""
+  """What a block wrote: counts for the manifest.
+
+  sentence_negatives counts the pairs labelled 1: a random B (nsp) or A and
+  B swapped (sop); nsp_random_from_same_document the random Bs (nsp only)
+  that had to come from A's own document.
+  """
 
   FIELDS = ("documents", "sentences", "instances", "tokens", "predictions",
-            "masked", "kept", "random", "nsp_random", "nsp_random_from_same_document",
+            "masked", "kept", "random", "sentence_negatives", "nsp_random_from_same_document",
             "undecodable_bytes")
+  # Keys of to_dict (the manifest's counts, the shards' stats files) where
+  # they differ from the field: the manifest's names stay as they are.
+  KEYS = {"sentence_negatives": "nsp_random"}
 
   def __init__(self, num_buckets):
     import numpy as np
@@ -47,7 +55,7 @@ class BlockStats:
       self.b_documents = np.concatenate([self.b_documents, other.b_documents])
 
   def to_dict(self):
-    d = {name: getattr(self, name) for name in self.FIELDS}
+    d = {self.KEYS.get(name, name): getattr(self, name) for name in self.FIELDS}
     d["length_histogram"] = list(self.length_histogram)
     d.update(self.extra)
     return d
@@ -56,7 +64,7 @@ class BlockStats:
   def from_dict(cls, d):
     stats = cls(len(d["length_histogram"]))
     for name in cls.FIELDS:
-      setattr(stats, name, d[name])
+      setattr(stats, name, d[cls.KEYS.get(name, name)])
     stats.length_histogram = list(d["length_histogram"])
     return stats
 
@@ -95,7 +103,7 @@ def pass_records(sentences, seed, options, masking_vocab, encoder):
   stats.length_histogram = np.bincount(
       lengths // HISTOGRAM_BUCKET, minlength=len(stats.length_histogram)).tolist()
   if labels is not None:
-    stats.nsp_random = int(labels.sum())
+    stats.sentence_negatives = int(labels.sum())
   if positions is not None:
     stats.masked, stats.kept, stats.random = masking.count_outcomes_padded(
         tokens, positions, lm_ids, counts, masking_vocab.mask_id)

@@ -73,7 +73,7 @@ def record_statistics(input_patterns, mask_id, batch_size=1024, flag="--input_fi
         .batch(batch_size)
         .map(lambda x: schema.parse_examples(x, seq, preds or 0, masked=has_masks,
                                              sentence_label=has_label)))
-  n = tokens = predictions = masked = kept = nsp = short = 0
+  n = tokens = predictions = masked = kept = negatives = short = 0
   for batch in ds:
     b = {k: v.numpy() for k, v in batch.items()}
     n += len(b["input_ids"])
@@ -87,7 +87,7 @@ def record_statistics(input_patterns, mask_id, batch_size=1024, flag="--input_fi
       masked += int(((at == mask_id) & w).sum())
       kept += int(((at == b["masked_lm_ids"]) & (at != mask_id) & w).sum())
     if has_label:
-      nsp += int(b["next_sentence_labels"].sum())
+      negatives += int(b["next_sentence_labels"].sum())  # random B (nsp) or swapped (sop)
   if n == 0:
     raise ValueError(f"{','.join(files)}: no record")
   p = max(predictions, 1)
@@ -103,7 +103,7 @@ def record_statistics(input_patterns, mask_id, batch_size=1024, flag="--input_fi
           "masked": masked / p,
           "kept": kept / p,
           "random": (predictions - masked - kept) / p,
-          "nsp_random": nsp / n if has_label else None,
+          "nsp_random": negatives / n if has_label else None,
           "shorter_than_64": short / n if seq >= 64 else None,
       },
   }

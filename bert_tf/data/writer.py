@@ -407,7 +407,7 @@ def finish_run(plan, outputs, vocab, options, total, started, num_workers, reuse
   if total.nsp_random_from_same_document:
     logging.warning("the whole input holds a single document: %d random next-sentence B "
                     "segments (of %d) came from A's own document", total.nsp_random_from_same_document,
-                    total.nsp_random)
+                    total.sentence_negatives)
   if sources is not None and options.sentence_task == "nsp":
     total.extra = sources.totals()
   manifest = manifest_of_run(plan.files, plan.paths, outputs, vocab, options, total,

@@ -120,7 +120,7 @@ def reference_pass(documents, negatives, seed, options, encoder):
       stats.predictions += len(positions)
   stats.instances = len(records)
   stats.tokens = sum(map(len, sequences))
-  stats.nsp_random = sum(label or 0 for label in labels)
+  stats.sentence_negatives = sum(label or 0 for label in labels)
   return records, stats
 
 
