@@ -22,9 +22,7 @@ import tensorflow as tf
 
 from bert_tf.data import corpus_scan
 from bert_tf.data import manifest as manifest_lib
-from bert_tf.data import negative_pool
 from bert_tf.data import schema
-from bert_tf.data import token_cache
 from bert_tf.data import writer
 
 import sourced_corpus
@@ -96,49 +94,6 @@ def data(tmp_path_factory):
   return {"root": root, "vocab": vocab, "corpus": str(corpus), "docs": docs,
           "paths": outputs.paths(), "manifest": manifest,
           "records": read_records(outputs.paths())}
-
-
-# ---------------------------------------------------------------------------
-# Blocks
-# ---------------------------------------------------------------------------
-
-def test_chunks_are_contiguous_runs_of_whole_documents(data):
-  path = data["corpus"]
-  size = len(open(path, "rb").read())
-  chunks = corpus_scan.scan_chunks([path], 300)
-  assert len(chunks) >= 20
-  assert [c.index for c in chunks] == list(range(len(chunks)))
-  assert chunks[0].start == 0 and chunks[-1].end == size
-  assert all(a.end == b.start for a, b in zip(chunks, chunks[1:]))
-  assert all(c.end - c.start >= 300 for c in chunks[:-1])
-  documents = []
-  for chunk in chunks:
-    docs, bad = corpus_scan.read_chunk_documents(chunk)
-    assert bad == 0 and docs and len(docs) == chunk.documents
-    assert chunk.first_document == len(documents)
-    documents.extend(docs)
-  assert documents == data["docs"]
-
-
-def test_blocks_are_seeded_uniform_draws_of_the_chunks(data):
-  chunks = corpus_scan.scan_chunks([data["corpus"]], 300)
-  blocks = corpus_scan.group_blocks(chunks, 1500, random_seed=7)
-  assert len(blocks) >= 4
-  # Every chunk in exactly one block; blocks of at least block_bytes but the
-  # last, and no more than that and half of it.
-  assert sorted(c.index for b in blocks for c in b.chunks) == list(range(len(chunks)))
-  assert all(b.nbytes >= 1500 for b in blocks)
-  assert blocks[-1].nbytes < 1500 * 1.5 + 1000
-  # Not contiguous: a block's chunks come from all over the input (a run of
-  # n chunks would span n - 1; two uniform draws of 35 span ~12 on average).
-  spread = [max(c.index for c in b.chunks) - min(c.index for c in b.chunks) for b in blocks]
-  assert np.mean(spread) > 3 * np.mean([len(b.chunks) - 1 for b in blocks])
-  # Seeded: the same for a seed, other for another; a small input is one
-  # block in input order.
-  assert corpus_scan.group_blocks(chunks, 1500, 7) == blocks
-  assert corpus_scan.group_blocks(chunks, 1500, 8) != blocks
-  whole = corpus_scan.group_blocks(chunks, 10 ** 9, 7)
-  assert len(whole) == 1 and [c.index for c in whole[0].chunks] == list(range(len(chunks)))
 
 
 # ---------------------------------------------------------------------------
@@ -394,58 +349,6 @@ def test_whole_input_of_one_document_warns_and_counts(tmp_path, caplog):
   assert manifest["counts"]["nsp_random_from_same_document"] == 0
 
 
-def test_negative_pool_is_a_uniform_sample_of_the_whole_input(tmp_path):
-  # 300 documents of 1 to 40 lines in 3 files, a pool of 64 of them, each
-  # a window in which a uniform start is uniform over the document's lines.
-  root = tmp_path / "many"
-  root.mkdir()
-  rng = random.Random(9)
-  num_docs, per_file = 300, 100
-  lengths = [rng.randint(1, 40) for _ in range(num_docs)]
-  for f in range(3):
-    docs = ["\n".join(f"d{d} l{j} " + "x " * rng.randint(0, 6) for j in range(lengths[d]))
-            for d in range(f * per_file, (f + 1) * per_file)]
-    (root / f"f{f}.txt").write_text("\n\n".join(docs) + "\n")
-  files = sorted(str(p) for p in root.glob("f*.txt"))
-  first_doc, start_line = collections.Counter(), collections.Counter()
-  for seed in range(60):
-    sampler = negative_pool.NegativeSampler(seed, tail_words=20, size=64, window_words=30)
-    chunks = corpus_scan.scan_chunks(files, 2000, sampler)
-    assert sampler.documents_seen == num_docs == sum(c.documents for c in chunks)
-    assert len(sampler.entries) == 64
-    docs = [int(lines[0].split()[0][1:]) for _, lines, _, _ in sampler.entries]
-    assert len(set(docs)) == 64  # without replacement
-    for (chunk_index, lines, starts, index), d in zip(sampler.entries, docs):
-      assert chunks[chunk_index].path == files[d // per_file]
-      assert index == d  # the input-wide index of the document
-      assert all(int(line.split()[0][1:]) == d for line in lines)
-      js = [int(line.split()[1][1:]) for line in lines]
-      assert js == list(range(js[0], js[0] + len(js)))  # a run of the document
-      assert 1 <= starts <= len(lines)
-      # B may start in the window and run on for 20 words or to the end.
-      tail = lines[starts:]
-      assert js[-1] == lengths[d] - 1 or sum(len(t.split()) for t in tail) >= 20
-      first_doc[d] += 1
-      for j in js[:starts]:
-        start_line[d, j] += 1 / starts
-  # Documents: uniform (64/300 of them each seed); start lines: uniform in
-  # each document.
-  expected = 60 * 64 / num_docs
-  assert abs(np.mean(list(first_doc.values())) - expected) < 1
-  assert max(first_doc.values()) < 3 * expected and len(first_doc) > 0.95 * num_docs
-  # A line is a start with probability 1/length of its document: compare the
-  # first, middle and last thirds of the long documents with that.
-  thirds = np.zeros(3)
-  expected_thirds = np.zeros(3)
-  for d in range(num_docs):
-    if lengths[d] >= 30:
-      for j in range(lengths[d]):
-        thirds[3 * j // lengths[d]] += start_line[d, j]
-        expected_thirds[3 * j // lengths[d]] += first_doc[d] / lengths[d]
-  assert expected_thirds.min() > 150
-  np.testing.assert_allclose(thirds / expected_thirds, 1, atol=0.2)
-
-
 def test_at_many_blocks_every_document_serves_as_b_and_files_mix_the_corpus(tmp_path):
   # 3,000 short documents in index order, ~55 blocks of 8 KiB: far more
   # documents than a block holds (and than the negative pool's 2,048).
@@ -486,44 +389,6 @@ def test_stream_is_pass_major_and_each_later_pass_visits_blocks_in_its_own_order
   assert all(sorted(order) == list(range(50)) for order in orders)
   assert len({tuple(order) for order in orders}) == 4
   assert writer.stream_units(50, 4, random_seed=3) == units
-
-
-@pytest.mark.parametrize("top_id", [65535, 65536, 250_000])
-def test_tokenized_block_bytes_keep_every_id(top_id):
-  values = np.array([0, 5, top_id - 1, top_id], np.int32)
-  block = token_cache.TokenizedBlock(3, values, np.array([0, 2, 4]), np.array([0, 2]), 1, 99,
-                                np.array([0, 1]), np.array([7]))
-  back = token_cache.TokenizedBlock.from_bytes(block.to_bytes())
-  np.testing.assert_array_equal(back.values, values)
-  assert back.values.dtype == np.int32 and (back.index, back.undecodable_bytes) == (3, 1)
-
-
-def test_token_cache_gives_back_what_was_tokenized_and_a_new_run_reuses_it(data, tmp_path):
-  chunks = corpus_scan.scan_chunks([data["corpus"]], 300)
-  blocks = corpus_scan.group_blocks(chunks, 1500, random_seed=7)
-  from bert_tf.data import tokenization
-  from bert_tf.data import wordpiece_vocab
-  tokenizer = tokenization.BatchTokenizer(wordpiece_vocab.load_vocab(data["vocab"]), True)
-  calls = []
-
-  def tokenize(block):
-    calls.append(block.index)
-    return token_cache.tokenize_block(block, tokenizer)
-
-  folder = str(tmp_path / ".tokens-x")
-  cache = token_cache.TokenCache(folder, use_files=True)
-  first = [cache.get(b, tokenize) for b in blocks[:3]]
-  again = token_cache.TokenCache(folder, use_files=True)  # a rerun after a kill
-  for block, expected in zip(blocks[:3], first):
-    got = again.get(block, tokenize)
-    for name in ("values", "sentence_splits", "document_splits", "chunk_splits",
-                 "document_ids"):
-      np.testing.assert_array_equal(getattr(got, name), getattr(expected, name))
-    assert got.values.dtype == np.int32  # stored in two bytes a token, read back as ids
-    assert (got.index, got.nbytes) == (expected.index, expected.nbytes)
-  assert calls == [0, 1, 2]
-  again.remove()
-  assert not os.path.exists(folder)
 
 
 # ---------------------------------------------------------------------------
