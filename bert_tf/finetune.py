@@ -107,7 +107,7 @@ def main(argv):
   del argv
   config, bert_config = config_from_flags()
   if FLAGS.export_dir:
-    from bert_tf.data import files  # pylint: disable=g-import-not-at-top
+    from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
     files.check_absent(FLAGS.export_dir, FLAGS.overwrite, "--export_dir")
   from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.INFO)

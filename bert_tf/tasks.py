@@ -47,7 +47,7 @@ def build_tasks(wordnet_dir, output_dir, tasks=TASKS):
   Returns:
     dict task -> {split: {label: count}}.
   """
-  from bert_tf.data import files  # pylint: disable=g-import-not-at-top
+  from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
   from bert_tf.data import wordnet  # pylint: disable=g-import-not-at-top
   unknown = [t for t in tasks if t not in TASKS]
   if unknown:

@@ -21,7 +21,7 @@ import time
 
 from absl import logging
 
-from bert_tf.data import files as files_lib
+from bert_tf import file_io as files_lib
 from bert_tf.data import passes
 from bert_tf.data import writer
 

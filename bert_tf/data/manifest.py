@@ -42,7 +42,7 @@ import types
 
 import tensorflow as tf
 
-from bert_tf.data import files as files_lib
+from bert_tf import file_io as files_lib
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_SUFFIX = ".manifest.json"

@@ -21,7 +21,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.data import dynamic_masking
-from bert_tf.data import files as files_lib
+from bert_tf import file_io as files_lib
 from bert_tf.data import manifest as manifest_lib
 from bert_tf.data import schema
 

@@ -7,7 +7,7 @@ held-out sentence, nor its neighbours, is seen in training.
 
 import tensorflow as tf
 
-from bert_tf.data import files
+from bert_tf import file_io as files
 
 
 def documents_of(text):

@@ -31,7 +31,7 @@ REFERENCE_NAMES = {
 
 def _compression(files):
   """The one compression of all `files`; ValueError naming two that differ."""
-  from bert_tf.data import files as files_lib
+  from bert_tf import file_io as files_lib
   by_kind = {}
   for path in files:
     by_kind.setdefault(files_lib.compression_of(path), path)

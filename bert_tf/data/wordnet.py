@@ -43,7 +43,7 @@ import itertools
 import os
 import re
 
-from bert_tf.data import files
+from bert_tf import file_io as files
 
 POS_FILES = ("noun", "verb", "adj", "adv")
 # lexnames(5WN): lexicographer file number -> name.

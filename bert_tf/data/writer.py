@@ -64,7 +64,7 @@ from absl import logging
 
 from bert_tf.data import block_sentences
 from bert_tf.data import corpus_scan
-from bert_tf.data import files as files_lib
+from bert_tf import file_io as files_lib
 from bert_tf.data import negative_pool as negative_pool_lib
 from bert_tf.data import passes
 from bert_tf.data import schema

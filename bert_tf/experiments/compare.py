@@ -47,7 +47,7 @@ import time
 
 from absl import logging
 
-from bert_tf.data import files
+from bert_tf import file_io as files
 from bert_tf.data import pipeline
 from bert_tf.data import probes
 from bert_tf.data import split

@@ -24,7 +24,7 @@ import os
 
 from absl import logging
 
-from bert_tf.data import files
+from bert_tf import file_io as files
 
 COLUMNS = ("objective", "metric", "mean", "sd", "n", "se", "pretrain_seconds",
            "pretrain_steps", "train_tokens", "train_flops", "parameters")

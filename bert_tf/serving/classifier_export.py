@@ -25,7 +25,7 @@ Keras): `tf.saved_model.load(dir).signatures["classify"](text=...)`, and
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.data import files as files_lib
+from bert_tf import file_io as files_lib
 from bert_tf.data import tokenizer_graph
 from bert_tf.data import wordpiece_vocab
 # The pretraining export's helpers: one pair-truncation rule, one way of

@@ -62,7 +62,7 @@ import os
 from absl import logging
 import tensorflow as tf
 
-from bert_tf.data import files as files_lib
+from bert_tf import file_io as files_lib
 from bert_tf.models import config as config_lib
 from bert_tf.models import modeling
 from bert_tf.models import tf1_checkpoint

@@ -35,7 +35,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.data import classification
-from bert_tf.data import files
+from bert_tf import file_io as files
 from bert_tf.models import classifier as classifier_lib
 from bert_tf.models import modeling
 from bert_tf.models.config import BertConfig

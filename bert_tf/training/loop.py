@@ -33,7 +33,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.data import files
+from bert_tf import file_io as files
 from bert_tf.data import pipeline
 from bert_tf.models.config import BertConfig
 from bert_tf.training import checkpoints

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from bert_tf.data import files as files_lib
+from bert_tf import file_io as files_lib
 from bert_tf.data import manifest as manifest_lib
 from bert_tf.data import schema
 from bert_tf.data import writer

@@ -1,4 +1,4 @@
-"""Tests of bert_tf.data.files: glob expansion, write-then-rename, and
+"""Tests of bert_tf.file_io: glob expansion, write-then-rename, and
 compression detected by the bytes rather than the name."""
 
 import gzip
@@ -7,7 +7,7 @@ import os
 import pytest
 import tensorflow as tf
 
-from bert_tf.data import files
+from bert_tf import file_io as files
 
 
 def names(paths):

@@ -3,8 +3,9 @@ write-then-rename (a file, several files as one, a directory, JSON),
 compression detection.
 
 Every path goes through tf.io.gfile, so local paths and gs:// alike work.
-`bert_tf.data` is the most upstream package; models, training and serving
-may import this module (the standalone `bert_tf.serving.predict` keeps its
+A package-wide utility below every layer: data, models, training, serving,
+experiments and the tools all import it, and it imports nothing of ours
+(tests/test_layout.py; the standalone `bert_tf.serving.predict` keeps its
 own few lines on purpose). TensorFlow is imported on first use, not with
 the module: the data writer's worker processes never import it.
 """
