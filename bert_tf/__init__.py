@@ -4,10 +4,10 @@ next sentence prediction) in TensorFlow 2 / Keras 3.
 Data flows one way through the subpackages (a module imports only from
 upstream of it):
 
-  data/      text -> tokens (tokenization, vocab) -> instances (pairing,
-             truncation) -> masked instances (masking) -> tf.train.Example
-             (schema) -> TFRecord shards + manifest (writer, beam) ->
-             batches (pipeline)
+  data/      text -> tokens (tokenization, wordpiece_vocab) -> instances
+             (pairing, truncation) -> masked instances (masking) ->
+             tf.train.Example (schema) -> TFRecord shards + manifest (passes
+             over blocks; writer, beam) -> batches (pipeline)
   models/    config (bert_config.json) -> encoder + heads (modeling), the
              original TF1 checkpoint names (tf1_checkpoint)
   training/  batches -> losses -> gradients (optimization) -> weights and

@@ -13,12 +13,9 @@ _LEN = 2  # wire type of a length-delimited field
 
 
 def _varint(value):
-  out = bytearray()
-  while value >= 0x80:
-    out.append((value & 0x7F) | 0x80)
-    value >>= 7
-  out.append(value)
-  return bytes(out)
+  """Base 128, the low 7-bit group first, the high bit set on all but the last."""
+  groups = [value >> (7 * k) & 0x7F for k in range(max(1, (value.bit_length() + 6) // 7))]
+  return bytes([g | 0x80 for g in groups[:-1]] + groups[-1:])
 
 
 def _field(number, payload):
