@@ -3,6 +3,7 @@ each document's random next-sentence B is drawn from."""
 
 from bert_tf.data import instances
 
+
 class BlockSentences:
   """A block's sentences and the negative pool's, laid end to end: what the
   passes over a block read (built once per block and worker).

@@ -20,8 +20,8 @@ import dataclasses
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.data import dynamic_masking
 from bert_tf import file_io as files_lib
+from bert_tf.data import dynamic_masking
 from bert_tf.data import manifest as manifest_lib
 from bert_tf.data import schema
 

@@ -3,8 +3,9 @@ and the scratch cache that keeps them for the later passes."""
 
 import dataclasses
 
-from bert_tf.data import corpus_scan
 from bert_tf import file_io as files_lib
+from bert_tf.data import corpus_scan
+
 
 @dataclasses.dataclass
 class TokenizedBlock:

@@ -62,9 +62,9 @@ import time
 
 from absl import logging
 
+from bert_tf import file_io as files_lib
 from bert_tf.data import block_sentences
 from bert_tf.data import corpus_scan
-from bert_tf import file_io as files_lib
 from bert_tf.data import negative_pool as negative_pool_lib
 from bert_tf.data import passes
 from bert_tf.data import schema
@@ -253,6 +253,7 @@ class RunPlan:
     parent, name = files_lib.parent_of(self.paths[0]), os.path.basename(self.paths[0])
     return f"{parent.rstrip('/')}/.{name}.tokens-{self.fingerprint[:16]}"
 
+
 def plan_run(input_patterns, outputs, tokenizer, options):
   """Expands the inputs, checks the outputs can be written, scans the input
   into chunks (sampling the negative pool), deals them into blocks, orders
@@ -416,6 +417,7 @@ def finish_run(plan, outputs, vocab, options, total, started, num_workers, reuse
   return manifest.write(outputs.manifest_path()).to_dict()
 
 
+# Worker processes pair, mask and serialize; they never import TensorFlow.
 _WORKER = {}
 
 
@@ -437,9 +439,8 @@ def _run_unit(tokenized, pass_index):
     sentences = _WORKER["block"] = block_sentences.BlockSentences(tokenized, _WORKER["pool"],
                                                                   _WORKER["whole"])
   records, stats = passes.unit_records(sentences, pass_index, options, _WORKER["vocab"],
-                                _WORKER["encoder"])
+                                       _WORKER["encoder"])
   return records, stats.to_dict(), stats.b_documents
-
 
 
 class _WorkerPool:
