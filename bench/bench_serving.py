@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tensorflow_text  # noqa: E402,F401  (the text signatures' ops)
 
-from bert_tf.serving import export  # noqa: E402
+from bert_tf.serving import saved_model  # noqa: E402
 from bert_tf.models import modeling  # noqa: E402
 from bert_tf.data import tokenization  # noqa: E402
 from bert_tf.data import wordpiece_vocab  # noqa: E402
@@ -105,7 +105,7 @@ def main():
   pretrainer = modeling.BertPretrainer(config)
   export_dir = os.path.join(tmp, "saved_model")
   start = time.perf_counter()
-  export.export_saved_model(pretrainer, vocab_path, True, export_dir,
+  saved_model.export_saved_model(pretrainer, vocab_path, True, export_dir,
                             max_seq_length=args.max_seq_length, top_k=5)
   export_s = time.perf_counter() - start
   size_mb = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(export_dir)

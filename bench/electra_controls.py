@@ -37,7 +37,7 @@ from absl import logging  # noqa: E402
 
 from bert_tf import file_io as files  # noqa: E402
 from bert_tf.data import schema  # noqa: E402
-from bert_tf.experiments.compare import binary_entropy  # noqa: E402
+from bert_tf.training.objectives.electra import binary_entropy  # noqa: E402
 from bert_tf.models import electra  # noqa: E402
 from bert_tf.models.config import BertConfig  # noqa: E402
 from bert_tf.training import loop  # noqa: E402

@@ -39,6 +39,7 @@ from absl import logging
 
 from bert_tf import cli
 from bert_tf import run_pretraining
+from bert_tf.training import objective_names
 from bert_tf.training import train_config
 
 FLAGS = flags.FLAGS
@@ -63,7 +64,7 @@ def define_flags(flag_values):
                       "original TF1 BERT checkpoint (.../bert_model.ckpt) with its heads, or a "
                       "keras-hub BertMaskedLM preset directory (one with the masked-LM head).",
                       flag_values=f)
-  flags.DEFINE_enum("student_init", d.student_init, list(train_config.STUDENT_INITS),
+  flags.DEFINE_enum("student_init", d.student_init, list(objective_names.STUDENT_INITS),
                     "teacher: student layer i starts as teacher layer 2i (plus embeddings, "
                     "pooler, masked-LM head), as DistilBERT; scratch: random initialization.",
                     flag_values=f)

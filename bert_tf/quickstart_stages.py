@@ -253,12 +253,15 @@ def train_stage(options, records, max_predictions, bert_config):
 
 def export_stage(options, bert_config, model_dir, vocab_file):
   """Stage 5: the latest checkpoint as a SavedModel; returns its directory."""
-  from bert_tf.serving import export
+  from bert_tf.serving import saved_model
+  from bert_tf.training import checkpoints
+  from bert_tf.training import objectives
   t = _stage(5, "export SavedModel")
   export_dir = os.path.join(options.output_dir, "saved_model")
-  pretrainer, checkpoint = export.load_pretrainer(bert_config, model_dir)
-  export.export_saved_model(pretrainer, vocab_file, True, export_dir,
-                            max_seq_length=options.max_seq_length)
+  pretrainer, checkpoint = checkpoints.load_pretrainer(bert_config, model_dir,
+                                                       objectives.from_checkpoint(model_dir))
+  saved_model.export_saved_model(pretrainer, vocab_file, True, export_dir,
+                                 max_seq_length=options.max_seq_length)
   _done(t, f"{checkpoint} -> {export_dir} (signatures: serving_default/pretraining, encode, "
            "fill_mask, next_sentence)")
   return export_dir

@@ -27,6 +27,7 @@ from absl import flags
 from absl import logging
 
 from bert_tf import cli
+from bert_tf.training import objective_names
 from bert_tf.training import train_config
 
 FLAGS = flags.FLAGS
@@ -129,7 +130,7 @@ def define_flags(flag_values):
                        flag_values=f)
   flags.DEFINE_integer("seed", d.seed, "Seed of initialization and shuffling.", flag_values=f)
   flags.DEFINE_enum("objective", d.objective,
-                    list(train_config.OBJECTIVE_FAMILIES + train_config.OBJECTIVE_NAMES),
+                    list(objective_names.FAMILIES + objective_names.OBJECTIVE_NAMES),
                     "Pretraining objective. bert: masked LM plus the records' sentence task "
                     "(next-sentence for the original's records, sentence order for "
                     "--sentence_task=sop, none for --sentence_task=none), i.e. mlm_nsp, "
@@ -151,7 +152,7 @@ def define_flags(flag_values):
                      "ELECTRA: weight of the discriminator loss (the original's 50).",
                      flag_values=f)
   flags.DEFINE_enum("electra_mask_rule", d.electra_mask_rule,
-                    list(train_config.ELECTRA_MASK_RULES),
+                    list(objective_names.ELECTRA_MASK_RULES),
                     "ELECTRA: how the records' masked positions are corrupted for the "
                     "generator: electra (85% [MASK], 15% kept, the original's), bert "
                     "(80/10/10 redrawn each step), records (the records' input as written).",

@@ -15,10 +15,11 @@ import tensorflow as tf
 
 from bert_tf import cli
 from bert_tf import distill
-from bert_tf.serving import export
+from bert_tf.models.config import BertConfig
 from bert_tf.training import loop
 from test_loop import tiny_bert_config, tiny_train_config, write_records
 from test_pipeline import _write_manifest
+from checkpoint_helpers import load_recorded
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -93,11 +94,11 @@ def test_distill_reports_student_and_teacher_resumes_and_exports_the_student(
   assert tf.train.latest_checkpoint(str(out)).endswith("ckpt-6")
 
   # Export reads the student alone, with its own config written beside.
-  student_config = export.config_lib.BertConfig.from_json_file(str(out / "bert_config.json"))
+  student_config = BertConfig.from_json_file(str(out / "bert_config.json"))
   assert student_config.num_hidden_layers == 2
-  pretrainer, prefix = export.load_pretrainer(student_config, str(out))
+  pretrainer, prefix = load_recorded(student_config, str(out))
   assert prefix.endswith("ckpt-6") and pretrainer.nsp_head is None
-  assert pretrainer.count_params() < 0.7 * export.load_pretrainer(
+  assert pretrainer.count_params() < 0.7 * load_recorded(
       _teacher_config(), str(path / "teacher"))[0].count_params()
 
 

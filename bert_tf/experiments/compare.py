@@ -40,7 +40,6 @@ says so next to the table.
 """
 
 import dataclasses
-import json
 import math
 import os
 import time
@@ -56,22 +55,9 @@ from bert_tf.data import writer
 from bert_tf.data import vocab_learning as vocab_lib
 from bert_tf.models import config as config_lib
 from bert_tf.training import finetune
-from bert_tf.training import losses
 from bert_tf.training import loop
 from bert_tf.training import objectives
 
-# How each objective's records are written (DataOptions fields), after the
-# papers: BERT's segment pairs with NSP; RoBERTa's FULL-SENTENCES with
-# dynamic masking and no sentence task; ALBERT's segment pairs with sentence
-# order. ELECTRA reads BERT's records (it re-masks from their positions and
-# ignores the sentence labels): the same options, so `_records_name` shares
-# the mlm_nsp records.
-RECORD_OPTIONS = {
-    "mlm_nsp": {},
-    "mlm": {"sentence_task": "none", "packing": "full_sentences", "dynamic_masking": True},
-    "mlm_sop": {"sentence_task": "sop"},
-    "electra": {},
-}
 # --budget values: equal steps, or equal training FLOPs.
 BUDGETS = ("steps", "flops")
 
@@ -143,7 +129,7 @@ class CompareOptions:
     if self.budget not in BUDGETS:
       raise ValueError(f"--budget={self.budget!r} is not one of {', '.join(BUDGETS)}")
     for name in self.objectives:
-      if self.budget == "flops" and not hasattr(objectives.OBJECTIVES[name], "train_flops"):
+      if self.budget == "flops" and objectives.get(name).train_flops is None:
         raise ValueError(f"--budget=flops: objective {name} has no FLOPs model "
                          "(training.objectives: train_flops); use --budget=steps")
     for name in self.probes:
@@ -251,12 +237,12 @@ def write_records(options, text_file, vocab_file, name, record_options, dupe_fac
 
 
 def _records_name(objective):
-  """Objectives with the same record options share their records."""
-  options = RECORD_OPTIONS.get(objective, {})
-  for name, other in RECORD_OPTIONS.items():
-    if other == options:
-      return name
-  return objective
+  """Objectives with the same record options (each objective's
+  `record_options`) share their records: those of the first registered
+  objective with them (ELECTRA reads mlm_nsp's)."""
+  options = objectives.get(objective).record_options
+  return next(name for name, other in objectives.OBJECTIVES.items()
+              if other.record_options == options)
 
 
 def step_flops(options, objective, bert_config):
@@ -324,46 +310,23 @@ def pretrain(options, objective, records, bert_config, steps):
   return summary, False
 
 
-def binary_entropy(q):
-  """H(q) in nats: the cross-entropy of the best constant guess of a 0/1
-  label that is 1 with probability q."""
-  return -sum(p * math.log(p) for p in (q, 1.0 - q) if p > 0)
-
-
-def _discriminator_metrics(objective, totals):
-  """ELECTRA's held-out discriminator figures from summed `loss_sums`."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  metrics = {k: float(v) for k, v in objective.metrics(
-      {k: tf.constant(v) for k, v in totals.items()}, mlm_epsilon=0).items()}
-  keys = ("discriminator_loss", "discriminator_accuracy", "discriminator_precision",
-          "discriminator_recall", "replaced_share")
-  return {**{k: metrics[k] for k in keys},
-          "discriminator_loss_vs_prior": (metrics["discriminator_loss"]
-                                          - binary_entropy(metrics["replaced_share"])),
-          "tokens": totals["disc_token_count"], "replaced": totals["disc_replaced"],
-          "predicted_replaced": totals["disc_predicted_replaced"]}
-
-
 def heldout_metrics(options, bert_config, model_dir, records, max_batches=50):
   """Held-out figures of the model in model_dir on the shared static
-  held-out records: masked-LM accuracy and its prediction count; for a
-  model with a discriminator (ELECTRA) also `_discriminator_metrics` (the
-  generator's masked-LM accuracy, on the positions re-masked by its rule)."""
+  held-out records: masked-LM accuracy and its prediction count, and the
+  objective's `heldout_figures` (ELECTRA: its discriminator's; its
+  masked-LM accuracy is the generator's, on the positions re-masked by its
+  rule)."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from bert_tf.serving import export  # pylint: disable=g-import-not-at-top
-  model, _ = export.load_pretrainer(bert_config, model_dir)
-  objective = objectives.of_model(model)
-  discriminator = "disc_ce_sum" in objective.sum_keys
+  from bert_tf.training import checkpoints  # pylint: disable=g-import-not-at-top
+  objective = objectives.from_checkpoint(model_dir)
+  model, _ = checkpoints.load_pretrainer(bert_config, model_dir, objective)
   info = pipeline.check_data(records, options.max_seq_length, options.max_predictions_per_seq)
   dataset = pipeline.make_dataset(info.files, 32, options.max_seq_length,
                                   options.max_predictions_per_seq, is_training=False,
                                   compression=info.compression)
   @tf.function
   def forward(batch):
-    outputs = model(batch, training=False)
-    if discriminator:
-      return objective.loss_sums(outputs, batch)
-    return losses.mlm_sums(outputs["mlm_logits"], batch)
+    return objective.heldout_sums(model(batch, training=False), batch)
 
   totals = {}
   for i, batch in enumerate(dataset):
@@ -374,10 +337,8 @@ def heldout_metrics(options, bert_config, model_dir, records, max_batches=50):
   weight = totals.get("mlm_weight_sum", 0.0)
   if not weight:
     raise ValueError(f"held-out records {records} hold no masked-LM prediction")
-  result = {"masked_lm_accuracy": totals["mlm_correct"] / weight, "predictions": weight}
-  if discriminator:
-    result.update(_discriminator_metrics(objective, totals))
-  return result
+  return {"masked_lm_accuracy": totals["mlm_correct"] / weight, "predictions": weight,
+          **objective.heldout_figures(totals)}
 
 
 def probe_tasks(options, held_txt):
@@ -522,7 +483,7 @@ def run_comparison(options):
   for name in options.objectives:
     t = time.time()
     records, skipped = write_records(options, train_txt, vocab_file, _records_name(name),
-                                     RECORD_OPTIONS.get(name, {}), options.dupe_factor)
+                                     objectives.get(name).record_options, options.dupe_factor)
     progress.stage(f"{name}: records {records}", skipped, time.time() - t)
     t = time.time()
     summary, skipped = pretrain(options, name, records, bert_config, steps[name])

@@ -28,11 +28,9 @@ from absl import logging
 from bert_tf import file_io as files_lib
 from bert_tf.data import tokenizer_graph
 from bert_tf.data import wordpiece_vocab
-# The pretraining export's helpers: one pair-truncation rule, one way of
+# The pretraining SavedModel's: one pair-truncation rule, one way of
 # tracking a Keras model's variables.
-from bert_tf.serving.export import _tf_variables  # pylint: disable=protected-access
-from bert_tf.serving.export import _truncate_pair_lengths  # pylint: disable=protected-access
-from bert_tf.serving.export import _Untracked  # pylint: disable=protected-access
+from bert_tf.serving import saved_model
 
 
 class ClassifierServingModule(tf.Module):
@@ -66,8 +64,8 @@ class ClassifierServingModule(tf.Module):
     if (1 if regression else len(labels)) != model.num_outputs:
       raise ValueError(f"{len(labels)} labels for a model with {model.num_outputs} outputs")
     # As the pretraining export: track the tf.Variables, hold the model out.
-    self._holder = _Untracked(model)
-    self.model_variables = _tf_variables(model)
+    self._holder = saved_model.Untracked(model)
+    self.model_variables = saved_model.tf_variables(model)
     self.vocab_file = tf.saved_model.Asset(vocab_file)
     self.tokenizer = tokenizer_graph.TokenizerModule(vocab, do_lower_case,
                                               vocab_asset_path=vocab_file)
@@ -129,7 +127,7 @@ class ClassifierServingModule(tf.Module):
     else:
       tokens_b = self._tokenize(text_b)
       len_b = tokens_b.row_lengths()
-      keep_a, keep_b = _truncate_pair_lengths(len_a, len_b, self._max_seq_length - 3)
+      keep_a, keep_b = saved_model.truncate_pair_lengths(len_a, len_b, self._max_seq_length - 3)
       truncated = (keep_a < len_a) | (keep_b < len_b)
       tokens_a = tf.ragged.boolean_mask(tokens_a, tf.ragged.range(len_a) < keep_a[:, None])
       tokens_b = tf.ragged.boolean_mask(tokens_b, tf.ragged.range(len_b) < keep_b[:, None])

@@ -95,13 +95,43 @@ def restore_training_state(checkpoint, directory):
   """
   latest = tf.train.latest_checkpoint(directory)
   if latest:
-    # The objective's name is checked by `objectives.check_objective`, not restored:
+    # The objective's tag is checked by `objectives.check_objective`, not restored:
     # checkpoints of older bert_tf runs do not have it.
     state = tf.train.Checkpoint(model=checkpoint.model, optimizer=checkpoint.optimizer,
                                 step=checkpoint.step)
     state.restore(latest).assert_existing_objects_matched()
   return latest
 
+
+
+def load_pretrainer(bert_config, checkpoint, objective):
+  """Builds the pretrainer an objective exports and fills every weight from
+  a checkpoint.
+
+  Args:
+    bert_config: a config.BertConfig.
+    checkpoint: see `resolve_checkpoint`: a training output directory, a
+      checkpoint prefix, or an original TF1 BERT checkpoint.
+    objective: a training.objectives Objective, usually the one the
+      checkpoint records (`objectives.from_checkpoint(prefix)`): its
+      `export_objective` builds the network (a BertPretrainer, or an
+      ElectraPretrainer for ELECTRA; a distillation run's student), read
+      from the checkpoint at its `checkpoint_root`.
+
+  Returns:
+    (pretrainer, prefix): the built pretrainer and the checkpoint prefix
+    actually read.
+
+  Raises:
+    FileNotFoundError: no checkpoint there.
+    ValueError: the checkpoint does not match the config (a shape names the
+      variable and both shapes; a weight count names num_hidden_layers).
+  """
+  pretrainer = objective.export_objective.build_model(bert_config)  # creates every weight
+  report = read_weights(pretrainer, checkpoint, require_all=True, root=objective.checkpoint_root)
+  logging.info("Read %d weights from %s checkpoint %s", len(report.initialized),
+               "original TF1" if report.format == "tf1" else "bert_tf", report.prefix)
+  return pretrainer, report.prefix
 
 
 # ------------------------------------------------------------------------------

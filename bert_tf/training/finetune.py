@@ -233,8 +233,8 @@ def load_encoder_weights(classifier, checkpoint):
   pretrainer = modeling.BertPretrainer(classifier.config, encoder=encoder)
   before = [w.numpy() for w in encoder.weights]
   prefix = checkpoints.resolve_checkpoint(checkpoint)
-  # A distilled student lies at model/student in its training checkpoint.
-  root = getattr(objectives.from_checkpoint(prefix), "checkpoint_root", checkpoints.MODEL_ROOT)
+  # Where the objective keeps its exported network (a distilled student: model/student).
+  root = objectives.from_checkpoint(prefix).checkpoint_root
   report = checkpoints.read_weights(pretrainer, prefix, require_all=False, root=root)
   encoder_names = {w.path for w in encoder.weights}
   missing = sorted(name for name in report.missing if name in encoder_names)
@@ -255,11 +255,10 @@ def build_classifier(bert_config, num_outputs, init_checkpoint="", seed=0):
   if init_checkpoint and not classifier_lib.is_keras_hub_preset(init_checkpoint):
     prefix = checkpoints.resolve_checkpoint(init_checkpoint)
     saved = objectives.from_checkpoint(prefix)
-    if saved.name == "electra":
+    if saved.builds_own_encoder:
       # ELECTRA fine-tunes its discriminator: rebuild both networks as
       # trained, read them, and classify on the discriminator's encoder.
-      pretrainer = saved.build_model(bert_config)
-      checkpoints.read_weights(pretrainer, prefix, require_all=True)
+      pretrainer, _ = checkpoints.load_pretrainer(bert_config, prefix, saved)
       model = classifier_lib.BertClassifier(bert_config, num_outputs,
                                             encoder=pretrainer.encoder)
       return model, (f"initialized the ELECTRA discriminator's {len(pretrainer.encoder.weights)}"

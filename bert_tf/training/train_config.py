@@ -2,30 +2,21 @@
 rule and the warnings about settings that will not train well.
 
 No TensorFlow here: run_pretraining takes its flag defaults and choices from
-this module, so `--help` does not wait for TensorFlow to import.
+this module, so `--help` does not wait for TensorFlow to import. The
+objectives' names and defaults are objective_names' (read here).
 """
 
 import dataclasses
 
 from absl import logging
 
+from bert_tf.training import objective_names as names
+
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 # The Keras dtype policy of each --mixed_precision choice.
 MIXED_PRECISION_POLICIES = {"none": None, "bfloat16": "mixed_bfloat16",
                             "float16": "mixed_float16"}
 MIXED_PRECISION = tuple(MIXED_PRECISION_POLICIES)
-# Kept in step with training.objectives (FAMILIES, OBJECTIVES; a test checks).
-OBJECTIVE_FAMILIES = ("bert", "electra", "distill")
-OBJECTIVE_NAMES = ("mlm_nsp", "mlm_sop", "mlm", "electra", "distill_mlm", "distill_mlm_nsp",
-                   "distill_mlm_sop")
-STUDENT_INITS = ("teacher", "scratch")
-# Kept in step with models.electra.MASK_RULES (a test checks).
-ELECTRA_MASK_RULES = ("electra", "bert", "records")
-# google-research/electra's configure_pretraining.py learning rate (ELECTRA-small;
-# its base and large used 2e-4); its warmup (10000) and weight decay (0.01)
-# are our defaults already. run_pretraining uses it for --objective=electra
-# when --learning_rate is not given.
-ELECTRA_LEARNING_RATE = 5e-4
 # Kept in step with optimization.create_optimizer (a test checks).
 OPTIMIZERS = ("adamw_original", "adamw", "lamb")
 
@@ -86,20 +77,20 @@ class TrainConfig:
   keep_checkpoint_max: int = 5
   seed: int = 12345
   shuffle_buffer: int = 10000
-  # The pretraining objective's family (training.objectives.FAMILIES) or an
+  # The pretraining objective's family (objective_names.FAMILIES) or an
   # objective's name; the records' sentence task picks the BERT member.
-  objective: str = "bert"
+  objective: str = names.BERT
   # --- Distillation (objective "distill", bert_tf.distill; see
   # training.objectives.DistillOptions). The BertConfig is the student's.
   teacher_config_file: str = ""
   teacher_checkpoint: str = ""
-  student_init: str = "teacher"  # one of STUDENT_INITS
-  alpha_ce: float = 5.0
-  alpha_mlm: float = 2.0
-  alpha_cos: float = 1.0
-  alpha_sentence: float = 0.0
-  temperature: float = 2.0
-  # --- ELECTRA (--objective=electra; models/electra.py, objectives.ElectraObjective) ---
+  student_init: str = names.STUDENT_INITS[0]  # one of objective_names.STUDENT_INITS
+  alpha_ce: float = names.ALPHA_CE
+  alpha_mlm: float = names.ALPHA_MLM
+  alpha_cos: float = names.ALPHA_COS
+  alpha_sentence: float = names.ALPHA_SENTENCE
+  temperature: float = names.TEMPERATURE
+  # --- ELECTRA (--objective=electra; models/electra.py, objectives.ElectraOptions) ---
   # generator_hidden_size: the generator's hidden size (and heads and
   #   intermediate size) as a fraction of the discriminator's;
   # generator_layers: its layers as a fraction of the discriminator's;
@@ -108,11 +99,11 @@ class TrainConfig:
   # electra_mask_rule: how the records' masked positions are corrupted for
   #   the generator: electra (85% [MASK], 15% kept), bert (80/10/10 redrawn),
   #   records (the records' input as written).
-  generator_hidden_size: float = 0.25
-  generator_layers: float = 1.0
+  generator_hidden_size: float = names.GENERATOR_HIDDEN_SIZE
+  generator_layers: float = names.GENERATOR_LAYERS
   generator_config_file: str = ""
-  discriminator_weight: float = 50.0
-  electra_mask_rule: str = "electra"
+  discriminator_weight: float = names.DISCRIMINATOR_WEIGHT
+  electra_mask_rule: str = names.DEFAULT_ELECTRA_MASK_RULE
 
   def validate(self):
     """Raises ValueError naming the first bad setting."""
@@ -127,12 +118,12 @@ class TrainConfig:
       value = getattr(self, name)
       if (value or name != "strategy") and value not in choices:
         raise ValueError(f"{name}={value!r} is not one of {', '.join(choices)}")
-    objective_names = OBJECTIVE_FAMILIES + OBJECTIVE_NAMES
+    objective_names = names.FAMILIES + names.OBJECTIVE_NAMES
     if self.objective not in objective_names:
       raise ValueError(f"objective={self.objective!r} is not one of {', '.join(objective_names)}")
-    if self.electra_mask_rule not in ELECTRA_MASK_RULES:
+    if self.electra_mask_rule not in names.ELECTRA_MASK_RULES:
       raise ValueError(f"electra_mask_rule={self.electra_mask_rule!r} is not one of "
-                       f"{', '.join(ELECTRA_MASK_RULES)}")
+                       f"{', '.join(names.ELECTRA_MASK_RULES)}")
     for name in ("generator_hidden_size", "generator_layers"):
       if not 0 < getattr(self, name) <= 1:
         raise ValueError(f"{name}={getattr(self, name):g} must lie in (0, 1]: ELECTRA's "
@@ -158,11 +149,12 @@ class TrainConfig:
 
 def objective_defaults(objective, learning_rate_given):
   """TrainConfig fields an objective sets where the user gave no flag:
-  ELECTRA's learning rate (ELECTRA_LEARNING_RATE) without --learning_rate."""
-  if objective == "electra" and not learning_rate_given:
+  ELECTRA's learning rate (objective_names.ELECTRA_LEARNING_RATE) without
+  --learning_rate."""
+  if objective == names.ELECTRA and not learning_rate_given:
     logging.info("--objective=electra: --learning_rate=%g (ELECTRA's default)",
-                 ELECTRA_LEARNING_RATE)
-    return {"learning_rate": ELECTRA_LEARNING_RATE}
+                 names.ELECTRA_LEARNING_RATE)
+    return {"learning_rate": names.ELECTRA_LEARNING_RATE}
   return {}
 
 

@@ -129,7 +129,7 @@ def test_flops_budget_plans_the_first_objectives_flops_for_every_other():
   assert compare.plan_steps(first_electra, config) == {"electra": 1000, "mlm_nsp": 1209}
   with pytest.raises(ValueError, match="--budget='time' is not one of steps, flops"):
     dataclasses.replace(options, budget="time").validate()
-  assert not hasattr(objectives.OBJECTIVES["distill_mlm"], "train_flops")
+  assert objectives.get("distill_mlm").train_flops is None  # no FLOPs model
   with pytest.raises(ValueError, match="--budget=flops: objective distill_mlm has no FLOPs"):
     dataclasses.replace(flops, objectives=("mlm_nsp", "distill_mlm")).validate()
 
@@ -236,3 +236,12 @@ def test_records_get_no_more_shards_than_blocks(tmp_path):
 def tf_glob(pattern):
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   return tf.io.gfile.glob(pattern)
+
+
+def test_objectives_with_the_same_record_options_share_their_records():
+  # ELECTRA reads BERT's records; RoBERTa's and ALBERT's are their own.
+  assert compare._records_name("electra") == "mlm_nsp"
+  assert compare._records_name("mlm_nsp") == "mlm_nsp"
+  assert compare._records_name("mlm") == "mlm" and compare._records_name("mlm_sop") == "mlm_sop"
+  assert objectives.get("mlm").record_options == {
+      "sentence_task": "none", "packing": "full_sentences", "dynamic_masking": True}

@@ -12,6 +12,7 @@ import tensorflow as tf
 from bert_tf.models import electra
 from bert_tf.models import tf1_checkpoint
 from bert_tf.serving import export
+from bert_tf.serving import saved_model
 from bert_tf.training import objectives
 
 from test_export import CONFIG, MAX_SEQ_LENGTH, TOP_K, VOCAB, write_vocab
@@ -23,7 +24,8 @@ def exported(tmp_path_factory):
   vocab_file = write_vocab(root / "vocab.txt")
   config_file = root / "bert_config.json"
   config_file.write_text(json.dumps(CONFIG.to_dict()))
-  objective = objectives.ElectraObjective(generator_hidden_size=0.5, mask_token_id=4)
+  objective = objectives.ElectraObjective(
+      objectives.ElectraOptions(generator_hidden_size=0.5, mask_token_id=4))
   model = objective.build_model(CONFIG)
   tf.train.Checkpoint(model=model, objective=objectives.checkpoint_variable(objective)).save(
       str(root / "train" / "ckpt"))
@@ -84,7 +86,7 @@ def test_replaced_token_detection_gives_a_probability_per_token(exported):
   probability = out["replaced_probability"].numpy()
   np.testing.assert_allclose(probability[0, :6], tf.sigmoid(logits)[0], atol=1e-5)
   assert np.all(probability[0, 6:] == 0)
-  assert out["error"].numpy().astype(str).tolist() == ["", export.ERROR_EMPTY_TEXT, ""]
+  assert out["error"].numpy().astype(str).tolist() == ["", saved_model.ERROR_EMPTY_TEXT, ""]
   assert out["truncated"].numpy().tolist() == [False, False, True]
 
 

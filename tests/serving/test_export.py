@@ -17,6 +17,10 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.serving import export
+from bert_tf.serving import saved_model
+from bert_tf.serving import keras_hub_preset
+from bert_tf.serving import tf1_export
+from bert_tf.training import checkpoints
 from bert_tf.models import modeling
 from bert_tf.models import tf1_checkpoint
 from bert_tf.data import tokenization
@@ -25,6 +29,7 @@ from bert_tf.models.config import BertConfig
 
 import reference_bert
 from test_tf1_checkpoint import _write_tf1_checkpoint
+from checkpoint_helpers import load_recorded
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MAX_SEQ_LENGTH = 16
@@ -75,7 +80,7 @@ def exported(tmp_path_factory):
       tf1_checkpoint_out=str(root / "roundtrip" / "bert_model.ckpt"),
       keras_hub_preset_out=str(root / "preset"))
   written = export.run_export(options)
-  pretrainer, _ = export.load_pretrainer(CONFIG, prefix)
+  pretrainer, _ = load_recorded(CONFIG, prefix)
   return {"root": root, "vocab_file": vocab_file, "config_file": str(config_file),
           "weights": weights, "prefix": prefix, "options": options, "written": written,
           "pretrainer": pretrainer, "loaded": tf.saved_model.load(options.export_dir)}
@@ -151,7 +156,7 @@ def test_fresh_process_with_only_tensorflow_matches_keras(exported, tmp_path):
   one does not load. With tensorflow_text, that way serves fill_mask too.
   """
   ids_only = str(tmp_path / "ids_only")
-  export.export_saved_model(exported["pretrainer"], exported["vocab_file"], True, ids_only,
+  saved_model.export_saved_model(exported["pretrainer"], exported["vocab_file"], True, ids_only,
                             max_seq_length=MAX_SEQ_LENGTH, text_signatures=False)
   batch = _ids_batch(np.random.default_rng(3))
   texts = ["the [MASK] was long .", "he [MASK] [MASK] water , then [MASK] ."]
@@ -307,7 +312,8 @@ def test_fill_mask_bad_input_is_reported_per_example(exported):
            b"the \xff\xfe[MASK] was long .", "the [MASK] was long ."]
   out = _fill(exported, texts)
   assert [e.decode() for e in out["error"]] == [
-      "no [MASK] in text", "empty text", "empty text", "", export.ERROR_MASKS_TRUNCATED, "", ""]
+      "no [MASK] in text", "empty text", "empty text", "", saved_model.ERROR_MASKS_TRUNCATED,
+      "", ""]
   np.testing.assert_array_equal(out["num_masks"], [0, 0, 0, 1, 0, 1, 1])
   np.testing.assert_array_equal(out["truncated"], [False, False, False, True, True, False, False])
   # Invalid UTF-8 is dropped (as the original tokenizer drops U+FFFD), not fatal.
@@ -325,7 +331,7 @@ def test_next_sentence_truncates_and_flags(exported):
   probs = out["is_next_probability"].numpy()
   assert probs.shape == (3,) and np.all((probs > 0) & (probs < 1))
   np.testing.assert_array_equal(out["truncated"], [False, True, False])
-  assert [e.decode() for e in out["error"].numpy()] == ["", "", export.ERROR_EMPTY_TEXT_A]
+  assert [e.decode() for e in out["error"].numpy()] == ["", "", saved_model.ERROR_EMPTY_TEXT_A]
 
 
 def _original_truncation(len_a, len_b, max_total):
@@ -340,7 +346,7 @@ def _original_truncation(len_a, len_b, max_total):
 def test_pair_truncation_equals_the_original_rule():
   lengths = np.array([(a, b) for a in range(0, 14) for b in range(0, 14)], np.int64)
   for max_total in (0, 1, 5, 8, 13):
-    keep_a, keep_b = export._truncate_pair_lengths(lengths[:, 0], lengths[:, 1], max_total)
+    keep_a, keep_b = saved_model.truncate_pair_lengths(lengths[:, 0], lengths[:, 1], max_total)
     expected = [_original_truncation(a, b, max_total) for a, b in lengths]
     np.testing.assert_array_equal(np.stack([keep_a, keep_b], 1), expected)
 
@@ -376,7 +382,7 @@ def test_tf1_checkpoint_out_is_laid_out_as_a_release(exported):
   with open(os.path.join(folder, "vocab.txt"), "rb") as a, open(exported["vocab_file"], "rb") as b:
     assert a.read() == b.read()
   # The folder is an export's input as it is: the same model comes back.
-  again, read = export.load_pretrainer(
+  again, read = load_recorded(
       BertConfig.from_json_file(os.path.join(folder, "bert_config.json")), folder)
   assert read == prefix
   for a, b in zip(again.weights, exported["pretrainer"].weights):
@@ -388,15 +394,15 @@ def test_tf1_checkpoint_out_refuses_to_overwrite_its_files(exported, tmp_path):
   os.makedirs(tmp_path / "out")
   (tmp_path / "out" / "vocab.txt").write_text("someone else's\n")
   with pytest.raises(FileExistsError, match=r"out/vocab.txt exists already.*--overwrite"):
-    export.write_tf1_checkpoint(exported["pretrainer"], prefix, exported["vocab_file"])
+    tf1_export.write_tf1_checkpoint(exported["pretrainer"], prefix, exported["vocab_file"])
   assert os.listdir(tmp_path / "out") == ["vocab.txt"]
-  export.write_tf1_checkpoint(exported["pretrainer"], prefix, exported["vocab_file"],
+  tf1_export.write_tf1_checkpoint(exported["pretrainer"], prefix, exported["vocab_file"],
                               overwrite=True)
   assert (tmp_path / "out" / "vocab.txt").read_text().split("\n")[:-1] == VOCAB
   assert len(os.listdir(tmp_path / "out")) == 4  # no temporary file left
   short_vocab = write_vocab(tmp_path / "short.txt", VOCAB[:-1])
   with pytest.raises(ValueError, match=r"short.txt has .* vocab_size"):
-    export.write_tf1_checkpoint(exported["pretrainer"], str(tmp_path / "b" / "m.ckpt"),
+    tf1_export.write_tf1_checkpoint(exported["pretrainer"], str(tmp_path / "b" / "m.ckpt"),
                                 short_vocab)
   assert not os.path.exists(tmp_path / "b" / "m.ckpt.index")
 
@@ -429,7 +435,7 @@ def test_keras_hub_preset_loads_with_equal_outputs(exported):
   # Every BertConfig value is kept: BertBackbone has one dropout rate, the
   # preset's metadata.json the whole config.
   assert backbone.dropout == CONFIG.hidden_dropout_prob
-  assert export.read_preset_bert_config(preset) == BertConfig.from_json_file(
+  assert keras_hub_preset.read_preset_bert_config(preset) == BertConfig.from_json_file(
       exported["config_file"])
   with open(os.path.join(preset, "metadata.json"), encoding="utf-8") as f:
     kept = json.load(f)["bert_tf"]
@@ -441,19 +447,19 @@ def test_keras_hub_preset_keeps_attention_dropout_and_default_length(exported, t
   pretrainer = modeling.BertPretrainer(
       CONFIG.replace(attention_probs_dropout_prob=0.25))
   preset = str(tmp_path / "preset")
-  export.save_keras_hub_preset(pretrainer, exported["vocab_file"], True, preset)
-  assert export.read_preset_bert_config(preset).attention_probs_dropout_prob == 0.25
+  keras_hub_preset.save_keras_hub_preset(pretrainer, exported["vocab_file"], True, preset)
+  assert keras_hub_preset.read_preset_bert_config(preset).attention_probs_dropout_prob == 0.25
   classifier = keras_hub.models.BertTextClassifier.from_preset(preset, num_classes=2)
   # The default length is the export's: 128, or the model's 40 positions.
   assert classifier.preprocessor.sequence_length == CONFIG.max_position_embeddings
   assert classifier.predict(["the day", "he was"], verbose=0).shape == (2, 2)
   with pytest.raises(ValueError, match="max_seq_length=41"):
-    export.save_keras_hub_preset(pretrainer, exported["vocab_file"], True,
+    keras_hub_preset.save_keras_hub_preset(pretrainer, exported["vocab_file"], True,
                                  str(tmp_path / "p2"), max_seq_length=41)
   with pytest.raises(ValueError, match="not a bert_tf preset"):
     os.makedirs(tmp_path / "other")
     (tmp_path / "other" / "metadata.json").write_text("{}")
-    export.read_preset_bert_config(str(tmp_path / "other"))
+    keras_hub_preset.read_preset_bert_config(str(tmp_path / "other"))
 
 
 # ------------------------------------------------------------------------------
@@ -467,24 +473,24 @@ def test_bert_tf_training_checkpoint_restores_every_weight(exported, tmp_path):
   manager = tf.train.CheckpointManager(
       tf.train.Checkpoint(model=pretrainer, step=step), str(tmp_path), max_to_keep=1)
   manager.save(7)
-  restored, prefix = export.load_pretrainer(CONFIG, str(tmp_path))
+  restored, prefix = load_recorded(CONFIG, str(tmp_path))
   assert prefix.endswith("ckpt-7")
   for a, b in zip(restored.weights, pretrainer.weights):
     np.testing.assert_array_equal(a.numpy(), b.numpy())
 
   wider = CONFIG.replace(intermediate_size=24)
   with pytest.raises(ValueError) as error:
-    export.load_pretrainer(wider, str(tmp_path))
+    load_recorded(wider, str(tmp_path))
   for part in ("intermediate_dense/kernel", "(16, 32)", "(16, 24)"):
     assert part in str(error.value)
   with pytest.raises(ValueError, match="num_hidden_layers"):
-    export.load_pretrainer(CONFIG.replace(num_hidden_layers=1), str(tmp_path))
+    load_recorded(CONFIG.replace(num_hidden_layers=1), str(tmp_path))
 
 
 def test_tf1_checkpoint_that_does_not_match_the_config(exported):
   wider = CONFIG.replace(intermediate_size=24)
   with pytest.raises(ValueError, match=r"layer_0/intermediate/dense/kernel.*\[16, 32\].*\[16, 24\]"):
-    export.load_pretrainer(wider, exported["prefix"])
+    load_recorded(wider, exported["prefix"])
 
 
 def test_vocab_of_another_size_is_refused_before_loading(exported, tmp_path):
@@ -499,9 +505,9 @@ def test_vocab_of_another_size_is_refused_before_loading(exported, tmp_path):
 
 def test_missing_checkpoint_is_named(tmp_path):
   with pytest.raises(FileNotFoundError, match="no-such.ckpt"):
-    export.resolve_checkpoint(str(tmp_path / "no-such.ckpt"))
+    checkpoints.resolve_checkpoint(str(tmp_path / "no-such.ckpt"))
   with pytest.raises(FileNotFoundError, match="no checkpoint in directory"):
-    export.resolve_checkpoint(str(tmp_path))
+    checkpoints.resolve_checkpoint(str(tmp_path))
 
 
 def test_entry_point_refuses_to_overwrite(exported):
@@ -539,4 +545,4 @@ def test_text_signature_length_defaults_to_what_the_model_has(exported, tmp_path
   assert int(loaded.max_seq_length.numpy()) == CONFIG.max_position_embeddings
   result = loaded.signatures["fill_mask"](text=tf.constant([" ".join(["day"] * 60) + " [MASK]"]))
   assert bool(result["truncated"].numpy()[0])
-  assert result["error"].numpy()[0].decode() == export.ERROR_MASKS_TRUNCATED
+  assert result["error"].numpy()[0].decode() == saved_model.ERROR_MASKS_TRUNCATED

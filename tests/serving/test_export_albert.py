@@ -13,11 +13,14 @@ import tensorflow as tf
 from bert_tf.models import modeling
 from bert_tf.models.config import BertConfig
 from bert_tf.serving import export
+from bert_tf.serving import keras_hub_preset
+from bert_tf.serving import tf1_export
 
 import reference_albert
 import reference_bert
 from test_export import VOCAB, write_vocab
 from test_tf1_checkpoint import _write_tf1_checkpoint
+from checkpoint_helpers import load_recorded
 
 ALBERT = BertConfig(vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=3,
                     num_attention_heads=2, intermediate_size=32,
@@ -68,21 +71,21 @@ def test_tf1_checkpoint_out_has_albert_names_bit_for_bit(exported):
   for name, value in exported["weights"].items():
     assert np.array_equal(reader.get_tensor(name), value), name
   config = BertConfig.from_json_file(os.path.join(os.path.dirname(out),
-                                                  export.TF1_CONFIG_NAME))
+                                                  tf1_export.TF1_CONFIG_NAME))
   assert config == ALBERT and config.is_albert
 
 
 def test_keras_hub_preset_is_an_albert_backbone(exported):
   preset = exported["options"].keras_hub_preset_out
   backbone = keras_hub.models.AlbertBackbone.from_preset(preset)
-  pretrainer, _ = export.load_pretrainer(ALBERT, exported["prefix"])
+  pretrainer, _ = load_recorded(ALBERT, exported["prefix"])
   batch = _ids()
   inputs = {"token_ids": batch["input_ids"], "segment_ids": batch["segment_ids"],
             "padding_mask": batch["input_mask"]}
   ours, theirs = pretrainer.encoder(inputs), backbone(inputs)
   np.testing.assert_allclose(theirs["sequence_output"], ours["sequence_output"], atol=1e-6)
   assert backbone.embedding_dim == 8 and backbone.num_groups == 1
-  assert export.read_preset_bert_config(preset) == ALBERT
+  assert keras_hub_preset.read_preset_bert_config(preset) == ALBERT
   # The tokenizer saved beside it is the WordPiece one the data used.
   with open(os.path.join(preset, "tokenizer.json"), encoding="utf-8") as f:
     assert json.load(f)["class_name"].endswith("BertTokenizer")

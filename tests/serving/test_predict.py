@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.serving import export
+from bert_tf.serving import saved_model as saved_model_lib
 from bert_tf.models import modeling
 from bert_tf.serving import predict
 from bert_tf.training import objectives
 
 from test_export import CONFIG, write_vocab
+from checkpoint_helpers import load_recorded
 
 TOP_K = 3
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -26,8 +27,8 @@ def saved_model(tmp_path_factory):
   root = tmp_path_factory.mktemp("predict")
   vocab_file = write_vocab(root / "vocab.txt")
   export_dir = str(root / "saved_model")
-  export.export_saved_model(modeling.BertPretrainer(CONFIG), vocab_file, True, export_dir,
-                            max_seq_length=16, top_k=TOP_K)
+  saved_model_lib.export_saved_model(modeling.BertPretrainer(CONFIG), vocab_file, True,
+                                     export_dir, max_seq_length=16, top_k=TOP_K)
   return export_dir
 
 
@@ -107,8 +108,9 @@ def test_cli_answers_on_stdout_only(saved_model):
 
 def test_predictor_refuses_an_export_without_text_signatures(tmp_path):
   ids_only = str(tmp_path / "ids_only")
-  export.export_saved_model(modeling.BertPretrainer(CONFIG), write_vocab(tmp_path / "v.txt"),
-                            True, ids_only, max_seq_length=16, text_signatures=False)
+  saved_model_lib.export_saved_model(modeling.BertPretrainer(CONFIG),
+                                     write_vocab(tmp_path / "v.txt"), True, ids_only,
+                                     max_seq_length=16, text_signatures=False)
   predictor = predict.Predictor(ids_only)
   with pytest.raises(ValueError) as error:
     predictor.fill_mask(["the [MASK] ."])
@@ -177,14 +179,15 @@ def test_classifier_exports_take_text_or_text_a_text_b_and_predict_serves_them(t
 
 
 def test_electra_exports_answer_replaced_token_detection(tmp_path):
-  objective = objectives.ElectraObjective(generator_hidden_size=0.5, mask_token_id=4)
+  objective = objectives.ElectraObjective(
+      objectives.ElectraOptions(generator_hidden_size=0.5, mask_token_id=4))
   model = objective.build_model(CONFIG)
   tf.train.Checkpoint(model=model, objective=objectives.checkpoint_variable(objective)).save(
       str(tmp_path / "train" / "ckpt"))
-  pretrainer, _ = export.load_pretrainer(CONFIG, str(tmp_path / "train"))
+  pretrainer, _ = load_recorded(CONFIG, str(tmp_path / "train"))
   export_dir = str(tmp_path / "electra")
-  export.export_saved_model(pretrainer, write_vocab(tmp_path / "vocab.txt"), True, export_dir,
-                            max_seq_length=16)
+  saved_model_lib.export_saved_model(pretrainer, write_vocab(tmp_path / "vocab.txt"), True,
+                                     export_dir, max_seq_length=16)
   predictor = predict.Predictor(export_dir)
   assert predictor.answer(["the [MASK] ."])[0]["masks"]  # fill_mask: the generator
   (result,) = predictor.answer(["the day was long"], signature="replaced_token_detection")
@@ -230,10 +233,10 @@ def test_exports_of_sentence_order_and_mlm_alone_have_their_signatures(tmp_path)
     tf.train.Checkpoint(model=model,
                         objective=objectives.checkpoint_variable(objective)).save(
                             str(ckpt_dir / "ckpt"))
-    pretrainer, _ = export.load_pretrainer(CONFIG, str(ckpt_dir))
+    pretrainer, _ = load_recorded(CONFIG, str(ckpt_dir))
     assert objectives.of_model(pretrainer) is objective
     export_dir = str(tmp_path / f"{name}_export")
-    export.export_saved_model(pretrainer, vocab_file, True, export_dir, max_seq_length=16)
+    saved_model_lib.export_saved_model(pretrainer, vocab_file, True, export_dir, max_seq_length=16)
     loaded = tf.saved_model.load(export_dir)
     ones = tf.ones([1, 6], tf.int32)
     outputs = loaded.signatures["pretraining"](input_ids=ones, input_mask=ones,

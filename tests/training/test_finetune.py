@@ -18,6 +18,7 @@ from bert_tf.data import classification
 from bert_tf.models.config import BertConfig
 from bert_tf.training import finetune
 from bert_tf.training import loop
+from checkpoint_helpers import load_recorded
 
 POSITIVE = ("good", "great", "fine", "nice")
 NEGATIVE = ("bad", "awful", "poor", "sad")
@@ -206,8 +207,8 @@ def test_from_a_checkpoint_our_pretraining_wrote(task, tmp_path):
   model, described = finetune.build_classifier(pre_config, 2, str(tmp_path / "out"))
   assert "initialized" in described and "ckpt-2" in described
   # Every encoder weight equals the trained one (read as export reads it).
-  from bert_tf.serving import export  # pylint: disable=g-import-not-at-top
-  trained, _ = export.load_pretrainer(pre_config, str(tmp_path / "out"))
+  out = str(tmp_path / "out")
+  trained, _ = load_recorded(pre_config, out)
   for ours, theirs in zip(model.encoder.weights, trained.encoder.weights):
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
   fresh, _ = finetune.build_classifier(pre_config, 2)
@@ -222,7 +223,7 @@ def test_from_a_checkpoint_our_pretraining_wrote(task, tmp_path):
 def test_from_an_original_tf1_checkpoint_and_a_keras_hub_preset(tmp_path):
   from bert_tf.models import modeling  # pylint: disable=g-import-not-at-top
   from bert_tf.models import tf1_checkpoint  # pylint: disable=g-import-not-at-top
-  from bert_tf.serving import export  # pylint: disable=g-import-not-at-top
+  from bert_tf.serving import keras_hub_preset  # pylint: disable=g-import-not-at-top
   config = tiny_config()
   source = modeling.BertPretrainer(config)
   rng = np.random.default_rng(0)
@@ -234,7 +235,7 @@ def test_from_an_original_tf1_checkpoint_and_a_keras_hub_preset(tmp_path):
   for ours, theirs in zip(model.encoder.weights, source.encoder.weights):
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
   vocab = write_vocab(tmp_path / "vocab.txt")
-  export.save_keras_hub_preset(source, vocab, True, str(tmp_path / "preset"),
+  keras_hub_preset.save_keras_hub_preset(source, vocab, True, str(tmp_path / "preset"),
                                max_seq_length=16)
   model, described = finetune.build_classifier(config, 2, str(tmp_path / "preset"))
   assert "keras-hub preset" in described
@@ -274,7 +275,7 @@ def test_an_electra_checkpoint_fine_tunes_its_discriminator(tmp_path):
   from bert_tf.training import objectives
   from test_loop import tiny_bert_config
   config = tiny_bert_config(dropout=0.0)
-  electra = objectives.ElectraObjective.from_options(None, None)
+  electra = objectives.ElectraObjective()
   pretrainer = electra.build_model(config)
   tf.train.Checkpoint(model=pretrainer, objective=objectives.checkpoint_variable(electra)).save(
       str(tmp_path / "electra" / "ckpt"))

@@ -1,0 +1,192 @@
+"""`Objective`: what every pretraining objective is, and its defaults.
+
+An objective is everything that changes when the pretraining task changes:
+
+  features       the record features its batches must carry (the records'
+                 manifest says which the data holds: `sentence_task`)
+  build_model    the Keras model and its heads (in `bert_tf/models/`);
+                 `trainable_variables` the ones its loss trains
+  loss           additive sums of a batch (`loss_sums`), the normalizers
+                 all-reduced across replicas (`global_counts`), this
+                 replica's share of the loss (`replica_loss`), metrics from
+                 summed sums (`metrics`); train and eval share all four
+  metric_keys    what TensorBoard and eval_results.txt report, in order
+  signatures     the text signatures the SavedModel export adds beside
+                 `pretraining`/`encode` (bert_tf/serving/saved_model.py)
+  train_flops    the training FLOPs of one step (`bert_tf/models/flops.py`),
+                 which `compare_objectives --budget=flops` equalizes
+  options        a frozen dataclass of its settings (None: it has none),
+                 saved in the checkpoint as JSON (`checkpoint_tag`)
+
+and where its network lies for the code after training: `checkpoint_root`
+(the object path of the exported network in a training checkpoint),
+`export_objective` / `export_model` (the encoder-bearing pretrainer that
+export, fine-tuning and a distillation teacher take), `record_options` (how
+compare_objectives writes its records). The defaults below are those of an
+objective whose model is its own export.
+"""
+
+import dataclasses
+import json
+
+import tensorflow as tf
+
+from bert_tf.training import checkpoints
+from bert_tf.training import losses
+
+INPUT_FEATURES = ("input_ids", "input_mask", "segment_ids")
+MLM_FEATURES = ("masked_lm_positions", "masked_lm_ids", "masked_lm_weights")
+
+
+class Objective:
+  """The base of every objective; subclasses set the class attributes and
+  implement the methods that raise NotImplementedError.
+
+  Attributes:
+    name: the objective's name (objective_names.OBJECTIVE_NAMES).
+    family: its family (objective_names.FAMILIES).
+    sentence_task: the records' sentence task it trains ("nsp", "sop",
+      "none"), None when it reads no sentence labels.
+    sentence_name: metric and signature prefix of its sentence-pair head
+      ("next_sentence", "sentence_order") or None.
+    features, sum_keys, metric_keys, signatures: see the module docstring.
+    options: an instance of `options_type`, or None.
+    record_options: data.writer.DataOptions fields of the records it
+      trains on (compare_objectives writes them; {}: the original's).
+    builds_own_encoder: fine-tuning rebuilds this objective's whole model
+      to take its encoder (ELECTRA's discriminator, whose embeddings the
+      generator shares), instead of reading a BertBackbone's weights.
+    train_flops: None when it has no FLOPs model, else a method (see
+      `bert_tf/models/flops.py`).
+  """
+
+  name = None
+  family = None
+  sentence_task = None
+  sentence_name = None
+  features = INPUT_FEATURES + MLM_FEATURES
+  sum_keys = ()
+  metric_keys = ()
+  signatures = ()
+  options = None
+  options_type = None  # the dataclass of `options`; None: no options
+  record_options = {}
+  checkpoint_root = checkpoints.MODEL_ROOT
+  builds_own_encoder = False
+  train_flops = None
+
+  def __repr__(self):
+    return f"<objective {self.name}>"
+
+  @classmethod
+  def resolve(cls, sentence_task, config=None, data=None):
+    """The family's objective for records of `sentence_task` (None: they do
+    not say) and a run's `config` (its TrainConfig: the options) on records
+    `data` (a pipeline.DataInfo, for what an objective reads from them)."""
+    raise NotImplementedError
+
+  def contradiction(self, resolved, sentence_task):
+    """The error when --objective names this objective but the records and
+    settings train `resolved` (another member of its family)."""
+    del sentence_task
+    return ValueError(f"--objective={self.name}: these records and settings train "
+                      f"{resolved.name}")
+
+  # -- where the exported network lies ----------------------------------------
+
+  @property
+  def export_objective(self):
+    """The objective whose `build_model` gives the network export,
+    fine-tuning and a distillation teacher read (at `checkpoint_root`)."""
+    return self
+
+  def export_model(self, model):
+    """The encoder-bearing pretrainer of a model `build_model` built."""
+    return model
+
+  @property
+  def networks(self):
+    """What fixes the model's weights besides the BertConfig: a resumed run
+    must agree (`registry.check_objective`)."""
+    return ()
+
+  # -- options as checkpoint data ---------------------------------------------
+
+  def options_json(self):
+    """The options as JSON of the dataclass's fields (sorted keys), or None
+    without options."""
+    if self.options is None:
+      return None
+    return json.dumps(self.options.to_dict(), sort_keys=True)
+
+  def with_options_json(self, text):
+    """This objective with the options `options_json` wrote (itself when it
+    has none or text is None)."""
+    if self.options_type is None or text is None:
+      return self
+    return self.with_options(self.options_type.from_dict(json.loads(text)))
+
+  def with_options(self, options):
+    """This objective's family member with `options` (an `options_type`)."""
+    raise NotImplementedError(f"objective {self.name} takes no options")
+
+  # -- the model and its loss -------------------------------------------------
+
+  def build_model(self, bert_config, dtype=None):
+    """The Keras model, every weight created; it records the objective as
+    `model.objective` (read back by `registry.of_model`)."""
+    raise NotImplementedError
+
+  def trainable_variables(self, model):
+    """The variables the loss trains (all of the model's trainable ones)."""
+    return model.trainable_variables
+
+  def loss_sums(self, outputs, features):
+    """Additive float32 sums of a batch (`sum_keys`)."""
+    raise NotImplementedError
+
+  def global_counts(self, features):
+    """The loss normalizers over the global batch (inside `strategy.run`)."""
+    raise NotImplementedError
+
+  def replica_loss(self, sums, counts):
+    """This replica's share of the global batch's loss (float32 scalar)."""
+    raise NotImplementedError
+
+  def metrics(self, sums, mlm_epsilon=losses.MLM_EPSILON):
+    """`metric_keys` -> scalar from summed sums (mlm_epsilon 0 for eval)."""
+    raise NotImplementedError
+
+  def progress_fields(self):
+    """(label, metric key) pairs of the progress line, losses then accuracies."""
+    raise NotImplementedError
+
+  # -- held-out figures of compare_objectives ---------------------------------
+
+  def heldout_sums(self, outputs, features):
+    """Additive sums of a held-out batch: the masked-LM ones (mlm_ce_sum,
+    mlm_weight_sum, mlm_correct)."""
+    return losses.mlm_sums(outputs["mlm_logits"], features)
+
+  def heldout_figures(self, totals):
+    """Figures beside the masked-LM accuracy from summed `heldout_sums`
+    (dict of float; none by default)."""
+    del totals
+    return {}
+
+
+def ratio(sums, num, den, epsilon):
+  """sums[num] / (sums[den] + epsilon), or the plain mean (0 for 0 / 0)
+  when epsilon is 0 (eval)."""
+  if epsilon:
+    return sums[num] / (sums[den] + epsilon)
+  return tf.math.divide_no_nan(sums[num], sums[den])
+
+
+def options_from_dict(options_type, d):
+  """An options dataclass from a dict of its fields; ValueError naming
+  unknown fields."""
+  unknown = sorted(set(d) - {f.name for f in dataclasses.fields(options_type)})
+  if unknown:
+    raise ValueError(f"unknown {options_type.__name__} field(s) {unknown}")
+  return options_type(**d)

@@ -1,0 +1,71 @@
+"""What a checkpoint says it was trained for, saved beside the weights.
+
+A training checkpoint holds two string variables besides model, optimizer
+and step, so a checkpoint prefix copied anywhere still tells export,
+fine-tuning and a distillation which heads and networks it has:
+
+  objective          the objective's name ("mlm_sop", "electra", ...)
+  objective_options  JSON of its options dataclass's fields, sorted keys
+                     (only for an objective with options: ELECTRA's
+                     `ElectraOptions`, distillation's `DistillOptions`)
+
+Both are metadata, not weights: kept on the host CPU, outside any strategy
+scope, never restored into the model (`registry.from_checkpoint` reads them).
+
+Read as well: checkpoints without the variables (the original's TF1 ones,
+bert_tf runs before objectives existed: MLM + NSP), and those of earlier
+bert_tf runs whose one `objective` variable held the name and the options
+JSON after a space ("electra {...}").
+"""
+
+import tensorflow as tf
+
+from bert_tf.training import objective_names as names
+
+CHECKPOINT_KEY = "objective"
+OPTIONS_KEY = "objective_options"
+# The objective of a checkpoint that does not say: the original's.
+UNTAGGED = names.BERT_NAMES[names.DEFAULT_SENTENCE_TASK]
+
+
+def _string_variable(value, name):
+  with tf.device("/cpu:0"):
+    return tf.Variable(value, trainable=False, dtype=tf.string, name=name)
+
+
+def checkpoint_variables(objective):
+  """{checkpoint key: string tf.Variable} for tf.train.Checkpoint(**...):
+  the name, and the options JSON when the objective has options."""
+  variables = {CHECKPOINT_KEY: _string_variable(objective.name, CHECKPOINT_KEY)}
+  options = objective.options_json()
+  if options is not None:
+    variables[OPTIONS_KEY] = _string_variable(options, OPTIONS_KEY)
+  return variables
+
+
+def checkpoint_variable(objective):
+  """The one string variable that training's loop saves as `objective` today:
+  the name, then the options JSON after a space when the objective has
+  options (read by `read_tag`). `checkpoint_variables` is the two-variable
+  form above."""
+  options = objective.options_json()
+  value = objective.name if options is None else f"{objective.name} {options}"
+  return _string_variable(value, CHECKPOINT_KEY)
+
+
+def _load_string(prefix, key):
+  try:
+    value = tf.train.load_variable(prefix, f"{key}/.ATTRIBUTES/VARIABLE_VALUE")
+  except (tf.errors.NotFoundError, ValueError):
+    return None
+  return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def read_tag(prefix):
+  """(objective name, its options JSON or None) of the checkpoint `prefix`;
+  (UNTAGGED, None) for a checkpoint that does not say."""
+  name = _load_string(prefix, CHECKPOINT_KEY)
+  if name is None:
+    return UNTAGGED, None
+  name, _, inline_options = name.partition(" ")
+  return name, _load_string(prefix, OPTIONS_KEY) or inline_options or None

@@ -1,0 +1,99 @@
+"""The objectives by name, and the objective of a flag, a model or a
+checkpoint.
+
+`FAMILY_CLASSES` maps each family (objective_names.FAMILIES) to its class;
+`OBJECTIVES` each name (objective_names.OBJECTIVE_NAMES) to a registered
+object with default options (what checkpoints, export and
+compare_objectives look names up in). `resolve` turns --objective and the
+records into the run's objective in one way for every family: the family's
+`resolve(sentence_task, config, data)`, then a check that a named member is
+the one the records and settings give.
+"""
+
+import tensorflow as tf
+
+from bert_tf.training import checkpoints
+from bert_tf.training import objective_names as names
+from bert_tf.training.objectives import bert
+from bert_tf.training.objectives import checkpoint_tag
+from bert_tf.training.objectives import distillation
+from bert_tf.training.objectives import electra
+
+FAMILY_CLASSES = {cls.family: cls for cls in (bert.BertObjective, electra.ElectraObjective,
+                                              distillation.DistillationObjective)}
+_REGISTERED = {**bert.BY_NAME, names.ELECTRA: electra.ElectraObjective(),
+               **distillation.REGISTERED}
+OBJECTIVES = {name: _REGISTERED[name] for name in names.OBJECTIVE_NAMES}
+
+
+def get(name):
+  """The objective registered as `name`; ValueError naming the choices."""
+  if name not in OBJECTIVES:
+    raise ValueError(f"objective {name!r} is not one of {', '.join(OBJECTIVES)}")
+  return OBJECTIVES[name]
+
+
+def resolve(objective=names.BERT, sentence_task=None, options=None, data=None):
+  """The objective for `--objective=objective` on records of `sentence_task`.
+
+  Args:
+    objective: one of FAMILIES, or an OBJECTIVES name (which must agree
+      with the records and settings).
+    sentence_task: the records' sentence task ("nsp", "sop", "none"), None
+      for records that do not say (the original's: NSP).
+    options: the run's settings (its TrainConfig), for a family that takes
+      options (distill: the teacher, the loss weights; electra: the
+      generator, discriminator weight, mask rule); BERT's take none.
+    data: the training (or eval) records' pipeline.DataInfo, for
+      objectives that read something from the records (ELECTRA's [MASK] id).
+
+  Raises:
+    ValueError: an unknown objective, or a name the records contradict.
+  """
+  family = names.family_of(objective)
+  resolved = FAMILY_CLASSES[family].resolve(sentence_task, options, data)
+  if objective not in (family, resolved.name):
+    raise get(objective).contradiction(resolved, sentence_task)
+  return resolved
+
+
+def of_model(model):
+  """The objective `model` was built for (`build_model` records it as
+  `model.objective`); a pretrainer built directly (fine-tuning, tests) is
+  MLM + NSP, or MLM alone without the sentence-pair head."""
+  objective = getattr(model, "objective", None)
+  if objective is not None:
+    return objective
+  return bert.BY_TASK["nsp" if getattr(model, "nsp_head", None) is not None else "none"]
+
+
+def from_checkpoint(checkpoint):
+  """The objective a checkpoint was trained for, with the options it saved;
+  mlm_nsp (the original's) for a checkpoint that does not say (TF1
+  originals, older bert_tf runs). See `checkpoint_tag`.
+
+  Args:
+    checkpoint: a prefix, or a directory (`checkpoints.resolve_checkpoint`).
+
+  Raises:
+    FileNotFoundError: no checkpoint there.
+  """
+  name, options_json = checkpoint_tag.read_tag(checkpoints.resolve_checkpoint(checkpoint))
+  return get(name).with_options_json(options_json)
+
+
+def check_objective(directory, objective):
+  """Raises ValueError when the latest checkpoint in `directory` was trained
+  for another objective than `objective` (a run would resume into other
+  heads) or other networks; nothing without a checkpoint."""
+  latest = tf.train.latest_checkpoint(directory) if directory else None
+  if latest:
+    saved = from_checkpoint(latest)
+    if saved.name != objective.name:
+      raise ValueError(f"{directory} holds a checkpoint trained for objective {saved.name} "
+                       f"({latest}); this run's objective is {objective.name}: use another "
+                       "--output_dir or records of the same objective")
+    if saved.networks != objective.networks:
+      raise ValueError(f"{directory} holds a checkpoint trained for objective {saved.name} "
+                       f"with another generator {saved.networks} ({latest}); this run's is "
+                       f"{objective.networks}: use another --output_dir or the same settings")

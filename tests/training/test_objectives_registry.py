@@ -1,0 +1,54 @@
+"""Tests of bert_tf.training.objectives.registry: how --objective and the
+records choose an objective, and the objective of a model."""
+
+import pytest
+
+from bert_tf.models import modeling
+from bert_tf.training import objective_names
+from bert_tf.training import objectives
+from bert_tf.training import train_config
+
+from test_loop import tiny_bert_config
+
+
+@pytest.mark.parametrize("task, name", [(None, "mlm_nsp"), ("nsp", "mlm_nsp"),
+                                        ("sop", "mlm_sop"), ("none", "mlm")])
+def test_the_records_sentence_task_picks_the_bert_objective(task, name):
+  assert objectives.resolve("bert", task).name == name
+  assert objectives.resolve(name, task).name == name
+
+
+def test_an_objective_the_records_contradict_is_a_one_line_error():
+  with pytest.raises(ValueError, match="--objective=mlm_sop needs records written with "
+                     "--sentence_task=sop; these records have sentence_task=nsp"):
+    objectives.resolve("mlm_sop", "nsp")
+  with pytest.raises(ValueError, match="'electric' is not one of bert, electra, "):
+    objectives.resolve("electric", "nsp")
+  with pytest.raises(ValueError, match="objective='electric' is not one of"):
+    train_config.TrainConfig(input_file="x", output_dir="y", do_train=True,
+                             objective="electric").validate()
+
+
+def test_every_family_resolves_through_its_class_and_a_named_member_must_agree():
+  assert set(objectives.registry.FAMILY_CLASSES) == set(objective_names.FAMILIES)
+  assert tuple(objectives.OBJECTIVES) == objective_names.OBJECTIVE_NAMES
+  for name, objective in objectives.OBJECTIVES.items():
+    assert objective.name == name
+    assert objective.family == objective_names.family_of(name)
+  assert objectives.resolve("electra", "nsp").name == "electra"
+  options = objectives.DistillOptions(teacher_config=tiny_bert_config(), teacher_checkpoint="x")
+  with pytest.raises(ValueError, match="--objective=distill_mlm_nsp: these records and "
+                     "settings train distill_mlm"):
+    objectives.resolve("distill_mlm_nsp", "nsp", options)
+  with pytest.raises(ValueError, match="records have sentence_task='pairs', which no objective "
+                     "of --objective=bert trains"):
+    objectives.resolve("bert", "pairs")
+
+
+def test_the_objective_of_a_model_is_the_one_that_built_it():
+  config = tiny_bert_config()
+  electra = objectives.ElectraObjective(objectives.ElectraOptions(mask_token_id=4))
+  assert objectives.of_model(electra.build_model(config)) is electra
+  # A pretrainer built directly: MLM + NSP, or MLM alone without the head.
+  assert objectives.of_model(modeling.BertPretrainer(config)).name == "mlm_nsp"
+  assert objectives.of_model(modeling.BertPretrainer(config, sentence_head=False)).name == "mlm"
