@@ -316,7 +316,6 @@ def heldout_metrics(options, bert_config, model_dir, records, max_batches=50):
   objective's `heldout_figures` (ELECTRA: its discriminator's; its
   masked-LM accuracy is the generator's, on the positions re-masked by its
   rule)."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from bert_tf.training import checkpoints  # pylint: disable=g-import-not-at-top
   objective = objectives.from_checkpoint(model_dir)
   model, _ = checkpoints.load_pretrainer(bert_config, model_dir, objective)
@@ -324,16 +323,8 @@ def heldout_metrics(options, bert_config, model_dir, records, max_batches=50):
   dataset = pipeline.make_dataset(info.files, 32, options.max_seq_length,
                                   options.max_predictions_per_seq, is_training=False,
                                   compression=info.compression)
-  @tf.function
-  def forward(batch):
-    return objective.heldout_sums(model(batch, training=False), batch)
-
-  totals = {}
-  for i, batch in enumerate(dataset):
-    if i >= max_batches:
-      break
-    for key, value in forward(batch).items():
-      totals[key] = totals.get(key, 0.0) + float(value)
+  evaluator = loop.Evaluator(model, objective, sums=objective.heldout_sums)
+  totals, _ = evaluator.totals(dataset, max_batches)
   weight = totals.get("mlm_weight_sum", 0.0)
   if not weight:
     raise ValueError(f"held-out records {records} hold no masked-LM prediction")

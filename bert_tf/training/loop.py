@@ -277,37 +277,44 @@ class Trainer:
 
 
 class Evaluator:
-  """`objective`'s loss sums of `model` over eval batches, under `strategy`
-  (the default strategy when None): what training logs, without dropout."""
+  """Additive sums of `model` over eval batches under `strategy` (the
+  default strategy when None), without dropout: by default the
+  objective's `loss_sums` (what training logs) and each batch's total loss;
+  `sums(outputs, features)` totals other sums instead (compare_objectives'
+  held-out figures: the objective's `heldout_sums`)."""
 
-  def __init__(self, model, objective, strategy=None):
+  def __init__(self, model, objective, strategy=None, sums=None):
     self.model, self.objective = model, objective
     self.strategy = strategy or tf.distribute.get_strategy()
+    self._sums = sums
     self._step = tf.function(self._global_batch)
 
   def _replica(self, features):
     ctx = tf.distribute.get_replica_context()
-    sums = self.objective.loss_sums(self.model(features, training=False), features)
-    sums = ctx.all_reduce(tf.distribute.ReduceOp.SUM, sums)
+    outputs = self.model(features, training=False)
+    if self._sums is not None:
+      return ctx.all_reduce(tf.distribute.ReduceOp.SUM, self._sums(outputs, features))
+    sums = ctx.all_reduce(tf.distribute.ReduceOp.SUM,
+                          self.objective.loss_sums(outputs, features))
     return dict(sums, loss=self.objective.metrics(sums)["loss"])
 
   def _global_batch(self, batch):
     return _first_replica(self.strategy, self.strategy.run(self._replica, args=(batch,)))
 
   def totals(self, dataset, max_batches):
-    """(the objective's `sum_keys` summed over up to `max_batches` batches of
-    `dataset`: floats, each batch's total loss: list of floats)."""
-    totals = {k: 0.0 for k in self.objective.sum_keys}
-    batch_losses = []
-    if max_batches <= 0:
-      return totals, batch_losses
+    """(the sums added over up to `max_batches` batches of `dataset`: dict
+    of float, each batch's total loss: list of float, empty with `sums`)."""
+    totals, batch_losses, batches = {}, [], 0
     for batch in dataset:
-      out = self._step(batch)
-      for key in totals:
-        totals[key] += float(out[key])
-      batch_losses.append(float(out["loss"]))
-      if len(batch_losses) >= max_batches:
+      if batches >= max_batches:
         break
+      out = self._step(batch)
+      batches += 1
+      for key, value in out.items():
+        if key != "loss" or self._sums is not None:
+          totals[key] = totals.get(key, 0.0) + float(value)
+      if self._sums is None:
+        batch_losses.append(float(out["loss"]))
     return totals, batch_losses
 
 
