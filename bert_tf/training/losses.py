@@ -1,8 +1,8 @@
 """Pretraining losses and accuracies, with the original's reductions.
 
   mlm_loss = sum(w * CE) / (sum(w) + 1e-5)   over masked_lm_weights w
-  nsp_loss = mean(CE)                        over the batch
-  total    = mlm_loss + nsp_loss
+  sentence_loss = mean(CE)                   over the batch (NSP or SOP)
+  total    = mlm_loss + sentence_loss
 
 The sentence-pair term is the same for NSP and ALBERT's SOP (a 2-way
 softmax on the pooled output) and absent for MLM alone (RoBERTa).
@@ -29,8 +29,8 @@ import tensorflow as tf
 
 MLM_EPSILON = 1e-5
 # The additive sums of a batch; see `loss_sums`.
-SUM_KEYS = ("mlm_ce_sum", "mlm_weight_sum", "mlm_correct", "nsp_ce_sum", "nsp_correct",
-            "num_examples")
+SUM_KEYS = ("mlm_ce_sum", "mlm_weight_sum", "mlm_correct", "sentence_ce_sum",
+            "sentence_correct", "num_examples")
 # The same without a sentence-pair task (MLM alone).
 MLM_SUM_KEYS = ("mlm_ce_sum", "mlm_weight_sum", "mlm_correct", "num_examples")
 
@@ -108,10 +108,9 @@ def mlm_sums(mlm_logits, features):
 
 
 def sentence_sums(logits, labels):
-  """The sums of a 2-way sentence-pair head (NSP or SOP): nsp_ce_sum =
-  sum(CE), nsp_correct = correct predictions (float32 scalars). The keys
-  say "nsp" for both tasks: they are the sentence-pair head's sums; the
-  metric names (`metrics_from_sums`) name the task.
+  """The sums of a 2-way sentence-pair head (NSP or SOP): sentence_ce_sum =
+  sum(CE), sentence_correct = correct predictions (float32 scalars), for
+  either task; the metric names (`metrics_from_sums`) name the task.
 
   Args:
     logits: float [b, 2].
@@ -121,7 +120,7 @@ def sentence_sums(logits, labels):
   labels = tf.reshape(tf.cast(labels, tf.int32), [-1])
   ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
   hit = tf.cast(tf.equal(tf.argmax(logits, axis=-1, output_type=tf.int32), labels), tf.float32)
-  return {"nsp_ce_sum": tf.reduce_sum(ce), "nsp_correct": tf.reduce_sum(hit)}
+  return {"sentence_ce_sum": tf.reduce_sum(ce), "sentence_correct": tf.reduce_sum(hit)}
 
 
 def loss_sums(outputs, features, sentence_task=True):
@@ -150,7 +149,7 @@ def loss_sums(outputs, features, sentence_task=True):
 def replica_loss(sums, global_weight_sum, global_batch_size):
   """This replica's share of the global batch's total loss (float32 scalar).
 
-  sums["mlm_ce_sum"] / (W + 1e-5) (+ sums["nsp_ce_sum"] / B with a sentence
+  sums["mlm_ce_sum"] / (W + 1e-5) (+ sums["sentence_ce_sum"] / B with a sentence
   task): summed over the replicas (and micro-batches) it is the original's
   total loss of the whole global batch. Differentiate it and let the
   replicas' gradients be SUMMED (not averaged).
@@ -163,8 +162,8 @@ def replica_loss(sums, global_weight_sum, global_batch_size):
   """
   weight_sum = tf.cast(global_weight_sum, tf.float32)
   loss = sums["mlm_ce_sum"] / (weight_sum + MLM_EPSILON)
-  if "nsp_ce_sum" in sums:
-    loss += sums["nsp_ce_sum"] / tf.cast(global_batch_size, tf.float32)
+  if "sentence_ce_sum" in sums:
+    loss += sums["sentence_ce_sum"] / tf.cast(global_batch_size, tf.float32)
   return loss
 
 
@@ -194,11 +193,11 @@ def metrics_from_sums(sums, mlm_epsilon=MLM_EPSILON, sentence_name="next_sentenc
       "masked_lm_loss": mlm_loss,
       "masked_lm_accuracy": tf.math.divide_no_nan(sums["mlm_correct"], sums["mlm_weight_sum"]),
   }
-  if "nsp_ce_sum" in sums:
-    sentence_loss = tf.math.divide_no_nan(sums["nsp_ce_sum"], sums["num_examples"])
+  if "sentence_ce_sum" in sums:
+    sentence_loss = tf.math.divide_no_nan(sums["sentence_ce_sum"], sums["num_examples"])
     metrics["loss"] = mlm_loss + sentence_loss
     metrics[f"{sentence_name}_loss"] = sentence_loss
-    metrics[f"{sentence_name}_accuracy"] = tf.math.divide_no_nan(sums["nsp_correct"],
+    metrics[f"{sentence_name}_accuracy"] = tf.math.divide_no_nan(sums["sentence_correct"],
                                                                sums["num_examples"])
   return metrics
 

@@ -140,7 +140,7 @@ def test_sums_are_the_original_terms_and_add_across_slices():
   assert float(sums["num_examples"]) == 6.0
   np.testing.assert_allclose(float(sums["mlm_ce_sum"]) / (w.sum() + 1e-5),
                              expected["mlm_loss"], rtol=1e-6)
-  np.testing.assert_allclose(float(sums["nsp_ce_sum"]) / 6, expected["nsp_loss"], rtol=1e-6)
+  np.testing.assert_allclose(float(sums["sentence_ce_sum"]) / 6, expected["nsp_loss"], rtol=1e-6)
   # Sums of two slices add up to the sums of the whole batch, and the
   # metrics of the added sums are the whole batch's.
   parts = [losses.loss_sums(_split(outputs, s), _split(features, s))

@@ -306,8 +306,8 @@ class DistillationObjective(base.Objective):
     loss = (o.alpha_ce * sums["kl_sum"] / weight_sum
             + o.alpha_mlm * sums["mlm_ce_sum"] / weight_sum
             + o.alpha_cos * sums["cos_sum"] / tf.maximum(counts["token_count"], 1.0))
-    if "nsp_ce_sum" in sums:
-      loss += o.alpha_sentence * sums["nsp_ce_sum"] / counts["batch_size"]
+    if "sentence_ce_sum" in sums:
+      loss += o.alpha_sentence * sums["sentence_ce_sum"] / counts["batch_size"]
     return loss
 
   def metrics(self, sums, mlm_epsilon=losses.MLM_EPSILON):
