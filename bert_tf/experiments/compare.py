@@ -267,6 +267,15 @@ def plan_steps(options, bert_config):
           for name in options.objectives}
 
 
+def steady_examples_per_second(history):
+  """The training rate of a run: the mean examples/s of its host loops after
+  the first (which includes tracing and compiling the step), or the first's
+  when it is the only one; 0.0 for a run that trained no step."""
+  rates = [h["examples_per_second"] for h in history]
+  steady = rates[1:] or rates
+  return sum(steady) / len(steady) if steady else 0.0
+
+
 def pretrain(options, objective, records, bert_config, steps):
   """Pretrains `objective` on `records` for `steps` steps; returns (its
   summary dict, whether it was done before). The summary is written to
@@ -306,6 +315,9 @@ def pretrain(options, objective, records, bert_config, steps):
              "step_flops": step_flops(options, objective, bert_config),
              "train_flops": result["global_step"] * step_flops(options, objective, bert_config),
              "final_train_metrics": result["train"]}
+  rate = steady_examples_per_second(result["train_history"])
+  summary.update(examples_per_second=rate,
+                 flops_per_second=rate / options.train_batch_size * summary["step_flops"])
   files.write_json(summary_path, summary)
   return summary, False
 

@@ -27,20 +27,28 @@ from absl import logging
 from bert_tf import file_io as files
 
 COLUMNS = ("objective", "metric", "mean", "sd", "n", "se", "pretrain_seconds",
-           "pretrain_steps", "train_tokens", "train_flops", "parameters")
+           "pretrain_steps", "train_tokens", "train_flops", "parameters",
+           "examples_per_second", "flops_per_second")
 
 
 def row(objective, metric, mean, sd, n, pretrain, se=None):
   """One result row; se defaults to sd / sqrt(n), NaN says none is
   measured (stored as None). `pretrain` is the pretraining summary (its
-  train_flops may be missing: an empty cell)."""
+  train_flops and measured rates may be missing, in summaries written before
+  they were kept: an empty cell)."""
   if se is None:
     se = sd / math.sqrt(n) if n > 0 else 0.0
   se = float(se) if math.isfinite(se) else None
   return {"objective": objective, "metric": metric, "mean": float(mean), "sd": float(sd),
           "n": int(n), "se": se, "pretrain_seconds": round(pretrain["seconds"], 1),
           "pretrain_steps": pretrain["steps"], "train_tokens": pretrain["train_tokens"],
-          "train_flops": pretrain.get("train_flops", ""), "parameters": pretrain["parameters"]}
+          "train_flops": pretrain.get("train_flops", ""), "parameters": pretrain["parameters"],
+          "examples_per_second": _rounded(pretrain.get("examples_per_second", ""), 1),
+          "flops_per_second": pretrain.get("flops_per_second", "")}
+
+
+def _rounded(value, digits):
+  return round(value, digits) if value != "" else ""
 
 
 def metrics_of(rows):
@@ -90,9 +98,14 @@ def _flops(value):
   return f"{value:.3g}" if value != "" else ""
 
 
+def _rate(value):
+  return f"{float(value):.1f}" if value not in ("", None) else ""
+
+
 def markdown(rows, title, notes=()):
   """results.md: objective x metric table (mean ± sd, n), compute (seconds,
-  steps, tokens, training FLOPs, parameters), noise."""
+  steps, tokens, training FLOPs, parameters, and the measured training
+  examples/s and FLOP/s: whether each ran at its expected cost), noise."""
   metrics = metrics_of(rows)
   names = []
   for r in rows:
@@ -100,13 +113,15 @@ def markdown(rows, title, notes=()):
       names.append(r["objective"])
   cells = {(r["objective"], r["metric"]): r for r in rows}
   out = [f"# {title}", "", "| objective | pretraining (s) | steps | tokens | train FLOPs | "
-         "params | " + " | ".join(metrics) + " |", "|---" * (6 + len(metrics)) + "|"]
+         "params | ex/s | FLOP/s | " + " | ".join(metrics) + " |",
+         "|---" * (8 + len(metrics)) + "|"]
   for name in names:
     first = next(r for r in rows if r["objective"] == name)
     values = [_cell(cells.get((name, metric))) for metric in metrics]
     out.append(f"| {name} | {first['pretrain_seconds']:.0f} | {first['pretrain_steps']} | "
                f"{first['train_tokens']:,} | {_flops(first['train_flops'])} | "
-               f"{first['parameters']:,} | " + " | ".join(values)
+               f"{first['parameters']:,} | {_rate(first.get('examples_per_second', ''))} | "
+               f"{_flops(first.get('flops_per_second', ''))} | " + " | ".join(values)
                + " |")
   out += ["", "Which differences are noise (two standard errors of the difference; a rough "
           "rule):", ""] + noise_lines(rows)

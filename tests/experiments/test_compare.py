@@ -181,8 +181,14 @@ def test_electra_against_bert_at_equal_flops(tmp_path, capsys):
   lines = table.splitlines()
   cells = lambda line: [c.strip() for c in line.split("|")[1:-1]]  # noqa: E731
   header = cells(next(line for line in lines if line.startswith("| objective")))
-  assert header[2:5] == ["steps", "tokens", "train FLOPs"]
+  assert header[2:8] == ["steps", "tokens", "train FLOPs", "params", "ex/s", "FLOP/s"]
   table_rows = {c[0]: dict(zip(header, c)) for c in map(cells, lines) if c and c[0] in flops}
+  # Each arm's measured rate, and FLOP/s = ex/s / batch x its step's FLOPs.
+  for name, row in table_rows.items():
+    rate = summaries[name]["examples_per_second"]
+    assert rate > 0 and row["ex/s"] == f"{rate:.1f}"
+    assert summaries[name]["flops_per_second"] == pytest.approx(
+        rate / options.train_batch_size * summaries[name]["step_flops"])
   # mlm_nsp has no generator or discriminator cells; electra no BERT masked-LM one.
   assert all(table_rows["mlm_nsp"][m] == ""
              for m in ["generator_masked_lm_accuracy"] + discriminator)

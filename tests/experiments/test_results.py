@@ -10,7 +10,7 @@ import tensorflow as tf
 from bert_tf.experiments import results
 
 PRETRAIN = {"seconds": 61.24, "steps": 100, "train_tokens": 204800, "train_flops": 1.5e12,
-            "parameters": 1234}
+            "parameters": 1234, "examples_per_second": 52.345, "flops_per_second": 2.4e10}
 
 
 def _rows():
@@ -39,8 +39,11 @@ def test_markdown_table_has_one_row_per_objective_and_the_compute():
   assert header.endswith("| masked_lm_accuracy | probe_sop_accuracy |")
   body = [line for line in lines if line.startswith("| mlm")]
   assert len(body) == 2
-  assert body[0].startswith("| mlm_nsp | 61 | 100 | 204,800 | 1.5e+12 | 1,234 | "
-                            "0.2000 (se 0.0040) | 0.6000 ± 0.0200 (n=3) |")
+  # Beside the budget, the rate it ran at: examples/s and training FLOP/s.
+  assert header.startswith("| objective | pretraining (s) | steps | tokens | train FLOPs | "
+                           "params | ex/s | FLOP/s |")
+  assert body[0].startswith("| mlm_nsp | 61 | 100 | 204,800 | 1.5e+12 | 1,234 | 52.3 | "
+                            "2.4e+10 | 0.2000 (se 0.0040) | 0.6000 ± 0.0200 (n=3) |")
   assert "- one run each" in lines and "within noise" in text
 
 
@@ -58,7 +61,8 @@ def test_a_metric_one_objective_lacks_is_an_empty_cell_and_no_csv_row():
   assert next(line for line in lines if line.startswith("| mlm_nsp |")).endswith(
       "| 0.6000 ± 0.0200 (n=3) |  |  |")
   assert next(line for line in lines if line.startswith("| electra |")) == (
-      "| electra | 61 | 150 | 204,800 | 1e+12 | 1,234 | 0.3000 (se 0.0040) |  | -0.0500 | "
+      "| electra | 61 | 150 | 204,800 | 1e+12 | 1,234 | 52.3 | 2.4e+10 | 0.3000 (se 0.0040) |  "
+      "| -0.0500 | "
       "0.9100 (se 0.0020) |")
   parsed = list(csv.DictReader(io.StringIO(results.to_csv(rows))))
   assert [r["metric"] for r in parsed if r["objective"] == "electra"] == [
@@ -70,9 +74,10 @@ def test_a_metric_one_objective_lacks_is_an_empty_cell_and_no_csv_row():
   assert results.noise_lines(two) == ["- **discriminator_loss_vs_prior**: best other (-0.0100); "
                                       "electra not compared (no standard error)"]
   # Pretraining summaries from before FLOPs were counted: an empty cell.
-  old = {k: v for k, v in PRETRAIN.items() if k != "train_flops"}
+  old = {k: v for k, v in PRETRAIN.items()
+         if k not in ("train_flops", "examples_per_second", "flops_per_second")}
   row = results.row("mlm", "masked_lm_accuracy", 0.2, 0.0, 1, old, se=0.01)
-  assert "| 204,800 |  | 1,234 |" in results.markdown([row], "Old")
+  assert "| 204,800 |  | 1,234 |  |  |" in results.markdown([row], "Old")
 
 
 def test_csv_round_trips(tmp_path):
