@@ -261,8 +261,6 @@ class ElectraPretrainer(keras.Model):
     sample_step: int64 counter of training calls (seeds the noise).
   """
 
-  pooled_is_first_token = True  # ELECTRA has no pooler (see the module docstring)
-
   def __init__(self, config, gen_config=None, mask_rule=DEFAULT_MASK_RULE,
                mask_token_id=None, seed=0, dtype=None, **kwargs):
     """Makes the model, all weights created.

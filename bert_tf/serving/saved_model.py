@@ -244,7 +244,7 @@ class BertServingModule(tf.Module):
           {"token_ids": input_ids, "segment_ids": segment_ids, "padding_mask": input_mask},
           training=False)
     pooled = outputs["pooled_output"]
-    if getattr(self.pretrainer, "pooled_is_first_token", False):
+    if self.objective.pooled_is_first_token:
       pooled = outputs["sequence_output"][:, 0]  # ELECTRA: no pooler
     return {"sequence_output": tf.cast(outputs["sequence_output"], tf.float32),
             "pooled_output": tf.cast(pooled, tf.float32)}

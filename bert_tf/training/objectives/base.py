@@ -53,6 +53,8 @@ class Objective:
     options: an instance of `options_type`, or None.
     record_options: data.writer.DataOptions fields of the records it
       trains on (compare_objectives writes them; {}: the original's).
+    pooled_is_first_token: the encoder has no pooler (ELECTRA): an export's
+      pooled_output is the [CLS] token's sequence output.
     builds_own_encoder: fine-tuning rebuilds this objective's whole model
       to take its encoder (ELECTRA's discriminator, whose embeddings the
       generator shares), instead of reading a BertBackbone's weights.
@@ -72,6 +74,7 @@ class Objective:
   options_type = None  # the dataclass of `options`; None: no options
   record_options = {}
   checkpoint_root = checkpoints.MODEL_ROOT
+  pooled_is_first_token = False
   builds_own_encoder = False
   train_flops = None
 

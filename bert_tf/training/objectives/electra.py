@@ -124,6 +124,7 @@ class ElectraObjective(base.Objective):
   # ignores the sentence labels), so compare_objectives shares mlm_nsp's.
   record_options = {}
   builds_own_encoder = True
+  pooled_is_first_token = True  # no pooler (see models/electra.py)
   EPSILON = 1e-6  # the original's, for both losses
 
   def __init__(self, options=None):
