@@ -4,7 +4,7 @@ takes, and how long the run waits for it.
 Destroying a tf.data iterator joins its threads, the autotuner's among them,
 which sleeps up to a minute between optimizations; a run that destroyed its
 training iterator on the main thread sat idle that long at its end.
-`loop.run` now hands the iterator to a daemon thread (`_TrainInput`). For
+`loop.run` now hands the iterator to another thread (`_TrainInput`). For
 each shape this trains once with `loop.run` and prints, side by side:
 
   destroy   how long destroying the iterator took (on that thread): the

@@ -378,17 +378,21 @@ def _write_eval_results(path, results):
 
 
 class _TrainInput:
-  """The training iterator, and its release on a daemon thread.
+  """The training iterator, and its release on another thread.
 
   Destroying a tf.data iterator cancels its reading at once, then joins its
   threads, the autotuner's among them, which sleeps up to a minute between
   optimizations: we saw 10 to 47 s of idle wait at the end of runs
   (py-spy: RootDataset::Iterator::~Iterator joining a thread of its
   UnboundedThreadPool), the longer the run the longer the wait. `release`
-  hands the last reference to a daemon thread, so the run goes on at once
+  hands the last reference to another thread, so the run goes on at once
   (the destructor runs without the GIL); `seconds` is how long the
-  destruction took there, once `thread` is done. Disabling autotuning also
-  removes the wait but cost 9% of training examples/s.
+  destruction took there, once `thread` is done. The thread is not a daemon:
+  Python joins it before the interpreter exits (a daemon thread still in
+  the destructor then aborted the process inside TensorFlow's C++), so a
+  process that ends right after training may still wait for it at exit.
+  Disabling autotuning also removes the wait but cost 9% of training
+  examples/s.
   """
 
   def __init__(self, iterator):
@@ -406,7 +410,7 @@ class _TrainInput:
       held.clear()
       self.seconds = time.time() - start
 
-    self.thread = threading.Thread(target=destroy, name="release-train-input", daemon=True)
+    self.thread = threading.Thread(target=destroy, name="release-train-input", daemon=False)
     self.thread.start()
 
 
@@ -485,7 +489,7 @@ def _checkpoint(config, strategy, is_chief, model, optimizer, global_step, objec
   """
   objectives.check_objective(config.output_dir, objective)
   checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, step=global_step,
-                                   objective=objectives.checkpoint_variable(objective))
+                                   **objectives.checkpoint_variables(objective))
   ckpt_dir = config.output_dir
   if not is_chief:
     # Every worker takes part in saving; only the chief keeps its files.

@@ -27,7 +27,7 @@ def exported(tmp_path_factory):
   objective = objectives.ElectraObjective(
       objectives.ElectraOptions(generator_hidden_size=0.5, mask_token_id=4))
   model = objective.build_model(CONFIG)
-  tf.train.Checkpoint(model=model, objective=objectives.checkpoint_variable(objective)).save(
+  tf.train.Checkpoint(model=model, **objectives.checkpoint_variables(objective)).save(
       str(root / "train" / "ckpt"))
   options = export.ExportOptions(
       bert_config_file=str(config_file), checkpoint=str(root / "train"), vocab_file=vocab_file,

@@ -182,7 +182,7 @@ def test_electra_exports_answer_replaced_token_detection(tmp_path):
   objective = objectives.ElectraObjective(
       objectives.ElectraOptions(generator_hidden_size=0.5, mask_token_id=4))
   model = objective.build_model(CONFIG)
-  tf.train.Checkpoint(model=model, objective=objectives.checkpoint_variable(objective)).save(
+  tf.train.Checkpoint(model=model, **objectives.checkpoint_variables(objective)).save(
       str(tmp_path / "train" / "ckpt"))
   pretrainer, _ = load_recorded(CONFIG, str(tmp_path / "train"))
   export_dir = str(tmp_path / "electra")
@@ -231,7 +231,7 @@ def test_exports_of_sentence_order_and_mlm_alone_have_their_signatures(tmp_path)
     model = objective.build_model(CONFIG)
     ckpt_dir = tmp_path / name
     tf.train.Checkpoint(model=model,
-                        objective=objectives.checkpoint_variable(objective)).save(
+                        **objectives.checkpoint_variables(objective)).save(
                             str(ckpt_dir / "ckpt"))
     pretrainer, _ = load_recorded(CONFIG, str(ckpt_dir))
     assert objectives.of_model(pretrainer) is objective

@@ -64,7 +64,8 @@ def _run_script(tmp_path, mode, env=None, objective="bert"):
   script = tmp_path / "dist_script.py"
   script.write_text(_SCRIPT)
   env = dict(os.environ if env is None else env)
-  env["PYTHONPATH"] = os.pathsep.join([REPO, TESTS_DIR, env.get("PYTHONPATH", "")])
+  env["PYTHONPATH"] = os.pathsep.join([REPO, TESTS_DIR, os.path.join(os.path.dirname(TESTS_DIR), "data"),
+                                       env.get("PYTHONPATH", "")])
   return subprocess.Popen([sys.executable, str(script), str(tmp_path), mode, objective],
                           env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

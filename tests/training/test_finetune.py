@@ -277,7 +277,7 @@ def test_an_electra_checkpoint_fine_tunes_its_discriminator(tmp_path):
   config = tiny_bert_config(dropout=0.0)
   electra = objectives.ElectraObjective()
   pretrainer = electra.build_model(config)
-  tf.train.Checkpoint(model=pretrainer, objective=objectives.checkpoint_variable(electra)).save(
+  tf.train.Checkpoint(model=pretrainer, **objectives.checkpoint_variables(electra)).save(
       str(tmp_path / "electra" / "ckpt"))
   model, described = finetune.build_classifier(config, 2, str(tmp_path / "electra"), seed=1)
   assert described.startswith("initialized the ELECTRA discriminator's")

@@ -85,11 +85,13 @@ def test_train_eval_then_resume_restores_identical_optimizer_state(data):
   with tf.io.gfile.GFile(str(data / "out/eval_results.txt")) as f:
     keys = [line.split(" = ")[0] for line in f.read().splitlines()]
   assert keys == list(ORIGINAL_EVAL_KEYS)
-  # The training input was handed to a background thread, which destroyed
+  # The training input was handed to another thread, which destroyed
   # it (the run did not wait for tf.data's threads to stop).
   train_input = first["train_input"]
   assert train_input.iterator is None
-  assert train_input.thread.name == "release-train-input" and train_input.thread.daemon
+  # Not a daemon: Python joins it before exiting (a daemon thread still in
+  # TensorFlow's destructor at exit aborted the process).
+  assert train_input.thread.name == "release-train-input" and not train_input.thread.daemon
   train_input.thread.join(timeout=120)
   assert not train_input.thread.is_alive() and train_input.seconds >= 0.0
 

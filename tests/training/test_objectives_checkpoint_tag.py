@@ -13,7 +13,7 @@ from test_loop import tiny_bert_config
 
 def test_a_checkpoint_records_its_objective(tmp_path):
   sop = objectives.get("mlm_sop")
-  tf.train.Checkpoint(objective=objectives.checkpoint_variable(sop)).save(str(tmp_path / "ckpt"))
+  tf.train.Checkpoint(**objectives.checkpoint_variables(sop)).save(str(tmp_path / "ckpt"))
   prefix = tf.train.latest_checkpoint(str(tmp_path))
   assert objectives.from_checkpoint(prefix) is sop
   objectives.check_objective(str(tmp_path), sop)

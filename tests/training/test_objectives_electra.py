@@ -101,7 +101,7 @@ def test_electra_options_come_from_the_config_and_travel_with_the_checkpoint(tmp
   model = objective.build_model(tiny_bert_config())
   assert model.generator_config.hidden_size == 16
   assert objectives.of_model(model).options == objective.options
-  tf.train.Checkpoint(objective=objectives.checkpoint_variable(objective)).save(
+  tf.train.Checkpoint(**objectives.checkpoint_variables(objective)).save(
       str(tmp_path / "ckpt"))
   assert objectives.from_checkpoint(tf.train.latest_checkpoint(str(tmp_path))).options == (
       objective.options)

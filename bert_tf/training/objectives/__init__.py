@@ -20,7 +20,6 @@ The package's API, for `from bert_tf.training import objectives`:
 
 from bert_tf.training.objectives.base import Objective
 from bert_tf.training.objectives.bert import BertObjective
-from bert_tf.training.objectives.checkpoint_tag import checkpoint_variable
 from bert_tf.training.objectives.checkpoint_tag import checkpoint_variables
 from bert_tf.training.objectives.distillation import check_teacher_vocab
 from bert_tf.training.objectives.distillation import DistillationObjective

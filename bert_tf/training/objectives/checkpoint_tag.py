@@ -43,16 +43,6 @@ def checkpoint_variables(objective):
   return variables
 
 
-def checkpoint_variable(objective):
-  """The one string variable that training's loop saves as `objective` today:
-  the name, then the options JSON after a space when the objective has
-  options (read by `read_tag`). `checkpoint_variables` is the two-variable
-  form above."""
-  options = objective.options_json()
-  value = objective.name if options is None else f"{objective.name} {options}"
-  return _string_variable(value, CHECKPOINT_KEY)
-
-
 def _load_string(prefix, key):
   try:
     value = tf.train.load_variable(prefix, f"{key}/.ATTRIBUTES/VARIABLE_VALUE")
