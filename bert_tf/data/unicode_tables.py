@@ -52,12 +52,6 @@ def is_punctuation(ch):
   return unicodedata.category(ch).startswith("P")
 
 
-def is_split_space(ch):
-  # What separates words after cleanup: the mapped whitespace plus whatever
-  # else `str.split()` treats as whitespace (U+2028, U+2029) and survived it.
-  return is_whitespace(ch) or (ch.isspace() and not is_dropped(ch))
-
-
 @functools.lru_cache(maxsize=None)
 def code_point_flags(n=sys.maxunicode + 1):
   """Per code point (numpy bool arrays over 0..n-1, by default the whole

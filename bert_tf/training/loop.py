@@ -563,40 +563,42 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
           strategy, train_info, config.train_batch_size, is_training=True,
           seed=config.seed + step, shuffle_buffer=config.shuffle_buffer)))
       result["train_input"] = train_input
-      logging.info("Training from step %d to %d", step, config.num_train_steps)
-      eta = progress.EtaEstimator(step, time.time(), config.num_train_steps)
-      while step < config.num_train_steps:
-        loop_start = time.time()
-        metrics, done, finite = trainer.train_steps(
-            train_input.iterator, tf.constant(_steps_to_next_stop(step, config), tf.int32))
-        elapsed = time.time() - loop_start
-        step = int(global_step.numpy())
-        eta.loop_done(step, time.time())
-        if not bool(finite):
-          raise TrainingDivergedError(
-              f"loss is NaN or Inf at step {step}; stopped without saving; the last good "
-              f"checkpoint in {config.output_dir} is "
-              f"{tf.train.latest_checkpoint(config.output_dir)}")
-        metrics = _host_metrics(metrics, int(done), elapsed, optimizer, config)
-        result["train"] = metrics
-        result["train_history"].append(dict(metrics, global_step=step))
-        out.scalars(out.train, step, metrics)
-        last = step == config.num_train_steps
-        if step % config.log_steps == 0 or last:
-          progress.log_progress(step, config.num_train_steps, metrics, eta.text(step), objective)
-        if step % config.save_checkpoints_steps == 0 or last or stop.requested:
-          logging.info("Saved checkpoint %s", manager.save(checkpoint_number=step))
-        if stop.requested:
-          logging.warning("SIGTERM: saved step %d and stopped", step)
-          train_input.release()
-          return dict(result, global_step=step, stopped_by_signal=True)
-        if (config.do_eval and config.eval_every_steps and not last
-            and step % config.eval_every_steps == 0):
-          result["eval_history"].append(evaluate(evaluator, eval_info, config, step))
-          out.scalars(out.eval, step, {k: result["eval_history"][-1][k]
-                                       for k in objective.metric_keys})
-      logging.info("Training done at step %d", step)
-      train_input.release()
+      # Released on every way out (the end, SIGTERM, a NaN stop, an error).
+      try:
+        logging.info("Training from step %d to %d", step, config.num_train_steps)
+        eta = progress.EtaEstimator(step, time.time(), config.num_train_steps)
+        while step < config.num_train_steps:
+          loop_start = time.time()
+          metrics, done, finite = trainer.train_steps(
+              train_input.iterator, tf.constant(_steps_to_next_stop(step, config), tf.int32))
+          elapsed = time.time() - loop_start
+          step = int(global_step.numpy())
+          eta.loop_done(step, time.time())
+          if not bool(finite):
+            raise TrainingDivergedError(
+                f"loss is NaN or Inf at step {step}; stopped without saving; the last good "
+                f"checkpoint in {config.output_dir} is "
+                f"{tf.train.latest_checkpoint(config.output_dir)}")
+          metrics = _host_metrics(metrics, int(done), elapsed, optimizer, config)
+          result["train"] = metrics
+          result["train_history"].append(dict(metrics, global_step=step))
+          out.scalars(out.train, step, metrics)
+          last = step == config.num_train_steps
+          if step % config.log_steps == 0 or last:
+            progress.log_progress(step, config.num_train_steps, metrics, eta.text(step), objective)
+          if step % config.save_checkpoints_steps == 0 or last or stop.requested:
+            logging.info("Saved checkpoint %s", manager.save(checkpoint_number=step))
+          if stop.requested:
+            logging.warning("SIGTERM: saved step %d and stopped", step)
+            return dict(result, global_step=step, stopped_by_signal=True)
+          if (config.do_eval and config.eval_every_steps and not last
+              and step % config.eval_every_steps == 0):
+            result["eval_history"].append(evaluate(evaluator, eval_info, config, step))
+            out.scalars(out.eval, step, {k: result["eval_history"][-1][k]
+                                         for k in objective.metric_keys})
+        logging.info("Training done at step %d", step)
+      finally:
+        train_input.release()
     result["global_step"] = step
 
     # === Evaluate ===
