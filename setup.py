@@ -19,6 +19,8 @@ setuptools.setup(
         "tensorboard>=2.21",
         "absl-py>=2.0",
         "numpy>=1.26",
+        # transformers folders (--hf_out, --init_checkpoint): numpy API, no torch.
+        "safetensors>=0.4",
     ],
     extras_require={
         "beam": ["apache-beam>=2.60"],

@@ -88,22 +88,17 @@ def config_from_flags():
   """(TrainConfig with objective distill, student BertConfig, whether the
   student config is the default one); raises app.UsageError."""
   from bert_tf.models import distillation  # pylint: disable=g-import-not-at-top
-  from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
   for name, why in _NOT_USED.items():
     if FLAGS[name].present:
       raise app.UsageError(f"--{name} is not used by distill: {why}")
   if not FLAGS.teacher_checkpoint:
     raise app.UsageError("--teacher_checkpoint is required")
-  preset = distillation.is_keras_hub_preset(FLAGS.teacher_checkpoint)
-  if not FLAGS.teacher_config_file and not preset:
-    raise app.UsageError("--teacher_config_file is required (a keras-hub preset teacher "
-                         "holds its own)")
+  from bert_tf.training.objectives import distillation as distill  # pylint: disable=g-import-not-at-top
   try:
-    teacher_config = (BertConfig.from_json_file(FLAGS.teacher_config_file)
-                      if FLAGS.teacher_config_file
-                      else distillation.preset_bert_config(FLAGS.teacher_checkpoint))
-  except (ValueError, OSError, KeyError) as e:
-    raise app.UsageError(f"--teacher_config_file={FLAGS.teacher_config_file}: {e}") from None
+    teacher_config = distill.teacher_config_of(FLAGS.teacher_config_file,
+                                              FLAGS.teacher_checkpoint)
+  except ValueError as e:
+    raise app.UsageError(str(e)) from None
   student_config = None
   if not FLAGS.bert_config_file:
     student_config = distillation.default_student_config(teacher_config)

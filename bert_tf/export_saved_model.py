@@ -5,9 +5,11 @@
     --vocab_file=vocab.txt --do_lower_case --export_dir=/tmp/bert_savedmodel
 
 --checkpoint takes a training output directory (its latest checkpoint), a
-checkpoint prefix, or an original TF1 BERT checkpoint (.../bert_model.ckpt).
-Any of --export_dir, --tf1_checkpoint_out and --keras_hub_preset_out may be
-given; the checkpoint is read once. See bert_tf/serving/export.py for the signatures.
+checkpoint prefix, an original TF1 BERT checkpoint (.../bert_model.ckpt), or
+a Hugging Face transformers folder (config.json + model.safetensors; its
+config.json and vocab.txt stand in for --bert_config_file and --vocab_file).
+Any of --export_dir, --tf1_checkpoint_out, --keras_hub_preset_out and
+--hf_out may be given; the checkpoint is read once. See bert_tf/serving/export.py for the signatures.
 """
 
 from absl import app
@@ -22,14 +24,19 @@ FLAGS = flags.FLAGS
 def define_flags(flag_values):
   """The tool's flags (see bert_tf.cli: defined when it runs, not at import)."""
   f = flag_values
-  flags.DEFINE_string("bert_config_file", None, "bert_config.json of the model.", flag_values=f)
+  flags.DEFINE_string("bert_config_file", None,
+                      "bert_config.json of the model (default for a transformers folder "
+                      "--checkpoint: its config.json).", flag_values=f)
   flags.DEFINE_string(
       "checkpoint", None,
-      "Training output directory (latest checkpoint), checkpoint prefix, or original "
-      "TF1 BERT checkpoint prefix (.../bert_model.ckpt).", flag_values=f)
-  flags.DEFINE_string("vocab_file", None, "The vocab the model was trained with.", flag_values=f)
+      "Training output directory (latest checkpoint), checkpoint prefix, original "
+      "TF1 BERT checkpoint prefix (.../bert_model.ckpt), or transformers folder "
+      "(config.json + model.safetensors).", flag_values=f)
+  flags.DEFINE_string("vocab_file", None, "The vocab the model was trained with (default "
+                      "for a transformers folder --checkpoint: its vocab.txt).", flag_values=f)
   flags.DEFINE_bool("do_lower_case", True,
-                    "Lower-case and strip accents in the text signatures (uncased models).",
+                    "Lower-case and strip accents in the text signatures (uncased models). "
+                    "Default for a transformers folder --checkpoint: its tokenizer's.",
                     flag_values=f)
   flags.DEFINE_integer(
       "max_seq_length", None,
@@ -52,18 +59,34 @@ def define_flags(flag_values):
       "keras_hub_preset_out", None,
       "Also write the encoder + preprocessor (tokenizer, sequence length "
       "--max_seq_length) as a keras-hub preset directory.", flag_values=f)
+  flags.DEFINE_string(
+      "hf_out", None,
+      "Also write a Hugging Face transformers folder (config.json, model.safetensors, "
+      "vocab.txt, tokenizer config) that transformers 5 loads as it is: "
+      "BertForPreTraining / BertForMaskedLM / AlbertForPreTraining / "
+      "ElectraForPreTraining (+ generator/ ElectraForMaskedLM).", flag_values=f)
   flags.DEFINE_bool("overwrite", False, "Replace outputs that exist already.", flag_values=f)
 
 
 def main(argv):
   del argv
-  for name in ("bert_config_file", "checkpoint", "vocab_file"):
-    if not getattr(FLAGS, name):
-      raise app.UsageError(f"--{name} is required")
-  if not (FLAGS.export_dir or FLAGS.tf1_checkpoint_out or FLAGS.keras_hub_preset_out):
-    raise app.UsageError(
-        "nothing to write: give --export_dir, --tf1_checkpoint_out or --keras_hub_preset_out")
-  written = export.run_export(cli.options_from_flags(export.ExportOptions, FLAGS))
+  if not FLAGS.checkpoint:
+    raise app.UsageError("--checkpoint is required")
+  if not (FLAGS.export_dir or FLAGS.tf1_checkpoint_out or FLAGS.keras_hub_preset_out
+          or FLAGS.hf_out):
+    raise app.UsageError("nothing to write: give --export_dir, --tf1_checkpoint_out, "
+                         "--keras_hub_preset_out or --hf_out")
+  from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
+  try:  # a transformers folder --checkpoint holds the config and the vocab
+    _, _, casing = hf_checkpoint.model_files(FLAGS.checkpoint, FLAGS.bert_config_file,
+                                             FLAGS.vocab_file)
+  except ValueError as e:
+    raise app.UsageError(str(e)) from None
+  overrides = {}
+  if casing is not None and not FLAGS["do_lower_case"].present:
+    overrides["do_lower_case"] = casing  # the folder's tokenizer's
+  options = cli.options_from_flags(export.ExportOptions, FLAGS, **overrides)
+  written = export.run_export(options)
   for name, path in written.items():  # once, on stdout (the library logs what it wrote)
     print(f"{name}: {path}")
 

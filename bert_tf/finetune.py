@@ -35,8 +35,11 @@ def define_flags(flag_values):
   from bert_tf.training.finetune import FinetuneConfig  # pylint: disable=g-import-not-at-top
   f = flag_values
   d = FinetuneConfig()
-  flags.DEFINE_string("bert_config_file", None, "bert_config.json of the model.", flag_values=f)
-  flags.DEFINE_string("vocab_file", None, "The model's vocab.txt.", flag_values=f)
+  flags.DEFINE_string("bert_config_file", None, "bert_config.json of the model (default with "
+                      "a transformers folder --init_checkpoint: its config.json).",
+                      flag_values=f)
+  flags.DEFINE_string("vocab_file", None, "The model's vocab.txt (default with a transformers "
+                      "folder --init_checkpoint: its vocab.txt).", flag_values=f)
   flags.DEFINE_string("train_file", None, "Training TSV (header row).", flag_values=f)
   flags.DEFINE_string("dev_file", None, "Dev TSV: the metrics are computed on it.",
                       flag_values=f)
@@ -56,7 +59,8 @@ def define_flags(flag_values):
                        "longer pairs are cut as the original (longer side first).",
                        flag_values=f)
   flags.DEFINE_string("init_checkpoint", "", "Encoder weights: bert_tf checkpoint or "
-                      "training dir, original TF1 checkpoint, or keras-hub preset dir. "
+                      "training dir, original TF1 checkpoint, keras-hub preset dir, or "
+                      "transformers folder (config.json + model.safetensors). "
                       "Empty: random initialization.", flag_values=f)
   flags.DEFINE_string("output_dir", None, "eval_results.txt, TensorBoard logs (seed_<n>/), "
                       "the first seed's model.", flag_values=f)
@@ -81,20 +85,24 @@ def define_flags(flag_values):
 
 def config_from_flags():
   """(FinetuneConfig, BertConfig) from FLAGS; raises app.UsageError."""
-  from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
   from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
-  for name in ("bert_config_file", "vocab_file", "train_file", "dev_file", "output_dir"):
+  from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
+  for name in ("train_file", "dev_file", "output_dir"):
     if not FLAGS[name].value:
       raise app.UsageError(f"--{name} is required")
-  try:
-    bert_config = BertConfig.from_json_file(FLAGS.bert_config_file)
-  except (ValueError, OSError) as e:
-    raise app.UsageError(f"--bert_config_file={FLAGS.bert_config_file}: {e}") from None
+  try:  # a transformers folder --init_checkpoint holds the config and the vocab
+    bert_config, vocab_file, casing = hf_checkpoint.model_files(
+        FLAGS.init_checkpoint, FLAGS.bert_config_file, FLAGS.vocab_file)
+  except ValueError as e:
+    raise app.UsageError(str(e)) from None
   values = {field: FLAGS[field].value for field in (
-      "train_file", "dev_file", "test_file", "output_dir", "vocab_file", "text_a_column",
+      "train_file", "dev_file", "test_file", "output_dir", "text_a_column",
       "text_b_column", "label_column", "do_lower_case", "max_seq_length", "init_checkpoint",
       "num_train_epochs", "learning_rate", "warmup_proportion", "train_batch_size",
       "eval_batch_size", "seeds", "seed", "task_type")}
+  values["vocab_file"] = vocab_file
+  if casing is not None and not FLAGS["do_lower_case"].present:
+    values["do_lower_case"] = casing  # the folder's tokenizer's
   config = finetune.FinetuneConfig(**values)
   try:
     config.validate(bert_config)

@@ -45,8 +45,8 @@ def define_flags(flag_values):
   A flag named as a TrainConfig field takes the field's default."""
   f = flag_values
   d = train_config.TrainConfig()  # the defaults
-  flags.DEFINE_string("bert_config_file", None, "bert_config.json of the model to train.",
-                      flag_values=f)
+  flags.DEFINE_string("bert_config_file", None, "bert_config.json of the model to train "
+                      "(default: a transformers --init_checkpoint's config.json).", flag_values=f)
   flags.DEFINE_string("input_file", None,
                       "Input TFRecord files: comma-separated globs (plain or gzip).",
                       flag_values=f)
@@ -56,8 +56,10 @@ def define_flags(flag_values):
   flags.DEFINE_string("init_checkpoint", None,
                       "Warm start (weights only) from what the checkpoint holds, as the "
                       "original's init_from_checkpoint: a bert_tf training dir or checkpoint "
-                      "prefix, or an original TF1 BERT checkpoint (bert_model.ckpt; an "
-                      "encoder-only one leaves the cls/ heads initialized). The log says what "
+                      "prefix, an original TF1 BERT checkpoint (bert_model.ckpt; an "
+                      "encoder-only one leaves the cls/ heads initialized), or a Hugging Face "
+                      "transformers folder (config.json + model.safetensors: BERT, ALBERT, "
+                      "ELECTRA). The log says what "
                       "was initialized; a shape that differs is an error. Not used when "
                       "--output_dir holds a checkpoint (that run resumes).", flag_values=f)
   flags.DEFINE_integer("max_seq_length", d.max_seq_length, "Sequence length of the records.",
@@ -170,11 +172,10 @@ def config_from_flags(bert_config=None, flag_values=None):
     flag_values: the parsed flags (None: this module's FLAGS); a tool that
       adds flags to these (distill) passes its own.
   """
-  from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
   fv = FLAGS if flag_values is None else flag_values
-  for name in ("output_dir",) if bert_config is not None else ("bert_config_file", "output_dir"):
-    if not fv[name].value:
-      raise app.UsageError(f"--{name} is required")
+  from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
+  if not fv.output_dir:
+    raise app.UsageError("--output_dir is required")
   if not fv.input_file and not (fv.do_eval and fv.eval_input_file):
     raise app.UsageError("--input_file is required")
   if not fv.do_train and not fv.do_eval:
@@ -185,10 +186,11 @@ def config_from_flags(bert_config=None, flag_values=None):
   for note in notes:
     logging.warning("%s", note)
   if bert_config is None:
-    try:
-      bert_config = BertConfig.from_json_file(fv.bert_config_file)
-    except (ValueError, OSError) as e:
-      raise app.UsageError(f"--bert_config_file={fv.bert_config_file}: {e}") from None
+    try:  # a transformers folder --init_checkpoint holds one
+      bert_config = hf_checkpoint.config_for(fv.bert_config_file, fv.init_checkpoint,
+                                             "bert_config_file")
+    except ValueError as e:
+      raise app.UsageError(str(e)) from None
   # Every TrainConfig field with a flag of its name; not given (None) is "".
   overrides = train_config.objective_defaults(fv.objective, fv["learning_rate"].present)
   config = cli.options_from_flags(train_config.TrainConfig, fv, unset_keeps_default=True,

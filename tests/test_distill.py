@@ -143,3 +143,21 @@ def test_a_student_the_teacher_cannot_initialize_is_one_line(teacher, tmp_path, 
     _main(monkeypatch, argv + [f"--init_checkpoint={path / 'teacher'}"])
   assert exit_info.value.code == 2
   assert "--init_checkpoint is not used by distill" in capsys.readouterr().err
+
+
+def test_a_transformers_folder_teacher_holds_its_config(tmp_path, monkeypatch):
+  """--teacher_checkpoint=<transformers folder>, no --teacher_config_file: the
+  teacher's config.json; the default student keeps its exact GELU."""
+  from test_hf_checkpoint import fixture  # pylint: disable=g-import-not-at-top
+  from test_run_pretraining import _write_records_of_vocab  # pylint: disable=g-import-not-at-top
+  _write_records_of_vocab(tmp_path / "train.tfrecord", 32, 79, seed=4)
+  argv = ["distill", f"--teacher_checkpoint={fixture('bert_for_pretraining')}",
+          f"--input_file={tmp_path / 'train.tfrecord'}", f"--output_dir={tmp_path / 'out'}",
+          "--max_seq_length=32", "--max_predictions_per_seq=5", "--train_batch_size=8",
+          "--learning_rate=1e-3", "--num_warmup_steps=1", "--num_train_steps=2",
+          "--save_checkpoints_steps=2", "--iterations_per_loop=2", "--log_steps=2",
+          "--do_train"]
+  assert _main(monkeypatch, argv) == 0
+  student = BertConfig.from_json_file(str(tmp_path / "out" / "bert_config.json"))
+  assert student.num_hidden_layers == 1 and student.hidden_act == "gelu_exact"
+  assert tf.train.latest_checkpoint(str(tmp_path / "out")).endswith("ckpt-2")

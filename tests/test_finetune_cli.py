@@ -96,3 +96,16 @@ def test_bad_input_is_one_line_nonzero_exit_and_no_result_file(files, tmp_path):
       "pass overwrite=True (--overwrite) to replace it")
   assert os.listdir(tmp_path / "model") == ["keep.txt"]
   assert not (tmp_path / "out" / "eval_results.txt").exists()
+
+
+def test_a_transformers_folder_stands_in_for_config_vocab_and_weights(files, tmp_path):
+  """--init_checkpoint=<transformers folder> with no --bert_config_file or
+  --vocab_file: its config.json and tokenizer.json's vocab are used."""
+  from test_hf_checkpoint import fixture  # pylint: disable=g-import-not-at-top
+  args = [a for a in _args(files, tmp_path / "out", "--num_train_epochs=1")
+          if not a.startswith(("--bert_config_file", "--vocab_file"))]
+  child = _run_tool(args + [f"--init_checkpoint={fixture('bert_for_masked_lm')}"], tmp_path)
+  assert child.returncode == 0, child.stderr[-3000:]
+  assert "from transformers folder" in child.stdout + child.stderr
+  assert "its pooler is not there and starts at random" in child.stdout + child.stderr
+  assert (tmp_path / "out" / "eval_results.txt").exists()

@@ -4,6 +4,7 @@ and a slow end-to-end run through main() checking TensorBoard scalars and
 eval_results.txt."""
 
 import dataclasses
+import json
 import logging
 import os
 import re
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -260,3 +262,54 @@ def test_electra_flags_and_a_generator_larger_than_the_discriminator(setup, pars
   fails(cli.ERROR_EXIT, r"the generator \(hidden 64, 2 layers\) is larger than the "
         r"discriminator \(hidden 32, 2 layers\)")
   assert not (setup / "out").exists()
+
+
+def _write_records_of_vocab(path, n, vocab_size, seed):
+  """n random MLM + NSP records of seq 32 and 5 predictions over ids below vocab_size."""
+  import random  # pylint: disable=g-import-not-at-top
+  import reference_records  # pylint: disable=g-import-not-at-top
+  rng = random.Random(seed)
+  encoder = reference_records.RecordEncoder(32, 5)
+  with tf.io.TFRecordWriter(str(path)) as writer:
+    for _ in range(n):
+      length = rng.randint(8, 32)
+      ids = [rng.randrange(5, vocab_size) for _ in range(length)]
+      positions = sorted(rng.sample(range(1, length), 5))
+      targets = [ids[p] for p in positions]
+      for p in positions:
+        ids[p] = 4
+      segments = [0] * (length // 2) + [1] * (length - length // 2)
+      writer.write(encoder.encode(ids, segments, positions, targets, rng.randint(0, 1)))
+
+
+def test_continued_pretraining_from_a_transformers_folder_and_back(tmp_path, parse, caplog):
+  """The domain-adaptive recipe: start from a transformers folder (no
+  --bert_config_file: its config.json), train, export back with --hf_out."""
+  from bert_tf.models import hf_checkpoint as hf  # pylint: disable=g-import-not-at-top
+  from bert_tf.serving import export  # pylint: disable=g-import-not-at-top
+  from test_hf_checkpoint import fixture  # pylint: disable=g-import-not-at-top
+  folder = fixture("bert_for_pretraining")
+  _write_records_of_vocab(tmp_path / "train.tfrecord", 32, 79, seed=3)
+  parse([f"--init_checkpoint={folder}", f"--input_file={tmp_path / 'train.tfrecord'}",
+         f"--output_dir={tmp_path / 'out'}", "--max_seq_length=32",
+         "--max_predictions_per_seq=5", "--do_train", "--train_batch_size=8",
+         "--num_train_steps=2", "--num_warmup_steps=1", "--learning_rate=1e-4",
+         "--save_checkpoints_steps=2", "--iterations_per_loop=2", "--log_steps=2"])
+  with caplog.at_level(logging.INFO):
+    assert run_pretraining.main(["run_pretraining"]) == 0
+  assert f"Warm start: initialized 46 of 46 variables from transformers folder {folder}" in (
+      caplog.text)
+  from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
+  written = BertConfig.from_json_file(str(tmp_path / "out" / "bert_config.json"))
+  assert written == hf.read_hf_model(folder).bert_config  # gelu_exact included
+  written_files = export.run_export(export.ExportOptions(
+      bert_config_file=str(tmp_path / "out" / "bert_config.json"),
+      checkpoint=str(tmp_path / "out"), vocab_file=hf.vocab_path(folder),
+      hf_out=str(tmp_path / "hf")))
+  assert written_files == {"hf_out": str(tmp_path / "hf")}
+  out = json.loads((tmp_path / "hf" / "config.json").read_text())
+  assert out["architectures"] == ["BertForPreTraining"] and out["hidden_act"] == "gelu"
+  before, after = hf.read_safetensors(folder), hf.read_safetensors(str(tmp_path / "hf"))
+  assert sorted(before) == sorted(after)
+  moved = [k for k in before if not np.array_equal(before[k], after[k])]
+  assert "bert.encoder.layer.0.attention.self.query.weight" in moved  # it trained

@@ -22,6 +22,7 @@ from absl import logging
 import keras
 import keras_hub
 
+from bert_tf.models import activations
 from bert_tf.models import precision
 from bert_tf.models.config import BertConfig
 
@@ -38,10 +39,7 @@ def check_buildable(config: BertConfig):
   build as the original would; logs a warning for keys no code reads."""
   if not config.is_albert:
     raise ValueError("not an ALBERT config: it has no embedding_size")
-  if config.hidden_act != "gelu":
-    # AlbertBackbone hard-codes the tanh GELU, the original's "gelu".
-    raise ValueError(f"hidden_act={config.hidden_act!r} is not supported; ALBERT "
-                     "models use \"gelu\" (as every released ALBERT)")
+  activations.check(config.hidden_act, "ALBERT models")
   groups = config.albert_value("num_hidden_groups")
   if config.num_hidden_layers % groups:
     # The original then gives groups unequal numbers of layers; AlbertBackbone
@@ -115,10 +113,12 @@ def configure_encoder(encoder, layers, config: BertConfig):
       hidden_dropout_prob (the one rate the backbone takes), each layer's
       attention-probability dropout gets it; when initializer_range is not
       keras-hub's 0.02, every kernel and embedding is drawn again from
-      TruncatedNormal(initializer_range). Every layer's attention softmax
+      TruncatedNormal(initializer_range). `hidden_act` "gelu_exact" sets the
+      exact GELU (the backbones hard-code the tanh one). Every layer's attention softmax
       keeps float32 statistics under mixed precision (`precision`).
   """
   precision.float32_attention_softmax(layers)
+  activations.set_feedforward_activation(layers, config.hidden_act)
   if config.attention_probs_dropout_prob != config.hidden_dropout_prob:
     rate = config.attention_probs_dropout_prob
     for layer in layers:

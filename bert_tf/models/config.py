@@ -23,11 +23,13 @@ from typing import Any, Mapping, Optional
 
 from absl import logging
 
-# Activations the original `bert_config.json` may name. The model supports
-# "gelu" (the tanh approximation, as the original's `gelu`); the others are
-# accepted here so that any original config file loads, and rejected with a
-# clear message by `modeling.build_encoder`.
-KNOWN_ACTIVATIONS = ("gelu", "relu", "tanh", "linear")
+# Activations the original `bert_config.json` may name, and ours
+# "gelu_exact". The model runs "gelu" (the tanh approximation, as the
+# original's `gelu`) and "gelu_exact" (the erf GELU, transformers' "gelu";
+# models.activations); the others are accepted here so that any original
+# config file loads, and rejected with a clear message by
+# `modeling.build_encoder`.
+KNOWN_ACTIVATIONS = ("gelu", "gelu_exact", "relu", "tanh", "linear")
 
 # Keys of released bert_config.json files that no BERT code reads (the
 # multilingual and Chinese releases have them). They are kept in `extra` and

@@ -55,6 +55,7 @@ import keras_hub
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.models import activations
 from bert_tf.models import modeling
 from bert_tf.models import precision
 from bert_tf.models.config import BertConfig
@@ -136,6 +137,7 @@ def _set_attention_dropout(layers, config):
   # keras-hub takes one dropout rate; see modeling.build_encoder. The
   # softmax keeps float32 statistics under mixed precision (`precision`).
   precision.float32_attention_softmax(layers)
+  activations.set_feedforward_activation(layers, config.hidden_act)
   if config.attention_probs_dropout_prob != config.hidden_dropout_prob:
     for layer in layers:
       attention = layer._self_attention_layer  # pylint: disable=protected-access
@@ -154,9 +156,7 @@ def _reinitialize(weights, config):
 def build_discriminator_encoder(config: BertConfig, dtype=None):
   """The discriminator's encoder: a built keras_hub ElectraBackbone (inputs
   and outputs as modeling.build_encoder's), its unused pooler frozen."""
-  if config.hidden_act != "gelu":
-    raise ValueError(f"hidden_act={config.hidden_act!r} is not supported; ELECTRA uses "
-                     "\"gelu\"")
+  activations.check(config.hidden_act, "ELECTRA models")
   encoder = keras_hub.models.ElectraBackbone(
       vocab_size=config.vocab_size, num_layers=config.num_hidden_layers,
       num_heads=config.num_attention_heads, hidden_dim=config.hidden_size,
@@ -302,17 +302,20 @@ class ElectraPretrainer(keras.Model):
       setattr(self, f"generator_layer_{i}", keras_hub.layers.TransformerEncoder(
             num_heads=gen_config.num_attention_heads,
             intermediate_dim=gen_config.intermediate_size,
-            activation=modeling.gelu_tanh, dropout=gen_config.hidden_dropout_prob,
+            activation=activations.function(gen_config.hidden_act),
+            dropout=gen_config.hidden_dropout_prob,
             layer_norm_epsilon=modeling.LAYER_NORM_EPSILON, kernel_initializer=init,
             dtype=dtype, name=f"generator_layer_{i}"))
     token_embedding = self.encoder.token_embedding
     token_embedding.reverse_dtype = "float32"  # float32 logits (see BertPretrainer)
     self.mlm_head = keras_hub.layers.MaskedLMHead(
-        token_embedding=token_embedding, intermediate_activation=modeling.gelu_tanh,
+        token_embedding=token_embedding,
+        intermediate_activation=activations.function(config.hidden_act),
         layer_norm_epsilon=modeling.LAYER_NORM_EPSILON, kernel_initializer=init,
         bias_initializer="zeros", dtype="float32", name="generator_mlm_head")
     self.discriminator_dense = keras.layers.Dense(
-        config.hidden_size, activation=modeling.gelu_tanh, kernel_initializer=init,
+        config.hidden_size, activation=activations.function(config.hidden_act),
+        kernel_initializer=init,
         dtype="float32", name="discriminator_dense")
     # The original's second dense takes tf.layers.dense's default initializer.
     self.discriminator_output = keras.layers.Dense(

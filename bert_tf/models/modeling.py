@@ -2,7 +2,8 @@
 
 The encoder is `keras_hub.models.BertBackbone`, which already computes the
 original's forward pass: embeddings summed then LayerNorm (eps 1e-12),
-post-LN transformer layers with tanh-approximate GELU, padding masked out of
+post-LN transformer layers with tanh-approximate GELU (or the exact one,
+`activations`), padding masked out of
 the attention logits, and a tanh pooler on the [CLS] position. We only map the
 `bert_config.json` keys onto it and fix the two settings it hard-codes
 (initializer stddev 0.02, one dropout rate for everything).
@@ -19,16 +20,11 @@ import keras
 import keras_hub
 import tensorflow as tf
 
+from bert_tf.models import activations
 from bert_tf.models import albert
 from bert_tf.models.config import BertConfig
 
 LAYER_NORM_EPSILON = 1e-12
-
-
-@keras.saving.register_keras_serializable(package="bert_tf")
-def gelu_tanh(x):
-  """The original's `gelu`: the tanh approximation of GELU."""
-  return keras.activations.gelu(x, approximate=True)
 
 
 def _initializer(config):
@@ -53,7 +49,8 @@ def build_encoder(config: BertConfig, dtype=None):
   AlbertBackbone instead (same inputs and outputs).
 
   Raises:
-    ValueError: `config.hidden_act` is not "gelu".
+    ValueError: `config.hidden_act` is not "gelu" or "gelu_exact"
+      (`activations`).
 
   Note: BertBackbone takes one dropout rate. It is set to
   `hidden_dropout_prob`; when `attention_probs_dropout_prob` differs, the
@@ -64,11 +61,7 @@ def build_encoder(config: BertConfig, dtype=None):
   """
   if config.is_albert:
     return albert.build_encoder(config, dtype=dtype)
-  if config.hidden_act != "gelu":
-    # BertBackbone hard-codes the tanh GELU in every layer; every released
-    # BERT uses "gelu", so other activations are not worth patching in.
-    raise ValueError(f"hidden_act={config.hidden_act!r} is not supported; "
-                     "bert_tf models use \"gelu\" (as every released BERT)")
+  activations.check(config.hidden_act)
   encoder = keras_hub.models.BertBackbone(
       vocabulary_size=config.vocab_size,
       num_layers=config.num_hidden_layers,
@@ -131,7 +124,7 @@ class BertPretrainer(keras.Model):
     token_embedding.reverse_dtype = "float32"
     self.mlm_head = keras_hub.layers.MaskedLMHead(
         token_embedding=token_embedding,
-        intermediate_activation=gelu_tanh,
+        intermediate_activation=activations.function(config.hidden_act),
         layer_norm_epsilon=LAYER_NORM_EPSILON,
         kernel_initializer=_initializer(config),
         bias_initializer="zeros",

@@ -39,7 +39,7 @@ _IGNORED_NAMES = ("global_step", "good_steps", "loss_scale")
 # Names of pretraining heads, which a checkpoint saved from a fine-tuning
 # model lacks: BERT's cls/...; ELECTRA's generator (all of it, as its
 # released discriminators) and discriminator head.
-_HEAD_PREFIXES = ("cls/", "generator/", "generator_predictions/", "discriminator_predictions/")
+HEAD_PREFIXES = ("cls/", "generator/", "generator_predictions/", "discriminator_predictions/")
 
 
 # The names of one transformer layer's weights under its prefix: BERT's
@@ -194,7 +194,7 @@ def _name_map(model):
       `AlbertBackbone` (only `bert/` names then), or an
       `electra.ElectraPretrainer` (ELECTRA's names).
   """
-  if hasattr(model, "generator_layers"):
+  if model_type(model) == "electra":
     return _electra_name_map(model)
   encoder = getattr(model, "encoder", model)
   entries = _embedding_entries("bert", encoder)
@@ -259,7 +259,7 @@ def load_tf1_checkpoint(model, ckpt_prefix, require_heads=True):
     model: a `modeling.BertPretrainer` (or a bare BertBackbone).
     ckpt_prefix: checkpoint prefix (`.../bert_model.ckpt`) or a directory
       (its latest checkpoint); local or gs://.
-    require_heads: when False, missing head variables (`_HEAD_PREFIXES`: a
+    require_heads: when False, missing head variables (`HEAD_PREFIXES`: a
       checkpoint saved from a fine-tuning model, an ELECTRA discriminator
       alone) leave our heads as initialized.
 
@@ -282,12 +282,30 @@ def load_tf1_checkpoint(model, ckpt_prefix, require_heads=True):
                  f"checkpoint {prefix}", require_heads)
 
 
-def load_tf1_weights(model, weights, require_heads=True):
+def load_tf1_weights(model, weights, require_heads=True, optional=(), source="weights"):
   """Like `load_tf1_checkpoint`, from a dict original name -> np.ndarray
-  (as `tf1_weights_from_model` returns); for tests and conversions."""
+  (as `tf1_weights_from_model` returns); for conversions (`hf_checkpoint`)
+  and tests.
+
+  optional: name prefixes that may be missing whatever require_heads (left
+  as initialized, reported under "missing_heads"), e.g. the pooler of a
+  transformers masked-LM model, which has none. source: named in errors.
+  """
   shapes = {name: list(np.shape(value)) for name, value in weights.items()}
   return _assign(model, shapes, lambda name: np.asarray(weights[name]),
-                 "weights", require_heads)
+                 source, require_heads, tuple(optional))
+
+
+def tf1_shapes(model):
+  """dict original name -> original shape of every weight of `model`."""
+  return {e.name: e.tf1_shape(e.variable.shape) for e in _name_map(model)}
+
+
+def model_type(model):
+  """"bert", "albert" or "electra": which original names `model` has."""
+  if hasattr(model, "generator_layers"):
+    return "electra"
+  return "albert" if albert.is_albert_encoder(getattr(model, "encoder", model)) else "bert"
 
 
 def checkpoint_model_kind(names):
@@ -313,7 +331,7 @@ def _check_model_kind(model, names, source):
         f"config ({why}): use the {have} config the checkpoint was trained with")
 
 
-def _assign(model, shapes, get_tensor, source, require_heads):
+def _assign(model, shapes, get_tensor, source, require_heads, optional=()):
   """Checks every name and shape, then assigns; see load_tf1_checkpoint."""
   entries = _name_map(model)
   _check_model_kind(model, shapes, source)
@@ -322,7 +340,8 @@ def _assign(model, shapes, get_tensor, source, require_heads):
   plan, missing_heads = [], []
   for entry in entries:
     if entry.name not in shapes:
-      if not require_heads and entry.name.startswith(_HEAD_PREFIXES):
+      if ((not require_heads and entry.name.startswith(HEAD_PREFIXES))
+          or (optional and entry.name.startswith(optional))):
         missing_heads.append(entry.name)
         continue
       raise ValueError(f"{source} has no variable {entry.name}")

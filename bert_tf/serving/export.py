@@ -4,10 +4,15 @@ read a checkpoint once, write the outputs asked for:
   export_dir            the serving SavedModel (`saved_model`)
   tf1_checkpoint_out    the original TF1 checkpoint layout (`tf1_export`)
   keras_hub_preset_out  a keras-hub preset (`keras_hub_preset`)
+  hf_out                a Hugging Face transformers folder (`hf_export`)
 
 The objective the checkpoint records (training.objectives) decides the
 network read (a distillation run's student) and the SavedModel's heads and
 text signatures.
+
+The checkpoint may be a transformers folder; its config.json then gives the
+BertConfig when no bert_config_file is given (a given one must agree), and
+its vocab (vocab.txt, or tokenizer.json's WordPiece vocab) when no vocab_file is.
 """
 
 import dataclasses
@@ -15,6 +20,8 @@ import dataclasses
 from bert_tf import file_io as files_lib
 from bert_tf.data import wordpiece_vocab
 from bert_tf.models import config as config_lib
+from bert_tf.models import hf_checkpoint
+from bert_tf.serving import hf_export
 from bert_tf.serving import keras_hub_preset
 from bert_tf.serving import saved_model
 from bert_tf.serving import tf1_export
@@ -24,10 +31,12 @@ from bert_tf.training import objectives
 
 @dataclasses.dataclass(frozen=True)
 class ExportOptions:
-  """What `run_export` reads and writes; each output is optional."""
-  bert_config_file: str
+  """What `run_export` reads and writes; each output is optional.
+  bert_config_file and vocab_file may be None for a transformers folder
+  checkpoint (its config.json and vocab.txt)."""
+  bert_config_file: str | None
   checkpoint: str
-  vocab_file: str
+  vocab_file: str | None
   do_lower_case: bool = True
   export_dir: str | None = None
   max_seq_length: int | None = None  # None: saved_model.default_max_seq_length(config)
@@ -35,6 +44,7 @@ class ExportOptions:
   text_signatures: bool = True
   tf1_checkpoint_out: str | None = None
   keras_hub_preset_out: str | None = None
+  hf_out: str | None = None
   overwrite: bool = False
 
 
@@ -49,21 +59,24 @@ def run_export(options):
   """
   outputs = {"export_dir": options.export_dir,
              "tf1_checkpoint_out": options.tf1_checkpoint_out,
-             "keras_hub_preset_out": options.keras_hub_preset_out}
+             "keras_hub_preset_out": options.keras_hub_preset_out,
+             "hf_out": options.hf_out}
   outputs = {k: v for k, v in outputs.items() if v}
   if not outputs:
-    raise ValueError("nothing to write: give export_dir, tf1_checkpoint_out or "
-                     "keras_hub_preset_out")
+    raise ValueError("nothing to write: give export_dir, tf1_checkpoint_out, "
+                     "keras_hub_preset_out or hf_out")
   for name, path in outputs.items():
     paths = tf1_export.tf1_checkpoint_files(path) if name == "tf1_checkpoint_out" else [path]
     for p in paths:
       files_lib.check_absent(p, options.overwrite, name)
-  bert_config = config_lib.BertConfig.from_json_file(options.bert_config_file)
+  bert_config, vocab_file, _ = hf_checkpoint.model_files(
+      options.checkpoint, options.bert_config_file, options.vocab_file)
+  options = dataclasses.replace(options, vocab_file=vocab_file)
   vocab = wordpiece_vocab.load_vocab(options.vocab_file)
   max_seq_length = options.max_seq_length or saved_model.default_max_seq_length(bert_config)
   saved_model.check_export_args(bert_config, vocab, max_seq_length, options.top_k)
-  pretrainer, _ = checkpoints.load_pretrainer(bert_config, options.checkpoint,
-                                              objectives.from_checkpoint(options.checkpoint))
+  objective = objectives.from_checkpoint(options.checkpoint)
+  pretrainer, _ = checkpoints.load_pretrainer(bert_config, options.checkpoint, objective)
   if options.export_dir:
     saved_model.export_saved_model(
         pretrainer, options.vocab_file, options.do_lower_case, options.export_dir,
@@ -76,4 +89,7 @@ def run_export(options):
     keras_hub_preset.save_keras_hub_preset(
         pretrainer, options.vocab_file, options.do_lower_case, options.keras_hub_preset_out,
         max_seq_length=max_seq_length, overwrite=options.overwrite)
+  if options.hf_out:
+    hf_export.write_hf_folder(pretrainer, objective, options.vocab_file, options.do_lower_case,
+                              options.hf_out, overwrite=options.overwrite)
   return outputs

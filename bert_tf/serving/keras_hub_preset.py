@@ -9,6 +9,7 @@ from absl import logging
 import tensorflow as tf
 
 from bert_tf import file_io as files_lib
+from bert_tf.models import activations
 from bert_tf.models import config as config_lib
 from bert_tf.serving import saved_model
 
@@ -45,10 +46,15 @@ def save_keras_hub_preset(pretrainer, vocab_file, do_lower_case, preset_dir,
 
   Raises:
     FileExistsError: preset_dir exists and overwrite is false.
-    ValueError: max_seq_length out of [5, max_position_embeddings].
+    ValueError: max_seq_length out of [5, max_position_embeddings], or a
+      model with the exact GELU (keras-hub's backbones hard-code the tanh one).
   """
   import keras_hub  # pylint: disable=g-import-not-at-top
   config = pretrainer.config
+  if config.hidden_act != activations.TANH:
+    raise ValueError(f"hidden_act={config.hidden_act!r}: keras-hub's backbones run the tanh "
+                     "GELU only, so a preset would not give this model's outputs; use "
+                     "--export_dir or --hf_out")
   if max_seq_length is None:
     max_seq_length = saved_model.default_max_seq_length(config)
   if not 5 <= max_seq_length <= config.max_position_embeddings:

@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from bert_tf import file_io as files_lib
 from bert_tf.data import wordpiece_vocab
+from bert_tf.models import activations
 from bert_tf.models import tf1_checkpoint
 
 
@@ -59,6 +60,10 @@ def write_tf1_checkpoint(pretrainer, prefix, vocab_file, overwrite=False):
     raise ValueError(
         f"vocab file {vocab_file} has {vocab.size} tokens but the bert_config's "
         f"vocab_size is {pretrainer.config.vocab_size}")
+  if pretrainer.config.hidden_act == activations.EXACT:
+    logging.warning("tf1_checkpoint_out: hidden_act \"gelu_exact\" (a model from transformers) "
+                    "is not a name the original BERT code reads (it knows only the tanh "
+                    "\"gelu\")")
   tmp_prefix = files_lib.temp_path(prefix)
   tmp_config, tmp_vocab = files_lib.temp_path(files[0]), files_lib.temp_path(files[1])
   temps = [tmp_config, tmp_vocab] + [tmp_prefix + p[len(prefix):] for p in files[2:]]

@@ -2,12 +2,14 @@
 
 The one place that turns a user's checkpoint argument into a prefix
 (`resolve_checkpoint`) and fills a model from it (`read_weights`), for
-training (warm start, resume) and export alike. Two formats are read:
+training (warm start, resume) and export alike. Three formats are read:
 
 - bert_tf's own, written by training: `tf.train.Checkpoint(model=pretrainer,
   optimizer=..., step=...)`, matched by object path (model/encoder/...);
 - the original TF1 BERT's name-based checkpoints (`bert/...`, `cls/...`),
-  through `models.tf1_checkpoint`'s name map.
+  through `models.tf1_checkpoint`'s name map;
+- Hugging Face transformers folders (config.json + model.safetensors),
+  through `models.hf_checkpoint`'s renaming of those names.
 
 Either way a variable present in both with different shapes is an error
 naming the variable and both shapes, raised before anything is assigned.
@@ -22,12 +24,16 @@ import tensorflow as tf
 from absl import logging
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
+from bert_tf.models import hf_checkpoint
 from bert_tf.models import tf1_checkpoint
 
 # The file name of the original's released checkpoints, whose directories
 # have no "checkpoint" state file.
 RELEASE_NAME = "bert_model.ckpt"
 _OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
+# How messages name each format ReadReport.format has.
+FORMAT_NAMES = {"bert_tf": "checkpoint", "tf1": "original TF1 checkpoint",
+                "transformers": "transformers folder"}
 # Where a training checkpoint keeps the pretrainer: tf.train.Checkpoint(model=...).
 # A distillation run's model holds it one level down (model/student).
 MODEL_ROOT = ("model",)
@@ -37,13 +43,15 @@ MODEL_ROOT = ("model",)
 class ReadReport:
   """What `read_weights` did.
 
-  prefix: the checkpoint prefix read; format: "bert_tf" or "tf1";
+  prefix: the checkpoint prefix read (a transformers folder: the folder);
+  format: "bert_tf", "tf1" or "transformers";
   initialized: names of the model's weights filled from it (sorted);
   missing: the model's weights the checkpoint does not hold (left as
     they were); unused: weights in the checkpoint the model has no place for
     (optimizer slots and step counters are not counted).
-  Names are the original TF1 names for a TF1 checkpoint and Keras weight
-  paths (e.g. mlm_head/intermediate_dense/kernel) for ours.
+  Names are the original TF1 names for a TF1 checkpoint and a transformers
+  folder (whose unused tensors are named as transformers names them), and
+  Keras weight paths (e.g. mlm_head/intermediate_dense/kernel) for ours.
   """
   prefix: str
   format: str
@@ -57,12 +65,16 @@ def resolve_checkpoint(checkpoint):
 
   Args:
     checkpoint: a training output directory (its latest checkpoint), a
-      directory of an original release (holding bert_model.ckpt), or a
-      checkpoint prefix (ours, e.g. .../ckpt-1000, or an original TF1 one).
+      directory of an original release (holding bert_model.ckpt), a
+      checkpoint prefix (ours, e.g. .../ckpt-1000, or an original TF1 one),
+      or a transformers folder (config.json + model.safetensors: returned
+      as it is).
 
   Raises:
     FileNotFoundError: naming the path, when no checkpoint is there.
   """
+  if hf_checkpoint.is_hf_folder(checkpoint):
+    return checkpoint
   if tf.io.gfile.isdir(checkpoint):
     latest = tf.train.latest_checkpoint(checkpoint)
     if latest:
@@ -72,7 +84,8 @@ def resolve_checkpoint(checkpoint):
       return release
     raise FileNotFoundError(
         f"no checkpoint in directory {checkpoint} (no 'checkpoint' file naming "
-        f"the latest one and no {RELEASE_NAME}.index)")
+        f"the latest one, no {RELEASE_NAME}.index, and no transformers "
+        f"{hf_checkpoint.CONFIG_NAME} + {hf_checkpoint.WEIGHTS_NAME})")
   if not tf.io.gfile.exists(checkpoint + ".index"):
     raise FileNotFoundError(
         f"no checkpoint at {checkpoint} (no file {checkpoint}.index); pass a "
@@ -104,7 +117,7 @@ def restore_training_state(checkpoint, directory):
 
 
 
-def load_pretrainer(bert_config, checkpoint, objective):
+def load_pretrainer(bert_config, checkpoint, objective, require_heads=True):
   """Builds the pretrainer an objective exports and fills every weight from
   a checkpoint.
 
@@ -117,6 +130,9 @@ def load_pretrainer(bert_config, checkpoint, objective):
       `export_objective` builds the network (a BertPretrainer, or an
       ElectraPretrainer for ELECTRA; a distillation run's student), read
       from the checkpoint at its `checkpoint_root`.
+    require_heads: False lets the heads a TF1 checkpoint or transformers
+      folder lacks keep their initialization (fine-tuning reads only the
+      encoder); every encoder weight is still required.
 
   Returns:
     (pretrainer, prefix): the built pretrainer and the checkpoint prefix
@@ -128,10 +144,23 @@ def load_pretrainer(bert_config, checkpoint, objective):
       variable and both shapes; a weight count names num_hidden_layers).
   """
   pretrainer = objective.export_objective.build_model(bert_config)  # creates every weight
-  report = read_weights(pretrainer, checkpoint, require_all=True, root=objective.checkpoint_root)
-  logging.info("Read %d weights from %s checkpoint %s", len(report.initialized),
-               "original TF1" if report.format == "tf1" else "bert_tf", report.prefix)
+  report = read_weights(pretrainer, checkpoint, require_all=require_heads,
+                        root=objective.checkpoint_root)
+  logging.info("Read %d weights from %s %s", len(report.initialized),
+               FORMAT_NAMES[report.format], report.prefix)
   return pretrainer, report.prefix
+
+
+def write_config_beside(bert_config, output_dir, source):
+  """Writes `output_dir`/bert_config.json (for export and fine-tuning): a
+  run whose config came from `source`, a transformers folder's config.json,
+  has no file of its own. Returns its path."""
+  tf.io.gfile.makedirs(output_dir)
+  path = os.path.join(output_dir, "bert_config.json")
+  from bert_tf import file_io  # pylint: disable=g-import-not-at-top
+  file_io.atomic_write(path, bert_config.to_json_string())
+  logging.info("Model config (from %s): %s", source, path)
+  return path
 
 
 # ------------------------------------------------------------------------------
@@ -283,6 +312,14 @@ def read_weights(model, checkpoint, require_all=True, root=MODEL_ROOT):
       or with require_all a weight count that differs; nothing is assigned.
   """
   prefix = resolve_checkpoint(checkpoint)
+  if hf_checkpoint.is_hf_folder(prefix):
+    result = hf_checkpoint.load_hf_weights(model, prefix, require_heads=require_all)
+    if require_all and result["unused"]:
+      raise ValueError(
+          f"{prefix} does not match the model: it holds tensors the model has no place "
+          f"for: {_first(result['unused'])}")
+    return ReadReport(prefix, "transformers", tuple(sorted(result["loaded"])),
+                      tuple(sorted(result["missing_heads"])), tuple(result["unused"]))
   if tf1_checkpoint.is_tf1_checkpoint(prefix):
     result = tf1_checkpoint.load_tf1_checkpoint(model, prefix, require_heads=require_all)
     if require_all and result["unused"]:
@@ -304,9 +341,8 @@ def warm_start(model, init_checkpoint):
   """
   report = read_weights(model, init_checkpoint, require_all=False)
   total = len(report.initialized) + len(report.missing)
-  kind = "original TF1 checkpoint" if report.format == "tf1" else "checkpoint"
   message = (f"Warm start: initialized {len(report.initialized)} of {total} variables "
-             f"from {kind} {report.prefix}")
+             f"from {FORMAT_NAMES[report.format]} {report.prefix}")
   if report.missing:
     message += f"; not in the checkpoint (left as initialized): {_first(report.missing)}"
   if report.unused:

@@ -37,6 +37,7 @@ from absl import logging
 from bert_tf.data import classification
 from bert_tf import file_io as files
 from bert_tf.models import classifier as classifier_lib
+from bert_tf.models import hf_checkpoint
 from bert_tf.models import modeling
 from bert_tf.models.config import BertConfig
 from bert_tf.training import checkpoints
@@ -244,7 +245,11 @@ def load_encoder_weights(classifier, checkpoint):
     more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
     raise ValueError(f"checkpoint {report.prefix} lacks encoder weights: "
                      f"{', '.join(missing[:3])}{more}")
-  kind = "original TF1 checkpoint" if report.format == "tf1" else "checkpoint"
+  kind = checkpoints.FORMAT_NAMES[report.format]
+  pooler = [n for n in report.missing if n.startswith("bert/pooler/")]
+  if pooler:  # a transformers masked-LM model has none
+    return (f"initialized {len(encoder.weights) - len(pooler)} encoder weights from {kind} "
+            f"{report.prefix}; its pooler is not there and starts at random")
   return f"initialized {len(encoder.weights)} encoder weights from {kind} {report.prefix}"
 
 
@@ -258,7 +263,10 @@ def build_classifier(bert_config, num_outputs, init_checkpoint="", seed=0):
     if saved.builds_own_encoder:
       # ELECTRA fine-tunes its discriminator: rebuild both networks as
       # trained, read them, and classify on the discriminator's encoder.
-      pretrainer, _ = checkpoints.load_pretrainer(bert_config, prefix, saved)
+      # A transformers discriminator may come without its generator/ (the
+      # released ones do): its encoder is all fine-tuning reads.
+      pretrainer, _ = checkpoints.load_pretrainer(
+          bert_config, prefix, saved, require_heads=not hf_checkpoint.is_hf_folder(prefix))
       model = classifier_lib.BertClassifier(bert_config, num_outputs,
                                             encoder=pretrainer.encoder)
       return model, (f"initialized the ELECTRA discriminator's {len(pretrainer.encoder.weights)}"

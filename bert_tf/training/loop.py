@@ -501,7 +501,11 @@ def _checkpoint(config, strategy, is_chief, model, optimizer, global_step, objec
   if resumed:
     logging.info("Resumed from %s at step %d", resumed, int(global_step.numpy()))
   elif config.init_checkpoint:
-    checkpoints.warm_start(model, config.init_checkpoint)
+    report = checkpoints.warm_start(model, config.init_checkpoint)
+    if report.format == "transformers" and is_chief:
+      # The model's config came from the folder's config.json: keep ours
+      # beside the checkpoints, for export and fine-tuning.
+      checkpoints.write_config_beside(model.config, config.output_dir, report.prefix)
   return checkpoint, manager, ckpt_dir, resumed
 
 

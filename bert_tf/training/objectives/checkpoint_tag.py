@@ -12,13 +12,20 @@ fine-tuning and a distillation which heads and networks it has:
 Both are metadata, not weights: kept on the host CPU, outside any strategy
 scope, never restored into the model (`registry.from_checkpoint` reads them).
 
+A transformers folder says it by its architecture (`HF_OBJECTIVES`; an
+ELECTRA discriminator's generator/ folder gives the generator's config).
+
 Read as well: checkpoints without the variables (the original's TF1 ones,
 bert_tf runs before objectives existed: MLM + NSP), and those of earlier
 bert_tf runs whose one `objective` variable held the name and the options
 JSON after a space ("electra {...}").
 """
 
+import json
+
 import tensorflow as tf
+
+from bert_tf.models import hf_checkpoint as hf
 
 from bert_tf.training import objective_names as names
 
@@ -51,9 +58,32 @@ def _load_string(prefix, key):
   return value.decode() if isinstance(value, bytes) else str(value)
 
 
+# The objective of each transformers architecture we read.
+HF_OBJECTIVES = {hf.BERT_PRETRAINING: names.BERT_NAMES["nsp"],
+                 hf.BERT_MASKED_LM: names.BERT_NAMES["none"],
+                 hf.ALBERT_PRETRAINING: names.BERT_NAMES["sop"],
+                 hf.ALBERT_MASKED_LM: names.BERT_NAMES["none"],
+                 hf.ELECTRA_PRETRAINING: names.ELECTRA}
+
+
+def _hf_tag(folder):
+  info = hf.read_hf_model(folder)
+  if info.architecture not in HF_OBJECTIVES:
+    raise ValueError(f"{folder}: an {info.architecture} is not a pretraining model "
+                     f"(read one of {', '.join(HF_OBJECTIVES)})")
+  options = None
+  if info.generator_config is not None:
+    gen = info.generator_config.to_dict()
+    gen.pop("embedding_size", None)  # the discriminator's, shared
+    options = json.dumps({"generator_config": gen}, sort_keys=True)
+  return HF_OBJECTIVES[info.architecture], options
+
+
 def read_tag(prefix):
   """(objective name, its options JSON or None) of the checkpoint `prefix`;
   (UNTAGGED, None) for a checkpoint that does not say."""
+  if hf.is_hf_folder(prefix):
+    return _hf_tag(prefix)
   name = _load_string(prefix, CHECKPOINT_KEY)
   if name is None:
     return UNTAGGED, None

@@ -14,6 +14,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.models import distillation
+from bert_tf.models import hf_checkpoint
 from bert_tf.models.config import BertConfig
 from bert_tf.training import checkpoints
 from bert_tf.training import losses
@@ -66,22 +67,40 @@ class DistillOptions:
   @classmethod
   def from_config(cls, config):
     """From a TrainConfig's fields of the same names (the teacher config
-    read from --teacher_config_file, or from a keras-hub preset teacher)."""
-    path, checkpoint = config.teacher_config_file, config.teacher_checkpoint
-    if path:
-      try:
-        teacher_config = BertConfig.from_json_file(path)
-      except (ValueError, OSError) as e:
-        raise ValueError(f"--teacher_config_file={path}: {e}") from None
-    elif checkpoint and distillation.is_keras_hub_preset(checkpoint):
-      teacher_config = distillation.preset_bert_config(checkpoint)
-    else:
-      raise ValueError("objective distill needs --teacher_config_file and "
-                       "--teacher_checkpoint (python -m bert_tf.distill)")
-    return cls(teacher_config=teacher_config, teacher_checkpoint=checkpoint,
+    read from --teacher_config_file, or from a keras-hub preset or
+    transformers folder teacher)."""
+    checkpoint = config.teacher_checkpoint
+    return cls(teacher_config=teacher_config_of(config.teacher_config_file, checkpoint),
+               teacher_checkpoint=checkpoint,
                student_init=config.student_init, alpha_ce=config.alpha_ce,
                alpha_mlm=config.alpha_mlm, alpha_cos=config.alpha_cos,
                alpha_sentence=config.alpha_sentence, temperature=config.temperature)
+
+
+def teacher_config_of(teacher_config_file, teacher_checkpoint):
+  """The teacher's BertConfig: --teacher_config_file's, or the one a
+  keras-hub preset or a transformers folder teacher holds (a given file must
+  then agree with a folder's).
+
+  Raises:
+    ValueError: one line, naming the flag: neither, or a bad config.
+  """
+  path, checkpoint = teacher_config_file, teacher_checkpoint
+  if checkpoint and hf_checkpoint.is_hf_folder(checkpoint):
+    return hf_checkpoint.config_for(path, checkpoint, "teacher_config_file")
+  if path:
+    try:
+      return BertConfig.from_json_file(path)
+    except (ValueError, OSError) as e:
+      raise ValueError(f"--teacher_config_file={path}: {e}") from None
+  if checkpoint and distillation.is_keras_hub_preset(checkpoint):
+    try:
+      return distillation.preset_bert_config(checkpoint)
+    except (ValueError, OSError, KeyError) as e:
+      raise ValueError(f"--teacher_checkpoint={checkpoint}: {e}") from None
+  raise ValueError("objective distill needs --teacher_config_file and --teacher_checkpoint "
+                   "(python -m bert_tf.distill; a keras-hub preset or transformers folder "
+                   "teacher holds its own config)")
 
 
 def check_teacher_vocab(config):

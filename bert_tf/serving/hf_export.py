@@ -1,0 +1,106 @@
+"""A Hugging Face transformers folder of a pretrained model (`--hf_out`):
+what `AutoModelForPreTraining.from_pretrained(DIR)` and
+`AutoTokenizer.from_pretrained(DIR)` load as they are (transformers 5 reads
+no TensorFlow format).
+
+  DIR/config.json              architectures, sizes, hidden_act (ours "gelu" is
+                               transformers' "gelu_new": both the tanh GELU)
+  DIR/model.safetensors        the weights under transformers' names
+  DIR/vocab.txt                the WordPiece vocab
+  DIR/tokenizer_config.json    BertTokenizer (ElectraTokenizer), its casing
+  DIR/special_tokens_map.json
+  DIR/generator/...            ELECTRA only: the generator, the same five files
+
+Which class each objective becomes: masked LM + NSP or SOP ->
+BertForPreTraining (AlbertForPreTraining for an ALBERT config); masked LM
+alone -> BertForMaskedLM (AlbertForMaskedLM); ELECTRA -> the discriminator
+as ElectraForPreTraining, the generator as ElectraForMaskedLM in
+`generator/`; a distilled student -> its BERT class.
+"""
+
+import json
+import os
+
+from absl import logging
+import tensorflow as tf
+
+from bert_tf import file_io as files_lib
+from bert_tf.data import wordpiece_vocab
+from bert_tf.models import hf_checkpoint as hf
+from bert_tf.models import hf_config
+from bert_tf.models import hf_names
+from bert_tf.models import tf1_checkpoint
+
+def _write_folder(folder, config_dict, weights, vocab_file, tokenizer_config):
+  tf.io.gfile.makedirs(folder)
+  with tf.io.gfile.GFile(os.path.join(folder, hf.CONFIG_NAME), "w") as f:
+    f.write(json.dumps(config_dict, indent=2, sort_keys=True) + "\n")
+  with tf.io.gfile.GFile(os.path.join(folder, hf.WEIGHTS_NAME), "wb") as f:
+    f.write(hf.safetensors_bytes(weights))
+  tf.io.gfile.copy(vocab_file, os.path.join(folder, hf.VOCAB_NAME), overwrite=True)
+  with tf.io.gfile.GFile(os.path.join(folder, hf.TOKENIZER_CONFIG_NAME), "w") as f:
+    f.write(json.dumps(tokenizer_config, indent=2, sort_keys=True) + "\n")
+  specials = {k: tokenizer_config[k] for k in
+              ("unk_token", "sep_token", "pad_token", "cls_token", "mask_token")}
+  with tf.io.gfile.GFile(os.path.join(folder, "special_tokens_map.json"), "w") as f:
+    f.write(json.dumps(specials, indent=2, sort_keys=True) + "\n")
+
+
+def write_hf_folder(pretrainer, objective, vocab_file, do_lower_case, out_dir,
+                    overwrite=False):
+  """Writes `pretrainer` as a transformers folder (see the module docstring).
+
+  Args:
+    pretrainer: the network `objective.export_objective` builds (a
+      BertPretrainer, or an ElectraPretrainer), weights read.
+    objective: the training.objectives Objective the checkpoint records.
+    vocab_file: the vocab the model was trained with.
+    do_lower_case: the tokenizer's casing (uncased models).
+    out_dir: the folder to create (local or gs://); written under a
+      temporary name and renamed when complete.
+    overwrite: replace an existing out_dir.
+
+  Returns:
+    The transformers architecture written (e.g. "BertForPreTraining").
+
+  Raises:
+    FileExistsError: out_dir exists and overwrite is false.
+    ValueError: the vocab's size is not the config's vocab_size.
+  """
+  config = pretrainer.config
+  vocab = wordpiece_vocab.load_vocab(vocab_file)
+  if vocab.size != config.vocab_size:
+    raise ValueError(f"vocab file {vocab_file} has {vocab.size} tokens but the bert_config's "
+                     f"vocab_size is {config.vocab_size}")
+  # The Vocab has [CLS], [SEP], [MASK] and [UNK]; padding is id 0 (the
+  # original's), whatever token is there.
+  special_ids = {"[PAD]": vocab.pad_id, "[CLS]": vocab.cls_id, "[SEP]": vocab.sep_id}
+  model_type = tf1_checkpoint.model_type(pretrainer)
+  export = objective.export_objective
+  architecture = hf_config.architecture_for(model_type, export.sentence_name is not None)
+  if export.sentence_task == "nsp" and model_type == "albert":
+    logging.warning("hf_out: the ALBERT model's next-sentence head becomes "
+                    "AlbertForPreTraining's sop_classifier (index 1: B is random, not "
+                    "swapped)")
+  if export.sentence_task == "sop" and model_type == "bert":
+    logging.info("hf_out: the sentence-order head becomes BertForPreTraining's "
+                 "seq_relationship (index 1: A and B swapped)")
+  weights = hf_names.to_hf(tf1_checkpoint.tf1_weights_from_model(pretrainer), model_type,
+                     architecture)
+  tokenizer = hf_config.tokenizer_config(model_type, do_lower_case, config.max_position_embeddings,
+                                  pad_token=vocab.tokens[vocab.pad_id])
+  configs = {"": hf_config.config_json(config, architecture, special_ids)}
+  if model_type == "electra":
+    width = config.embedding_size or config.hidden_size
+    gen = pretrainer.generator_config.replace(embedding_size=width)
+    configs[hf.GENERATOR_DIR] = hf_config.config_json(gen, hf.ELECTRA_MASKED_LM, special_ids)
+    if config.hidden_act == "gelu":
+      logging.info("hf_out: transformers' ElectraForMaskedLM runs its head's GELU exactly; "
+                   "this generator was trained with the tanh GELU (logits differ slightly)")
+  with files_lib.atomic_dir(out_dir, overwrite, "hf_out") as tmp:
+    for sub, config_dict in configs.items():
+      _write_folder(os.path.join(tmp, sub) if sub else tmp, config_dict, weights[sub],
+                    vocab_file, tokenizer)
+  logging.info("Wrote transformers folder %s (%s%s)", out_dir, architecture,
+               f", generator in {hf.GENERATOR_DIR}/" if model_type == "electra" else "")
+  return architecture
