@@ -200,19 +200,47 @@ def do_lower_case(folder):
   return None
 
 
-def read_safetensors(folder):
-  """dict name -> np.ndarray of a folder's model.safetensors (or its shards)."""
+def _weight_files(folder):
+  if _gfile().exists(os.path.join(folder, WEIGHTS_NAME)):
+    return [WEIGHTS_NAME]
+  index = _read_json(os.path.join(folder, INDEX_NAME))
+  return sorted(set(index["weight_map"].values()))
+
+
+def _normalized(name, prefix):
+  """transformers' current name of a stored tensor: an encoder saved alone
+  (BertModel, ...) lacks `prefix`; older files (bert-base-uncased's) name
+  LayerNorm's parameters gamma and beta, as transformers still reads."""
+  if prefix and not name.startswith(prefix):
+    name = prefix + name
+  if name.endswith(".gamma"):
+    return name[:-len("gamma")] + "weight"
+  if name.endswith(".beta"):
+    return name[:-len("beta")] + "bias"
+  return name
+
+
+def read_safetensors(folder, prefix=""):
+  """dict name -> np.ndarray of a folder's model.safetensors (or its
+  shards), under transformers' current names (`_normalized`)."""
   from safetensors import numpy as st_numpy  # pylint: disable=g-import-not-at-top
-  gfile = _gfile()
-  files = [WEIGHTS_NAME]
-  if not gfile.exists(os.path.join(folder, WEIGHTS_NAME)):
-    index = _read_json(os.path.join(folder, INDEX_NAME))
-    files = sorted(set(index["weight_map"].values()))
   weights = {}
-  for name in files:
-    with gfile.GFile(os.path.join(folder, name), "rb") as f:
-      weights.update(st_numpy.load(f.read()))
+  for name in _weight_files(folder):
+    with _gfile().GFile(os.path.join(folder, name), "rb") as f:
+      weights.update((_normalized(k, prefix), v) for k, v in st_numpy.load(f.read()).items())
   return weights
+
+
+def tensor_names(folder, prefix=""):
+  """The names of the tensors a folder holds, from the safetensors headers
+  alone (the 8-byte length, then JSON): no weight is read."""
+  names = set()
+  for name in _weight_files(folder):
+    with _gfile().GFile(os.path.join(folder, name), "rb") as f:
+      length = int.from_bytes(f.read(8), "little")
+      header = json.loads(f.read(length))
+    names.update(_normalized(k, prefix) for k in header if k != "__metadata__")
+  return names
 
 
 def safetensors_bytes(weights):
@@ -258,7 +286,7 @@ def load_hf_weights(model, folder, require_heads=True):
     raise ValueError(f"{folder} has no {GENERATOR_DIR}/ folder (an {ELECTRA_MASKED_LM}): "
                      "the ELECTRA model needs its generator here (a warm start may do "
                      "without)")
-  weights = {"": read_safetensors(folder)}
+  weights = {"": read_safetensors(folder, hf_config.BASE_MODELS.get(info.architecture, ""))}
   if info.generator_config is not None:
     weights[GENERATOR_DIR] = read_safetensors(os.path.join(folder, GENERATOR_DIR))
   shapes = tf1_checkpoint.tf1_shapes(model)

@@ -23,10 +23,15 @@ ALBERT_PRETRAINING = "AlbertForPreTraining"
 ALBERT_MASKED_LM = "AlbertForMaskedLM"
 ELECTRA_PRETRAINING = "ElectraForPreTraining"
 ELECTRA_MASKED_LM = "ElectraForMaskedLM"
+# Encoders alone (many published domain models are saved so), read only: their
+# tensors lack the prefix the pretraining classes put before the encoder's.
+BASE_MODELS = {"BertModel": "bert.", "AlbertModel": "albert.", "ElectraModel": "electra."}
 MODEL_TYPES = {BERT_PRETRAINING: "bert", BERT_MASKED_LM: "bert",
                ALBERT_PRETRAINING: "albert", ALBERT_MASKED_LM: "albert",
-               ELECTRA_PRETRAINING: "electra", ELECTRA_MASKED_LM: "electra"}
-NO_POOLER = (BERT_MASKED_LM, ALBERT_MASKED_LM, ELECTRA_PRETRAINING, ELECTRA_MASKED_LM)
+               ELECTRA_PRETRAINING: "electra", ELECTRA_MASKED_LM: "electra",
+               "BertModel": "bert", "AlbertModel": "albert", "ElectraModel": "electra"}
+NO_POOLER = (BERT_MASKED_LM, ALBERT_MASKED_LM, ELECTRA_PRETRAINING, ELECTRA_MASKED_LM,
+             "ElectraModel")
 # transformers' hidden_act <-> ours. "gelu_pytorch_tanh" and "gelu_fast" are
 # other implementations of the tanh GELU.
 _ACT_FROM_HF = {"gelu": activations.EXACT, "gelu_new": activations.TANH,

@@ -25,6 +25,10 @@ import numpy as np
 from bert_tf.models import hf_config
 
 GENERATOR_DIR = "generator"
+# The sentence-pair head's weight, by model_type: a folder whose
+# architecture says masked LM may still hold it (bert-base-uncased's does).
+SENTENCE_HEAD = {"bert": "cls.seq_relationship.weight",
+                 "albert": "sop_classifier.classifier.weight"}
 
 # ALBERT's layer names under `.../inner_group_<i>/` (tf1_checkpoint's) ->
 # transformers' under `albert_layers.<i>.`.

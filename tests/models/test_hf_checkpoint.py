@@ -315,3 +315,48 @@ def test_our_tokenizer_gives_transformers_ids(casing):
   for i, line in enumerate(lines):
     ours = [vocab.cls_id] + values[splits[i]:splits[i + 1]].tolist() + [vocab.sep_id]
     assert ours == expected[line], line
+
+
+def test_an_encoder_saved_alone_with_old_layer_norm_names_is_read(tmp_path):
+  """Many published domain models are a BertModel (no `bert.` prefix, no
+  heads), and older files name LayerNorm's parameters gamma and beta."""
+  folder = _copy(tmp_path)
+  weights = hf.read_safetensors(str(folder))
+  old = {}
+  for name, value in weights.items():
+    if name.startswith("cls."):
+      continue
+    name = name[len("bert."):].replace("LayerNorm.weight", "LayerNorm.gamma").replace(
+        "LayerNorm.bias", "LayerNorm.beta")
+    old[name] = value
+  _write_safetensors(folder, old)
+  config = json.loads((folder / "config.json").read_text())
+  config["architectures"] = ["BertModel"]
+  (folder / "config.json").write_text(json.dumps(config))
+  assert objectives.from_checkpoint(str(folder)).name == "mlm_nsp"
+  info = hf.read_hf_model(str(folder))
+  model = objectives.get("mlm_nsp").build_model(info.bert_config)
+  report = checkpoints.read_weights(model, str(folder), require_all=False)
+  assert sorted(report.missing) == sorted(
+      ["cls/predictions/output_bias", "cls/predictions/transform/dense/kernel",
+       "cls/predictions/transform/dense/bias", "cls/predictions/transform/LayerNorm/gamma",
+       "cls/predictions/transform/LayerNorm/beta", "cls/seq_relationship/output_weights",
+       "cls/seq_relationship/output_bias"])
+  np.testing.assert_array_equal(model.encoder.embeddings_layer_norm.gamma.numpy(),
+                                weights["bert.embeddings.LayerNorm.weight"])
+  np.testing.assert_array_equal(model.encoder.pooled_dense.kernel.numpy(),
+                                weights["bert.pooler.dense.weight"].T)
+
+
+def test_a_masked_lm_folder_that_keeps_its_nsp_head_is_read_whole(tmp_path):
+  """bert-base-uncased's config says BertForMaskedLM, its file holds the
+  pooler and the NSP head: the objective is mlm_nsp and nothing is dropped."""
+  folder = _copy(tmp_path)
+  config = json.loads((folder / "config.json").read_text())
+  config["architectures"] = ["BertForMaskedLM"]
+  (folder / "config.json").write_text(json.dumps(config))
+  assert objectives.from_checkpoint(str(folder)).name == "mlm_nsp"
+  assert "cls.seq_relationship.weight" in hf.tensor_names(str(folder))
+  model, o = load("bert_for_pretraining", str(folder))
+  np.testing.assert_allclose(bert_outputs(model, o)["nsp_logits"], o["seq_relationship_logits"],
+                             atol=TOLERANCE)

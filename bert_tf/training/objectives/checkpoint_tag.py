@@ -26,6 +26,7 @@ import json
 import tensorflow as tf
 
 from bert_tf.models import hf_checkpoint as hf
+from bert_tf.models import hf_names
 
 from bert_tf.training import objective_names as names
 
@@ -63,7 +64,14 @@ HF_OBJECTIVES = {hf.BERT_PRETRAINING: names.BERT_NAMES["nsp"],
                  hf.BERT_MASKED_LM: names.BERT_NAMES["none"],
                  hf.ALBERT_PRETRAINING: names.BERT_NAMES["sop"],
                  hf.ALBERT_MASKED_LM: names.BERT_NAMES["none"],
-                 hf.ELECTRA_PRETRAINING: names.ELECTRA}
+                 hf.ELECTRA_PRETRAINING: names.ELECTRA,
+                 # Encoders alone: the heads of the family's first objective,
+                 # which a warm start leaves initialized.
+                 "BertModel": names.BERT_NAMES["nsp"], "AlbertModel": names.BERT_NAMES["sop"],
+                 "ElectraModel": names.ELECTRA}
+# A masked-LM folder that holds its sentence head after all (bert-base-uncased
+# says BertForMaskedLM and keeps its NSP head) trains that head too.
+_WITH_SENTENCE_HEAD = {"bert": names.BERT_NAMES["nsp"], "albert": names.BERT_NAMES["sop"]}
 
 
 def _hf_tag(folder):
@@ -76,7 +84,12 @@ def _hf_tag(folder):
     gen = info.generator_config.to_dict()
     gen.pop("embedding_size", None)  # the discriminator's, shared
     options = json.dumps({"generator_config": gen}, sort_keys=True)
-  return HF_OBJECTIVES[info.architecture], options
+  name = HF_OBJECTIVES[info.architecture]
+  model_type = hf.MODEL_TYPES[info.architecture]
+  head = hf_names.SENTENCE_HEAD.get(model_type)
+  if name == names.BERT_NAMES["none"] and head in hf.tensor_names(folder):
+    name = _WITH_SENTENCE_HEAD[model_type]
+  return name, options
 
 
 def read_tag(prefix):
