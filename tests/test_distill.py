@@ -161,3 +161,14 @@ def test_a_transformers_folder_teacher_holds_its_config(tmp_path, monkeypatch):
   student = BertConfig.from_json_file(str(tmp_path / "out" / "bert_config.json"))
   assert student.num_hidden_layers == 1 and student.hidden_act == "gelu_exact"
   assert tf.train.latest_checkpoint(str(tmp_path / "out")).endswith("ckpt-2")
+  # The student goes back to transformers as the BERT class of its heads.
+  from bert_tf.serving import export  # pylint: disable=g-import-not-at-top
+  export.run_export(export.ExportOptions(
+      bert_config_file=str(tmp_path / "out" / "bert_config.json"),
+      checkpoint=str(tmp_path / "out"),
+      vocab_file=os.path.join(os.path.dirname(fixture("bert_for_pretraining")), "tokenizer",
+                              "vocab.txt"), hf_out=str(tmp_path / "hf")))
+  import json  # pylint: disable=g-import-not-at-top
+  written = json.loads((tmp_path / "hf" / "config.json").read_text())
+  assert written["architectures"] == ["BertForMaskedLM"] and written["num_hidden_layers"] == 1
+  assert written["hidden_act"] == "gelu"  # transformers' name of the exact GELU

@@ -118,3 +118,16 @@ def test_export_tool_reads_a_folder_with_no_config_or_vocab_flags(tmp_path):
   last = result.stderr.strip().splitlines()[-1]
   assert "disagrees with" in last and "num_hidden_layers=3 (folder: 2)" in last
   assert not (tmp_path / "hf2").exists()
+
+
+def test_a_keras_hub_preset_of_an_exact_gelu_model_is_refused(tmp_path):
+  """keras-hub's backbones hard-code the tanh GELU: a preset would not give
+  the model's outputs."""
+  from bert_tf.serving import keras_hub_preset  # pylint: disable=g-import-not-at-top
+  folder = fixture("bert_for_pretraining")
+  objective = objectives.from_checkpoint(folder)
+  model, _ = checkpoints.load_pretrainer(hf.read_hf_model(folder).bert_config, folder, objective)
+  with pytest.raises(ValueError, match=r"hidden_act='gelu_exact': keras-hub's backbones run "
+                     r"the tanh GELU only"):
+    keras_hub_preset.save_keras_hub_preset(model, VOCAB, True, str(tmp_path / "preset"))
+  assert not (tmp_path / "preset").exists()
