@@ -59,11 +59,41 @@ def test_albert_base_flags(monkeypatch):
   assert bert_config.is_albert and bert_config.embedding_size == 128
 
 
+def test_electra_small_flags(monkeypatch):
+  f = _parse(run_pretraining.define_flags, "electra_small.flags", monkeypatch)
+  config = _train_config(f)
+  # google-research/electra configure_pretraining.py and the paper's Table 6.
+  assert config.objective == "electra"
+  assert (config.train_batch_size, config.num_train_steps, config.num_warmup_steps) == (
+      128, 1000000, 10000)
+  assert config.learning_rate == 5e-4 and config.weight_decay == 0.01
+  assert (config.max_seq_length, config.max_predictions_per_seq) == (128, 19)
+  assert (config.generator_hidden_size, config.generator_layers,
+          config.discriminator_weight) == (0.25, 1.0, 50.0)
+  assert (config.adam_beta1, config.adam_beta2, config.adam_epsilon) == (0.9, 0.999, 1e-6)
+  bert_config = BertConfig.from_json_file(os.path.join(REPO, f.bert_config_file))
+  assert (bert_config.hidden_size, bert_config.num_hidden_layers,
+          bert_config.num_attention_heads, bert_config.intermediate_size,
+          bert_config.embedding_size) == (256, 12, 4, 1024, 128)
+
+
+def test_electra_small_builds_its_published_shape():
+  """ELECTRA-Small: 13.5M parameters in the paper's Table 6 (the
+  discriminator; ours adds the generator, 1/4 of the hidden size)."""
+  from bert_tf.training import objectives  # pylint: disable=g-import-not-at-top
+  bert_config = BertConfig.from_json_file(os.path.join(CONFIGS, "electra_small.json"))
+  model = objectives.get("electra").build_model(bert_config)
+  disc = sum(int(w.shape.num_elements()) for w in model.encoder.weights
+             if "pooled_dense" not in w.path)
+  assert 13.4e6 < disc < 13.7e6, disc
+
+
 @pytest.mark.parametrize("name,expected", [
     ("data/roberta_base.flags", {"sentence_task": "none", "packing": "full_sentences",
                                  "dynamic_masking": True, "max_seq_length": 512}),
     ("data/albert_base.flags", {"sentence_task": "sop", "max_ngram": 3,
-                                "max_predictions_per_seq": 20, "dupe_factor": 40}),
+                                "max_predictions_per_seq": 20, "dupe_factor": 40,
+                                "do_whole_word_mask": True}),
 ])
 def test_data_flags_parse_with_create_pretraining_data(name, expected, monkeypatch):
   defined = cli.parse(create_pretraining_data.define_flags, ["tool"])
