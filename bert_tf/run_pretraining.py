@@ -119,6 +119,8 @@ def define_flags(flag_values):
                      "Epsilon added to sqrt(v) (every --optimizer).", flag_values=f)
   flags.DEFINE_float("weight_decay", d.weight_decay,
                      "Weight decay (not on LayerNorm and biases).", flag_values=f)
+  flags.DEFINE_float("clip_norm", d.clip_norm, "Clip the gradients to this global norm "
+                     "(the original's 1.0; DistilBERT's 5.0).", flag_values=f)
   flags.DEFINE_enum("mixed_precision", d.mixed_precision, list(train_config.MIXED_PRECISION),
                     "Mixed precision policy; float16 uses dynamic loss scaling.", flag_values=f)
   flags.DEFINE_bool("jit_compile", d.jit_compile,

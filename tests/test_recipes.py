@@ -104,3 +104,18 @@ def test_data_flags_parse_with_create_pretraining_data(name, expected, monkeypat
   f = _parse(create_pretraining_data.define_flags, name, monkeypatch)
   for key, value in expected.items():
     assert f[key].value == value, key
+
+
+def test_distilbert_flags(monkeypatch):
+  from bert_tf import distill  # pylint: disable=g-import-not-at-top
+  f = _parse(distill.define_flags, "distilbert.flags", monkeypatch)
+  config = _train_config(f)
+  # Hugging Face's distiller (train.py defaults, distiller.py's AdamW) and
+  # the README's launch command; Sanh et al. Section 3.
+  assert (config.alpha_ce, config.alpha_mlm, config.alpha_cos, config.temperature) == (
+      5.0, 2.0, 1.0, 2.0)
+  assert (config.optimizer, config.adam_beta1, config.adam_beta2, config.adam_epsilon,
+          config.weight_decay, config.clip_norm) == ("adamw", 0.9, 0.98, 1e-6, 0.0, 5.0)
+  assert config.learning_rate == 5e-4 and config.student_init == "teacher"
+  assert config.num_warmup_steps == 0.05 * config.num_train_steps
+  assert config.train_batch_size % config.grad_accum_steps == 0

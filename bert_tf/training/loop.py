@@ -44,7 +44,7 @@ from bert_tf.training import strategy as strategies
 from bert_tf.training import train_config
 from bert_tf.training.train_config import TrainConfig
 
-CLIP_NORM = 1.0  # the original's clip_by_global_norm(grads, clip_norm=1.0)
+CLIP_NORM = 1.0  # the original's clip_by_global_norm(grads, clip_norm=1.0); --clip_norm
 
 
 class TrainingDivergedError(RuntimeError):
@@ -159,8 +159,9 @@ class Trainer:
   """
 
   def __init__(self, strategy, model, optimizer, objective, global_step, accum_steps=1,
-               loss_scaling=False, jit_compile=False):
+               loss_scaling=False, jit_compile=False, clip_norm=CLIP_NORM):
     self.strategy, self.model, self.optimizer = strategy, model, optimizer
+    self.clip_norm = float(clip_norm)
     self.objective, self.global_step = objective, global_step
     self.train_keys = objective.metric_keys + ("gradient_norm",)
     self.trainable = objective.trainable_variables(model)
@@ -196,9 +197,9 @@ class Trainer:
     grads, sums = ctx.all_reduce(tf.distribute.ReduceOp.SUM, (grads, sums))
     if self.loss_scaling:
       grads = [g / self.optimizer.dynamic_scale for g in grads]
-    # 4. Clip to global norm 1.0, as the original.
+    # 4. Clip to global norm 1.0, as the original (--clip_norm).
     grad_norm = tf.linalg.global_norm(grads)
-    grads, _ = tf.clip_by_global_norm(grads, CLIP_NORM, use_norm=grad_norm)
+    grads, _ = tf.clip_by_global_norm(grads, self.clip_norm, use_norm=grad_norm)
     # 5. Apply. Keras optimizers all-reduce (sum) the gradients once more
     #    inside apply(); ours are summed already, so each replica passes its
     #    1/n part (and the loss-scale optimizer unscales what it is given).
@@ -553,7 +554,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
   trainer = Trainer(strategy, model, optimizer, objective, global_step,
                     accum_steps=config.grad_accum_steps,
                     loss_scaling=config.mixed_precision == "float16",
-                    jit_compile=config.jit_compile)
+                    jit_compile=config.jit_compile, clip_norm=config.clip_norm)
   evaluator = Evaluator(model, objective, strategy)
   step = int(global_step.numpy())
   result = {"global_step": step, "train": {}, "train_history": [], "eval_history": [],

@@ -70,6 +70,7 @@ class TrainConfig:
   adam_beta1: float = 0.9
   adam_beta2: float = 0.999
   adam_epsilon: float = 1e-6
+  clip_norm: float = 1.0
   mixed_precision: str = "none"
   jit_compile: bool = False
   grad_accum_steps: int = 1
@@ -142,6 +143,8 @@ class TrainConfig:
         raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)}")
     if self.adam_epsilon <= 0:
       raise ValueError(f"adam_epsilon must be positive, got {self.adam_epsilon}")
+    if self.clip_norm <= 0:
+      raise ValueError(f"clip_norm must be positive, got {self.clip_norm}")
     for name in ("num_warmup_steps", "max_eval_steps", "eval_every_steps"):
       if getattr(self, name) < 0:
         raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")

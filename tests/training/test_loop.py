@@ -8,6 +8,7 @@ import logging
 import os
 import random
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -422,3 +423,26 @@ def test_the_update_step_follows_the_original_trajectory(shared_dir):
                                  atol=1e-6, err_msg=f"update {t}, {name}")
   assert clipped >= 3
   assert int(global_step.numpy()) == _GOLDEN_STEPS
+
+
+@pytest.mark.parametrize("clip_norm", [1.0, 5.0])
+def test_the_update_step_clips_to_clip_norm(clip_norm):
+  """--clip_norm: a gradient of norm 3 is scaled to norm 1 by the original's
+  clip, and passes whole under DistilBERT's 5.0 (plain SGD, lr 1, shows the
+  applied gradient)."""
+  variable = tf.Variable([0.0, 0.0])
+  objective = _RecordedGradients([variable], [[np.array([3.0, 0.0], np.float32)]])
+  optimizer = keras.optimizers.SGD(learning_rate=1.0)
+  optimizer.build([variable])
+  trainer = loop.Trainer(tf.distribute.get_strategy(), lambda features, training: {},
+                         optimizer, objective, tf.Variable(0, dtype=tf.int64, trainable=False),
+                         clip_norm=clip_norm)
+  metrics, _, _ = trainer.train_steps(iter(tf.data.Dataset.from_tensors({"t": [0]})),
+                                      tf.constant(1))
+  assert float(metrics["gradient_norm"]) == pytest.approx(3.0)
+  np.testing.assert_allclose(variable.numpy(), [-min(3.0, clip_norm), 0.0], rtol=1e-6)
+
+
+def test_clip_norm_must_be_positive(tmp_path):
+  with pytest.raises(ValueError, match="clip_norm must be positive"):
+    tiny_train_config(tmp_path, clip_norm=0.0).validate()
