@@ -54,14 +54,12 @@ def define_flags(flag_values):
                       "Checkpoints, TensorBoard summaries and eval_results.txt go here.",
                       flag_values=f)
   flags.DEFINE_string("init_checkpoint", None,
-                      "Warm start (weights only) from what the checkpoint holds, as the "
-                      "original's init_from_checkpoint: a bert_tf training dir or checkpoint "
-                      "prefix, an original TF1 BERT checkpoint (bert_model.ckpt; an "
-                      "encoder-only one leaves the cls/ heads initialized), or a Hugging Face "
-                      "transformers folder (config.json + model.safetensors: BERT, ALBERT, "
-                      "ELECTRA). The log says what "
-                      "was initialized; a shape that differs is an error. Not used when "
-                      "--output_dir holds a checkpoint (that run resumes).", flag_values=f)
+                      "Warm start (weights only), as the original's init_from_checkpoint: a "
+                      "bert_tf training dir or checkpoint, an original TF1 bert_model.ckpt (an "
+                      "encoder-only one leaves the cls/ heads initialized), or a transformers "
+                      "folder (config.json + model.safetensors). The log says what was read; "
+                      "a shape that differs is an error. Not used when --output_dir holds a "
+                      "checkpoint (that run resumes).", flag_values=f)
   flags.DEFINE_integer("max_seq_length", d.max_seq_length, "Sequence length of the records.",
                        flag_values=f)
   flags.DEFINE_integer("max_predictions_per_seq", d.max_predictions_per_seq,
@@ -111,16 +109,16 @@ def define_flags(flag_values):
                     "correction); adamw: bias-corrected Adam with decoupled decay "
                     "(Keras AdamW, RoBERTa's update); lamb: ALBERT's LAMB "
                     "(google-research/albert).", flag_values=f)
-  flags.DEFINE_float("adam_beta1", d.adam_beta1, "Adam beta1 (every --optimizer).",
+  flags.DEFINE_float("adam_beta1", d.adam_beta1, "Adam beta1 (every --optimizer).", flag_values=f)
+  flags.DEFINE_float("adam_beta2", d.adam_beta2, "Adam beta2 (RoBERTa: 0.98).", flag_values=f)
+  flags.DEFINE_float("adam_epsilon", d.adam_epsilon, "Epsilon added to sqrt(v).", flag_values=f)
+  flags.DEFINE_float("weight_decay", d.weight_decay, "Decay (not of LayerNorm, biases).",
                      flag_values=f)
-  flags.DEFINE_float("adam_beta2", d.adam_beta2,
-                     "Adam beta2 (every --optimizer; RoBERTa: 0.98).", flag_values=f)
-  flags.DEFINE_float("adam_epsilon", d.adam_epsilon,
-                     "Epsilon added to sqrt(v) (every --optimizer).", flag_values=f)
-  flags.DEFINE_float("weight_decay", d.weight_decay,
-                     "Weight decay (not on LayerNorm and biases).", flag_values=f)
   flags.DEFINE_float("clip_norm", d.clip_norm, "Clip the gradients to this global norm "
                      "(the original's 1.0; DistilBERT's 5.0).", flag_values=f)
+  flags.DEFINE_enum("lr_schedule", d.lr_schedule, list(train_config.LR_SCHEDULES),
+                    "bert: linear warmup, then linear decay; electra: the decay times "
+                    "min(1, step / warmup) (google-research/electra).", flag_values=f)
   flags.DEFINE_enum("mixed_precision", d.mixed_precision, list(train_config.MIXED_PRECISION),
                     "Mixed precision policy; float16 uses dynamic loss scaling.", flag_values=f)
   flags.DEFINE_bool("jit_compile", d.jit_compile,

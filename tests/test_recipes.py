@@ -67,6 +67,7 @@ def test_electra_small_flags(monkeypatch):
   assert (config.train_batch_size, config.num_train_steps, config.num_warmup_steps) == (
       128, 1000000, 10000)
   assert config.learning_rate == 5e-4 and config.weight_decay == 0.01
+  assert config.lr_schedule == "electra"
   assert (config.max_seq_length, config.max_predictions_per_seq) == (128, 19)
   assert (config.generator_hidden_size, config.generator_layers,
           config.discriminator_weight) == (0.25, 1.0, 50.0)

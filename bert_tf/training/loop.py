@@ -98,7 +98,8 @@ def build(config, bert_config, strategy, objective):
     optimizer = optimization.create_optimizer(
         config.optimizer, config.learning_rate, config.num_train_steps,
         config.num_warmup_steps, weight_decay=config.weight_decay,
-        beta_1=config.adam_beta1, beta_2=config.adam_beta2, epsilon=config.adam_epsilon)
+        beta_1=config.adam_beta1, beta_2=config.adam_beta2, epsilon=config.adam_epsilon,
+        warmup=config.lr_schedule)
     if config.mixed_precision == "float16":
       # Dynamic loss scaling: skips the update and halves the scale when the
       # float16 gradients overflow.

@@ -64,17 +64,24 @@ class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
   step < num_warmup_steps. `step` is the number of updates already applied
   (the original's global_step before its increment), so the first update
   uses rate 0 when there is warmup.
+
+  warmup="electra" is google-research/electra's shape instead: the decayed
+  rate times min(1, step / num_warmup_steps), so the peak is lower (by the
+  share of the run spent warming up) and decay starts at step 0.
   """
 
-  def __init__(self, learning_rate, num_train_steps, num_warmup_steps):
+  def __init__(self, learning_rate, num_train_steps, num_warmup_steps, warmup="bert"):
     super().__init__()
     if num_train_steps <= 0:
       raise ValueError(f"num_train_steps must be positive, got {num_train_steps}")
     if num_warmup_steps < 0:
       raise ValueError(f"num_warmup_steps must be >= 0, got {num_warmup_steps}")
+    if warmup not in ("bert", "electra"):
+      raise ValueError(f"warmup must be 'bert' or 'electra', got {warmup!r}")
     self.learning_rate = float(learning_rate)
     self.num_train_steps = int(num_train_steps)
     self.num_warmup_steps = int(num_warmup_steps)
+    self.warmup = warmup
 
   def __call__(self, step):
     """float32 scalar learning rate at integer `step`."""
@@ -82,7 +89,9 @@ class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     lr = ops.cast(self.learning_rate, "float32")
     done = ops.minimum(step, float(self.num_train_steps)) / float(self.num_train_steps)
     rate = lr * (1.0 - done)
-    if self.num_warmup_steps:
+    if self.num_warmup_steps and self.warmup == "electra":
+      rate = rate * ops.minimum(1.0, step / float(self.num_warmup_steps))
+    elif self.num_warmup_steps:
       warmup_rate = lr * step / float(self.num_warmup_steps)
       is_warmup = ops.cast(step < float(self.num_warmup_steps), "float32")
       rate = (1.0 - is_warmup) * rate + is_warmup * warmup_rate
@@ -91,7 +100,7 @@ class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
   def get_config(self):
     return {"learning_rate": self.learning_rate,
             "num_train_steps": self.num_train_steps,
-            "num_warmup_steps": self.num_warmup_steps}
+            "num_warmup_steps": self.num_warmup_steps, "warmup": self.warmup}
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -203,7 +212,8 @@ OPTIMIZERS = ("adamw_original", "adamw", "lamb")
 
 def create_optimizer(name="adamw_original", learning_rate=1e-4,
                      num_train_steps=None, num_warmup_steps=0,
-                     weight_decay=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6):
+                     weight_decay=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
+                     warmup="bert"):
   """Makes an optimizer with the original schedule.
 
   Args:
@@ -217,6 +227,7 @@ def create_optimizer(name="adamw_original", learning_rate=1e-4,
     beta_1, beta_2, epsilon: the Adam moments' decay rates and the epsilon
       added to sqrt(v), for every choice (the defaults are the original
       BERT's and ALBERT's; RoBERTa used beta_2 0.98).
+    warmup: "bert" or "electra", the schedule's shape (LinearWarmupLinearDecay).
 
   Returns:
     A Keras optimizer whose learning_rate is a LinearWarmupLinearDecay. It
@@ -227,7 +238,7 @@ def create_optimizer(name="adamw_original", learning_rate=1e-4,
   """
   if num_train_steps is None:
     raise ValueError("create_optimizer needs num_train_steps")
-  schedule = LinearWarmupLinearDecay(learning_rate, num_train_steps, num_warmup_steps)
+  schedule = LinearWarmupLinearDecay(learning_rate, num_train_steps, num_warmup_steps, warmup)
   adam = {"beta_1": beta_1, "beta_2": beta_2, "epsilon": epsilon}
   if name == "adamw_original":
     return AdamWeightDecay(learning_rate=schedule, weight_decay_rate=weight_decay, **adam)

@@ -19,6 +19,11 @@ MIXED_PRECISION_POLICIES = {"none": None, "bfloat16": "mixed_bfloat16",
 MIXED_PRECISION = tuple(MIXED_PRECISION_POLICIES)
 # Kept in step with optimization.create_optimizer (a test checks).
 OPTIMIZERS = ("adamw_original", "adamw", "lamb")
+# How warmup meets the linear decay (optimization.LinearWarmupLinearDecay):
+# bert switches from the warmup rate to the decayed one at num_warmup_steps
+# (the original BERT's); electra multiplies the decayed rate by
+# min(1, step / num_warmup_steps) (google-research/electra's).
+LR_SCHEDULES = ("bert", "electra")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +76,7 @@ class TrainConfig:
   adam_beta2: float = 0.999
   adam_epsilon: float = 1e-6
   clip_norm: float = 1.0
+  lr_schedule: str = LR_SCHEDULES[0]
   mixed_precision: str = "none"
   jit_compile: bool = False
   grad_accum_steps: int = 1
@@ -115,6 +121,7 @@ class TrainConfig:
     if not self.input_file and (self.do_train or not self.eval_input_file):
       raise ValueError("input_file is required")
     for name, choices in (("strategy", STRATEGIES), ("optimizer", OPTIMIZERS),
+                          ("lr_schedule", LR_SCHEDULES),
                           ("mixed_precision", MIXED_PRECISION)):
       value = getattr(self, name)
       if (value or name != "strategy") and value not in choices:

@@ -446,3 +446,11 @@ def test_the_update_step_clips_to_clip_norm(clip_norm):
 def test_clip_norm_must_be_positive(tmp_path):
   with pytest.raises(ValueError, match="clip_norm must be positive"):
     tiny_train_config(tmp_path, clip_norm=0.0).validate()
+
+
+def test_the_run_builds_the_schedule_it_is_told(tmp_path):
+  from bert_tf.training import objectives  # pylint: disable=g-import-not-at-top
+  _, optimizer, _ = loop.build(tiny_train_config(tmp_path, lr_schedule="electra"),
+                               tiny_bert_config(), tf.distribute.get_strategy(),
+                               objectives.get("mlm_nsp"))
+  assert optimizer._learning_rate.warmup == "electra"  # pylint: disable=protected-access

@@ -399,3 +399,24 @@ def test_adam_options_reach_every_optimizer(name):
   config = optimization.create_optimizer(name, 1e-4, 100, 10, beta_1=0.8, beta_2=0.98,
                                          epsilon=1e-8).get_config()
   assert (config["beta_1"], config["beta_2"], config["epsilon"]) == (0.8, 0.98, 1e-8)
+
+
+@pytest.mark.parametrize("warmup", [0, 10, 40])
+def test_the_electra_schedule_is_tf1_polynomial_decay_times_the_warmup_ratio(warmup):
+  """google-research/electra's model/optimization.py: TF1's
+  polynomial_decay(lr, step, T, end 0, power 1), multiplied by
+  min(1, step / warmup); computed here with TF's own TF1 function."""
+  schedule = optimization.LinearWarmupLinearDecay(5e-4, 100, warmup, warmup="electra")
+  for step in (0, 1, 5, 10, 39, 40, 41, 99, 100, 150):
+    expected = tf.compat.v1.train.polynomial_decay(5e-4, step, 100, end_learning_rate=0.0,
+                                                   power=1.0, cycle=False)
+    expected = float(expected() if callable(expected) else expected)
+    if warmup:
+      expected *= min(1.0, step / warmup)
+    np.testing.assert_allclose(float(schedule(step)), expected, rtol=1e-6, atol=1e-12)
+  restored = optimization.LinearWarmupLinearDecay.from_config(schedule.get_config())
+  assert restored.warmup == "electra"
+  if warmup:  # lower than BERT's at the end of warmup, by the share spent warming up
+    bert = optimization.LinearWarmupLinearDecay(5e-4, 100, warmup)
+    assert float(schedule(warmup)) == pytest.approx(float(bert(warmup)))
+    assert float(schedule(warmup // 2)) < float(bert(warmup // 2))
