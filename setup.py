@@ -21,6 +21,8 @@ setuptools.setup(
         "numpy>=1.26",
         # transformers folders (--hf_out, --init_checkpoint): numpy API, no torch.
         "safetensors>=0.4",
+        # ALBERT's SentencePiece models (--spm_model_file).
+        "sentencepiece>=0.1.99",
     ],
     extras_require={
         "beam": ["apache-beam>=2.60"],

@@ -186,6 +186,15 @@ def atomic_dir(path, overwrite=False, what="output"):
     check_absent(path, overwrite, what)
 
 
+def read_bytes(path, what):
+  """The bytes of the file `path`; FileNotFoundError "{what} file not
+  found: {path}" when there is none."""
+  if not _gfile().exists(path):
+    raise FileNotFoundError(f"{what} file not found: {path}")
+  with _gfile().GFile(path, "rb") as f:
+    return f.read()
+
+
 def read_text(path, what, errors="strict"):
   """The text of the file `path`, decoded as UTF-8.
 

@@ -34,7 +34,10 @@ class Vocab:
     is_subword: np.bool_ [size], True where the token starts with "##".
   """
 
-  def __init__(self, tokens, path=None, sha256=None):
+  def __init__(self, tokens, path=None, sha256=None, unk_token=UNK_TOKEN, is_subword=None):
+    """tokens: one per id. unk_token and is_subword (bool by id; None: the
+    "##" pieces) let a vocab of other pieces be one: a SentencePiece model's
+    (`sentencepiece_vocab`: "<unk>", word starts marked instead)."""
     tokens = list(tokens)
     token_to_id = {}
     for i, token in enumerate(tokens):
@@ -45,7 +48,7 @@ class Vocab:
             f"vocab {path or '<list>'}: token {token!r} appears twice "
             f"(lines {token_to_id[token] + 1} and {i + 1})")
       token_to_id[token] = i
-    missing = [t for t in (CLS_TOKEN, SEP_TOKEN, MASK_TOKEN, UNK_TOKEN)
+    missing = [t for t in (CLS_TOKEN, SEP_TOKEN, MASK_TOKEN, unk_token)
                if t not in token_to_id]
     if missing:
       raise ValueError(
@@ -63,12 +66,13 @@ class Vocab:
     self.sha256 = sha256
     self.path = path
     self.pad_id = 0
-    self.unk_id = token_to_id[UNK_TOKEN]
+    self.unk_id = token_to_id[unk_token]
     self.cls_id = token_to_id[CLS_TOKEN]
     self.sep_id = token_to_id[SEP_TOKEN]
     self.mask_id = token_to_id[MASK_TOKEN]
     self.is_subword = np.array(
-        [t.startswith(SUBWORD_PREFIX) for t in tokens], dtype=bool)
+        [t.startswith(SUBWORD_PREFIX) for t in tokens] if is_subword is None else is_subword,
+        dtype=bool)
 
   def __len__(self):
     return self.size

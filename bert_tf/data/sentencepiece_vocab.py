@@ -1,0 +1,125 @@
+"""A SentencePiece model as vocab and tokenizer, by google-research/albert's rules.
+
+Released ALBERT models use a SentencePiece model (`30k-clean.model`) where
+BERT uses a WordPiece vocab. google-research/albert's create_pretraining_data
+(with --spm_model_file) and tokenization.py do, for each line:
+
+  1. `preprocess_text`: whitespace runs to one space, the ends stripped;
+     NFKD, then combining marks dropped (accents); lower-cased with
+     --do_lower_case;
+  2. `encode_pieces`: the model's pieces, except that a piece ending in a
+     comma after a digit ("9,") is encoded again without the comma and the
+     comma appended as its own piece. (The original then means to drop a
+     word-start marker the re-encoding adds; under Python 3 its test compares
+     str with bytes and never holds, so the marker stays: we do the same);
+  3. ids by PieceToId.
+
+Whole-word masking takes a word to start at a piece that starts with the
+word-start marker "▁" or "<", is punctuation, or holds a character outside
+a-z and punctuation (the original's `_is_start_piece_sp`: foreign characters
+are whole pieces); every other piece continues the word before it
+(`is_subword`).
+
+The model file is read through tf.io.gfile (gs:// paths); the `sentencepiece`
+package tokenizes.
+"""
+
+import hashlib
+import unicodedata
+
+import numpy as np
+
+from bert_tf import file_io as files
+from bert_tf.data import wordpiece_vocab
+
+WORD_START = "\u2581"  # SentencePiece's "▁"
+UNK_PIECE = "<unk>"
+PAD_PIECE = "<pad>"
+# The original's `_is_start_piece_sp` punctuation. (It also adds "€" and "£"
+# as UTF-8 bytes, which no str piece equals; their pieces start words anyway,
+# as characters outside a-z.)
+_PUNCTUATION = frozenset('!"#$%&"()*+,-./:;?@[\\]^_`{|}~')
+_ENGLISH = frozenset("abcdefghijklmnopqrstuvwxyz")
+
+
+def preprocess_text(text, lower):
+  """google-research/albert tokenization.preprocess_text (remove_space=True)."""
+  text = " ".join(text.strip().split())
+  text = unicodedata.normalize("NFKD", text)
+  text = "".join(c for c in text if not unicodedata.combining(c))
+  return text.lower() if lower else text
+
+
+def is_word_start(piece):
+  """Whether `piece` starts a word for whole-word masking (see the module
+  docstring)."""
+  if piece.startswith((WORD_START, "<")) or piece in _PUNCTUATION:
+    return True
+  return not all(c.lower() in _ENGLISH or c.lower() in _PUNCTUATION for c in piece)
+
+
+class SentencePieceVocab:
+  """A SentencePiece model: its `vocab` (a wordpiece_vocab.Vocab of its
+  pieces, "<unk>" as unknown, `is_subword` from `is_word_start`) and its
+  tokenizer.
+
+  Attributes:
+    vocab: the Vocab (the data writer, masking and manifests use it as a
+      WordPiece vocab's).
+    model_proto: the model file's bytes (copied into exports).
+    path: where it was read.
+  """
+
+  def __init__(self, model_proto, path=None):
+    import sentencepiece  # pylint: disable=g-import-not-at-top
+    self.model_proto = bytes(model_proto)
+    self.path = path
+    self.processor = sentencepiece.SentencePieceProcessor(model_proto=self.model_proto)
+    pieces = [self.processor.IdToPiece(i) for i in range(self.processor.GetPieceSize())]
+    try:
+      self.vocab = wordpiece_vocab.Vocab(
+          pieces, path=path, sha256=hashlib.sha256(self.model_proto).hexdigest(),
+          unk_token=UNK_PIECE, is_subword=[not is_word_start(p) for p in pieces])
+    except ValueError as e:
+      raise ValueError(f"SentencePiece model {path}: {e} (ALBERT's models have [CLS], "
+                       f"[SEP] and [MASK] as control symbols and <unk>)") from None
+
+  def pieces(self, text):
+    """The original's encode_pieces of already preprocessed text."""
+    out = []
+    for piece in self.processor.EncodeAsPieces(text):
+      if len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit():
+        out.extend(self.processor.EncodeAsPieces(piece[:-1].replace(WORD_START, "")))
+        out.append(",")
+      else:
+        out.append(piece)
+    return out
+
+  def tokenize(self, line, lower):
+    """ids of one raw line: preprocess_text, pieces, PieceToId."""
+    return [self.processor.PieceToId(p) for p in self.pieces(preprocess_text(line, lower))]
+
+  def tokenize_to_ids(self, texts, lower):
+    """A batch of raw lines as (values int64 [total], row_splits int64
+    [n + 1]), as tokenization.BatchTokenizer.tokenize_to_ids gives."""
+    rows = [self.tokenize(t.decode("utf-8") if isinstance(t, bytes) else t, lower)
+            for t in texts]
+    splits = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum([len(r) for r in rows], out=splits[1:])
+    values = np.fromiter((i for r in rows for i in r), np.int64, count=int(splits[-1]))
+    return values, splits
+
+
+def load_sentencepiece(path):
+  """Reads a SentencePiece .model file (local or gs://).
+
+  Raises:
+    FileNotFoundError: no such file.
+    ValueError: not a SentencePiece model, or one without [CLS], [SEP],
+      [MASK] and <unk>.
+  """
+  data = files.read_bytes(path, "SentencePiece model")
+  try:
+    return SentencePieceVocab(data, path=path)
+  except RuntimeError as e:  # sentencepiece's parse error
+    raise ValueError(f"{path} is not a SentencePiece model: {e}") from None
