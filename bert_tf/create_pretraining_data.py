@@ -32,6 +32,9 @@ def define_flags(flag_values):
   flags.DEFINE_string("input_file", None, "Input raw text file (or comma-separated list of files; globs allowed).", flag_values=f)
   flags.DEFINE_string("output_file", None, "Output TF example file (or comma-separated list of files; instances dealt round-robin).", flag_values=f)
   flags.DEFINE_string("vocab_file", None, "The vocabulary file that the BERT model was trained on.", flag_values=f)
+  flags.DEFINE_string("spm_model_file", None, "A SentencePiece model (ALBERT's) to tokenize "
+                      "with instead of --vocab_file, by google-research/albert's rules.",
+                      flag_values=f)
   flags.DEFINE_bool("do_lower_case", True, "Whether to lower case the input text. Should be True for uncased models.", flag_values=f)
   flags.DEFINE_bool("do_whole_word_mask", False, "Whether to use whole word masking rather than per-WordPiece masking.", flag_values=f)
   flags.DEFINE_integer("max_seq_length", 128, "Maximum sequence length.", flag_values=f)
@@ -80,9 +83,10 @@ def main(argv):
   beam_args = argv[1:]
   if beam_args and FLAGS.driver != "beam":
     raise app.UsageError(f"unexpected arguments: {' '.join(beam_args)}")
-  for name in ("input_file", "vocab_file"):
-    if not getattr(FLAGS, name):
-      raise app.UsageError(f"--{name} is required")
+  if not FLAGS.input_file:
+    raise app.UsageError("--input_file is required")
+  if not FLAGS.vocab_file and not FLAGS.spm_model_file:
+    raise app.UsageError("--vocab_file is required (or --spm_model_file)")
   try:
     outputs = writer_cli.outputs_from_flags(FLAGS.output_file, FLAGS.output_dir,
                                             FLAGS.num_output_shards, FLAGS.gzip)
@@ -95,12 +99,13 @@ def main(argv):
       from bert_tf.data import beam  # pylint: disable=g-import-not-at-top
       try:
         manifest = beam.run_beam(FLAGS.input_file, outputs, FLAGS.vocab_file, options,
-                                 beam_args)
+                                 beam_args, spm_model_file=FLAGS.spm_model_file)
       except ImportError as e:  # apache-beam is not installed
         raise cli.Error(str(e)) from None
     else:
       manifest = writer.create_pretraining_data(
-          FLAGS.input_file, outputs, FLAGS.vocab_file, options, num_workers=num_workers)
+          FLAGS.input_file, outputs, FLAGS.vocab_file, options, num_workers=num_workers,
+          spm_model_file=FLAGS.spm_model_file)
   writer_cli.log_summary(manifest, outputs)
 
 

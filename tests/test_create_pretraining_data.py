@@ -328,3 +328,81 @@ def test_sigkill_then_rerun_gives_the_bytes_of_an_uninterrupted_run(files, tmp_p
   assert not [p for p in killed.iterdir() if p.name.startswith(".tokens-")]
   clean_manifest = json.loads((clean / "manifest.json").read_text())
   assert manifest["counts"] == clean_manifest["counts"]
+
+
+# ---------------------------------------------------------------------------
+# ALBERT's SentencePiece tokenization (--spm_model_file)
+# ---------------------------------------------------------------------------
+
+SPM_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures",
+                         "albert_sentencepiece", "spm.model")
+
+
+def _spm_records(out):
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  records = []
+  for path in sorted(out.glob("*.tfrecord")):
+    records += [tf.train.Example.FromString(r.numpy()) for r in tf.data.TFRecordDataset(str(path))]
+  return records
+
+
+def _spm_run(files, out, *extra):
+  run_main([f"--input_file={files['corpus']}", f"--output_dir={out}",
+            f"--spm_model_file={SPM_MODEL}", "--max_seq_length=32",
+            "--max_predictions_per_seq=5", "--dupe_factor=2", "--num_output_shards=2",
+            "--do_whole_word_mask", "--sentence_task=sop", *extra])
+
+
+def test_spm_model_file_tokenizes_as_albert_and_masks_whole_words(files, tmp_path):
+  """--spm_model_file without --vocab_file: ids are the SentencePiece model's
+  by ALBERT's rules, [CLS]/[SEP]/[MASK] are its control symbols, masked
+  spans cover whole words (a continuation piece is masked only with the piece
+  before it), and the manifest names the model; 1 and 2 workers write the
+  same bytes."""
+  from bert_tf.data import sentencepiece_vocab as spv  # pylint: disable=g-import-not-at-top
+  model = spv.load_sentencepiece(SPM_MODEL)
+  vocab = model.vocab
+  _spm_run(files, tmp_path / "one", "--num_workers=1")
+  _spm_run(files, tmp_path / "two", "--num_workers=2")
+  one = sorted((tmp_path / "one").glob("*.tfrecord"))
+  assert [p.read_bytes() for p in one] == [
+      p.read_bytes() for p in sorted((tmp_path / "two").glob("*.tfrecord"))]
+  manifest = json.loads(next((tmp_path / "one").glob("*manifest.json")).read_text())
+  assert manifest["vocab"]["path"] == SPM_MODEL and manifest["vocab"]["size"] == vocab.size
+  corpus_ids = set()
+  with open(files["corpus"], encoding="utf-8") as f:
+    for line in f:
+      corpus_ids.update(model.tokenize(line, lower=True))
+  records = _spm_records(tmp_path / "one")
+  assert records
+  whole = 0
+  for example in records:
+    feature = example.features.feature
+    ids = list(feature["input_ids"].int64_list.value)
+    n = sum(feature["input_mask"].int64_list.value)
+    assert ids[0] == vocab.cls_id and ids[n - 1] == vocab.sep_id
+    masked = {p for p, w in zip(feature["masked_lm_positions"].int64_list.value,
+                                feature["masked_lm_weights"].float_list.value) if w}
+    originals = list(ids)
+    for p, t in zip(feature["masked_lm_positions"].int64_list.value,
+                    feature["masked_lm_ids"].int64_list.value):
+      originals[p] = t
+    assert set(originals[1:n - 1]) - {vocab.sep_id} <= corpus_ids
+    for p in masked:
+      # A masked continuation piece has its word's previous piece masked (the
+      # original skips [CLS]/[SEP] when it groups, so that piece may lie
+      # before a [SEP]; the first piece starts a word whatever it is).
+      q = p - 1
+      while q > 0 and originals[q] in (vocab.cls_id, vocab.sep_id):
+        q -= 1
+      if vocab.is_subword[originals[p]] and q > 0:
+        assert q in masked, (p, originals)
+        whole += 1
+  assert whole > 0
+
+
+def test_spm_model_file_that_is_not_a_model_is_one_line(files, tmp_path, capsys):
+  bad = tmp_path / "bad.model"
+  bad.write_bytes(b"nope")
+  assert_fails_cleanly(common_flags(files, vocab_file=None, spm_model_file=str(bad)),
+                       ["is not a SentencePiece model"], capsys, files["out"])

@@ -34,11 +34,12 @@ def _import_beam():
   return beam
 
 
-def run_beam(input_patterns, outputs, vocab_file, options, beam_args=()):
+def run_beam(input_patterns, outputs, vocab_file, options, beam_args=(), spm_model_file=None):
   """Runs the writer as a Beam pipeline; returns the manifest dict.
 
   Args:
-    input_patterns, vocab_file, options: as writer.create_pretraining_data.
+    input_patterns, vocab_file, options, spm_model_file: as
+      writer.create_pretraining_data.
     outputs: writer.Outputs with a directory (not files).
     beam_args: Beam pipeline options, e.g. ["--runner=DirectRunner"].
   """
@@ -46,14 +47,13 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=()):
   import tensorflow as tf
   from apache_beam.options.pipeline_options import PipelineOptions
   from bert_tf.data import tokenization
-  from bert_tf.data import wordpiece_vocab
 
   started = time.time()
   if outputs.files:
     raise ValueError("the Beam driver writes --output_dir shards; --output_file is local-only")
   options.validate()
-  vocab = wordpiece_vocab.load_vocab(vocab_file)
-  tokenizer = tokenization.BatchTokenizer(vocab, options.do_lower_case)
+  tokenizer = tokenization.tokenizer_for(vocab_file, options.do_lower_case, spm_model_file)
+  vocab = tokenizer.vocab
   plan = writer.plan_run(input_patterns, outputs, tokenizer, options)
   tmp_dir = outputs.directory.rstrip("/") + "/.blocks"
   tf.io.gfile.makedirs(tmp_dir)
@@ -66,8 +66,7 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=()):
     """Tokenizes one block, runs all its passes, writes a temporary file."""
 
     def setup(self):
-      tokenizer = tokenization.BatchTokenizer(wordpiece_vocab.load_vocab(vocab_file),
-                                              options.do_lower_case)
+      tokenizer = tokenization.tokenizer_for(vocab_file, options.do_lower_case, spm_model_file)
       self.processor = passes.BlockProcessor(tokenizer, options, plan.negative_pool,
                                              plan.whole_input)
 

@@ -110,6 +110,19 @@ class SentencePieceVocab:
     return values, splits
 
 
+class SentencePieceTokenizer:
+  """The data writer's tokenizer (as tokenization.BatchTokenizer: `vocab`,
+  `do_lower_case`, `tokenize_to_ids(lines)`) over a SentencePiece model."""
+
+  def __init__(self, model, do_lower_case):
+    self.model = model
+    self.vocab = model.vocab
+    self.do_lower_case = bool(do_lower_case)
+
+  def tokenize_to_ids(self, texts):
+    return self.model.tokenize_to_ids(texts, self.do_lower_case)
+
+
 def load_sentencepiece(path):
   """Reads a SentencePiece .model file (local or gs://).
 

@@ -54,6 +54,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.data import tokenizer_graph
+from bert_tf.data import wordpiece_vocab
 
 # A batch of at least twice this many lines is tokenized in chunks, one a
 # thread: the ops of one call run on one core (tf-text's and the string ops
@@ -175,3 +176,19 @@ class BatchTokenizer:
     """text: str -> list[str] of WordPiece tokens."""
     values, _ = self.tokenize_to_ids([text])
     return [self.vocab.tokens[i] for i in values]
+
+
+def tokenizer_for(vocab_file, do_lower_case, spm_model_file=None):
+  """The data writer's tokenizer: a BatchTokenizer on the WordPiece
+  `vocab_file`, or with `spm_model_file` a SentencePiece model's by ALBERT's
+  rules (`sentencepiece_vocab`; vocab_file is not read then, as in
+  google-research/albert).
+
+  Raises:
+    FileNotFoundError, ValueError: a missing or bad vocab or model.
+  """
+  if spm_model_file:
+    from bert_tf.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+    return sentencepiece_vocab.SentencePieceTokenizer(
+        sentencepiece_vocab.load_sentencepiece(spm_model_file), do_lower_case)
+  return BatchTokenizer(wordpiece_vocab.load_vocab(vocab_file), do_lower_case)

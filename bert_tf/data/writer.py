@@ -516,7 +516,7 @@ def _map_units(plan, todo, tokenizer, options, pool, cache):
 
 
 def create_pretraining_data(input_patterns, outputs, vocab_file, options,
-                            num_workers=1):
+                            num_workers=1, spm_model_file=None):
   """Writes pretraining records and their manifest; the library entry.
 
   Args:
@@ -526,6 +526,8 @@ def create_pretraining_data(input_patterns, outputs, vocab_file, options,
     vocab_file: WordPiece vocab, one token a line.
     options: DataOptions.
     num_workers: processes; 1 runs in this process.
+    spm_model_file: a SentencePiece model instead of vocab_file (ALBERT's
+      tokenization; sentencepiece_vocab).
   Returns:
     The manifest dict (also written beside the records).
   """
@@ -535,9 +537,9 @@ def create_pretraining_data(input_patterns, outputs, vocab_file, options,
   cache = None
   try:
     from bert_tf.data import tokenization  # TensorFlow's import, while the workers start
-    from bert_tf.data import wordpiece_vocab
-    vocab = wordpiece_vocab.load_vocab(vocab_file)  # names missing special tokens
-    tokenizer = tokenization.BatchTokenizer(vocab, options.do_lower_case)
+    # Names missing special tokens.
+    tokenizer = tokenization.tokenizer_for(vocab_file, options.do_lower_case, spm_model_file)
+    vocab = tokenizer.vocab
     plan = plan_run(input_patterns, outputs, tokenizer, options)
     if pool is not None:
       pool.share(passes.masking_vocab_of(vocab), plan.negative_pool, plan.whole_input)

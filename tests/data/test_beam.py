@@ -64,3 +64,26 @@ def test_beam_driver_refuses_output_file_mode(tmp_path):
   outputs = writer.Outputs(files=(str(tmp_path / "out.tfrecord"),))
   with pytest.raises(ValueError, match="output_dir"):
     beam.run_beam(inputs, outputs, vocab, writer.DataOptions())
+
+
+def test_beam_and_local_drivers_agree_with_a_sentencepiece_model(tmp_path):
+  """--spm_model_file (ALBERT's tokenization): the Beam workers tokenize with
+  the same model and rules; 2 local workers too."""
+  import os  # pylint: disable=g-import-not-at-top
+  model = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                       "fixtures", "albert_sentencepiece", "spm.model")
+  inputs, _ = _write_inputs(tmp_path)
+  options = writer.DataOptions(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=2,
+                               block_bytes=600, sentence_task="sop", max_ngram=3,
+                               do_whole_word_mask=True)
+  runs = {}
+  for name, workers in (("local1", 1), ("local2", 2)):
+    runs[name] = writer.Outputs(directory=str(tmp_path / name), num_shards=3)
+    writer.create_pretraining_data(inputs, runs[name], None, options, num_workers=workers,
+                                   spm_model_file=model)
+  runs["beam"] = writer.Outputs(directory=str(tmp_path / "beam"), num_shards=3)
+  manifest = beam.run_beam(inputs, runs["beam"], None, options, spm_model_file=model)
+  assert manifest["vocab"]["path"] == model and manifest["counts"]["instances"] > 50
+  shards = {name: _shard_bytes(out) for name, out in runs.items()}
+  assert all(shards["local1"])
+  assert shards["local2"] == shards["local1"] and shards["beam"] == shards["local1"]
