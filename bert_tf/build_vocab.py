@@ -5,6 +5,11 @@ config that goes with it.
         --vocab_file=vocab.txt --vocab_size=30522 --do_lower_case=True \
         --bert_config_template=configs/bert_base.json --bert_config_out=bert_config.json
 
+With --spm_model_file=30k-clean.model instead of --vocab_file it trains an
+ALBERT-style SentencePiece model (google-research/albert's spm_train settings;
+bert_tf.data.sentencepiece_learning) for create_pretraining_data
+--spm_model_file.
+
 A small corpus has fewer distinct tokens than --vocab_size asks for; the vocab
 is then smaller, and the model's vocab_size must be its real size:
 --bert_config_out writes a copy of --bert_config_template with that size.
@@ -27,6 +32,9 @@ def define_flags(flag_values):
   flags.DEFINE_string("input_file", None,
                       "Comma-separated glob(s) of text files, one sentence a line.", flag_values=f)
   flags.DEFINE_string("vocab_file", None, "Output vocab file.", flag_values=f)
+  flags.DEFINE_string("spm_model_file", None, "Instead of --vocab_file: train a SentencePiece "
+                      "model (ALBERT's settings) and write it here (.vocab beside it).",
+                      flag_values=f)
   flags.DEFINE_integer("vocab_size", 30522,
                        "Most tokens in the vocab (special and unused included).", flag_values=f)
   flags.DEFINE_bool("do_lower_case", True, "Lower-case and strip accents.", flag_values=f)
@@ -51,8 +59,9 @@ def main(argv):
   del argv
   if not FLAGS.input_file:
     raise app.UsageError("--input_file is required")
-  if not FLAGS.vocab_file:
-    raise app.UsageError("--vocab_file is required")
+  if bool(FLAGS.vocab_file) == bool(FLAGS.spm_model_file):
+    raise app.UsageError("give one of --vocab_file (WordPiece) and --spm_model_file "
+                         "(SentencePiece)")
   if FLAGS.vocab_size < 1:
     raise app.UsageError(f"--vocab_size={FLAGS.vocab_size} must be positive")
   if FLAGS.max_lines < 0:
@@ -64,6 +73,14 @@ def main(argv):
       BertConfig.from_json_file(FLAGS.bert_config_template)
     except (ValueError, OSError) as e:
       raise app.UsageError(f"--bert_config_template: {e}") from None
+  if FLAGS.spm_model_file:
+    from bert_tf.data import sentencepiece_learning  # pylint: disable=g-import-not-at-top
+    size = sentencepiece_learning.train_sentencepiece(
+        FLAGS.input_file, FLAGS.spm_model_file, FLAGS.vocab_size, FLAGS.do_lower_case,
+        max_lines=FLAGS.max_lines or None).vocab.size
+    if FLAGS.bert_config_out:
+      write_bert_config(FLAGS.bert_config_template, size, FLAGS.bert_config_out)
+    return
   tokens = build_vocab(FLAGS.input_file, FLAGS.vocab_size, FLAGS.do_lower_case,
                        min_frequency=FLAGS.min_frequency,
                        max_lines=FLAGS.max_lines or None,

@@ -31,7 +31,7 @@ _READ_CHUNK_BYTES = 16 << 20
 _LOG_EVERY_S = 10.0
 
 
-def _line_batches(files, max_lines, batch_lines):
+def line_batches(files, max_lines, batch_lines):
   """Yields (lines: list[bytes], bytes_read) batches, max_lines in all."""
   lines_left = max_lines if max_lines else math.inf
   for path in files:
@@ -75,7 +75,7 @@ def count_words(input_patterns, do_lower_case, max_lines=None, batch_lines=8192)
   byte_counts = collections.Counter()
   n_lines = n_bytes = 0
   start = last_log = time.time()
-  for lines, size in _line_batches(files, max_lines, batch_lines):
+  for lines, size in line_batches(files, max_lines, batch_lines):
     words, counts = tf.unique_with_counts(split(tf.constant(lines)).flat_values)[::2]
     byte_counts.update(dict(zip(words.numpy(), counts.numpy().tolist())))
     n_lines += len(lines)
