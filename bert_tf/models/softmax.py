@@ -1,14 +1,18 @@
-"""The softmax's shared first pass over a vocab: the rows and their
-exp(logits - row max).
+"""The softmax's shared first passes over a vocab: the rows, logits - row
+max, and its exp.
 
-The masked-LM loss (training.losses.sparse_cross_entropy_and_hit) and
-ELECTRA's sampler (models.electra.sample_tokens) both need exp(logits -
-max) of the generator's [batch, predictions, vocab] logits. Both build it
-with these two functions from the same tensor, so the graph holds the same
-ops on the same inputs twice, and TensorFlow's graph optimizer (grappler's
-deduplication, which runs on every tf.function; XLA's CSE under
-jit_compile) computes them once: the sampler's pass over the vocab costs
-only its block sums. Run eagerly, each computes its own.
+Several consumers of one [batch, predictions, vocab] logits tensor need
+these: the masked-LM loss (training.losses.sparse_cross_entropy_and_hit),
+ELECTRA's sampler on the generator's logits (models.electra.sample_tokens),
+and distillation's soft-target KL on the student's and the teacher's
+(training.objectives.distillation.soft_target_kl), beside the student's
+and the teacher's masked-LM sums. Each builds them with these functions
+from the same tensor, so the graph holds the same ops on the same inputs
+twice, and TensorFlow's graph optimizer (grappler's deduplication, which
+runs on every tf.function; XLA's CSE under jit_compile) computes them once.
+Run eagerly, each computes its own. `log_normalizer` gives a row's
+log-sum-exp from the fused softmax op (tf.nn.softmax: oneDNN's on CPU, one
+pass where exp, sum and divide are three).
 """
 
 import tensorflow as tf
@@ -21,8 +25,28 @@ def rows(logits):
   return tf.reshape(logits, [-1, tf.shape(logits)[-1]])
 
 
+def row_max(flat):
+  """The rows' maxima [n, 1] of `rows` output, without gradient."""
+  return tf.stop_gradient(tf.reduce_max(flat, axis=-1, keepdims=True))
+
+
+def shifted(flat):
+  """(row max [n, 1] without gradient, flat - row max [n, vocab]) of `rows`
+  output: every entry <= 0, the row's largest 0."""
+  largest = row_max(flat)
+  return largest, flat - largest
+
+
+def log_normalizer(flat, probs, scale=1.0):
+  """log sum exp(scale * flat) [n] from probs = softmax(scale * flat) (the
+  fused softmax op, one pass): scale * max - log(max probs), as the
+  largest probability is exp(0) over the normalizer of exp(scale * (flat -
+  max)). `scale` > 0."""
+  return tf.squeeze(scale * row_max(flat), -1) - tf.math.log(tf.reduce_max(probs, axis=-1))
+
+
 def shifted_exp(flat):
   """(row max [n, 1] without gradient, exp(flat - row max) [n, vocab]) of
   `rows` output: every entry in (0, 1], the row's largest 1."""
-  row_max = tf.stop_gradient(tf.reduce_max(flat, axis=-1, keepdims=True))
-  return row_max, tf.exp(flat - row_max)
+  row_max, difference = shifted(flat)
+  return row_max, tf.exp(difference)

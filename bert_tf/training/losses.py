@@ -107,6 +107,24 @@ def mlm_sums(mlm_logits, features):
   }
 
 
+def frozen_mlm_sums(mlm_logits, features):
+  """`mlm_sums` of logits no gradient reaches (a distillation teacher's):
+  the same sums, the log-normalizer from the fused softmax op
+  (`softmax.log_normalizer`, one pass over the vocab where `mlm_sums` makes
+  three for its gradient)."""
+  flat = tf.stop_gradient(softmax.rows(mlm_logits))
+  ids = tf.reshape(tf.cast(features["masked_lm_ids"], tf.int32), [-1])
+  weights = tf.reshape(tf.cast(features["masked_lm_weights"], tf.float32), [-1])
+  label_logit = tf.gather(flat, ids, batch_dims=1)
+  ce = softmax.log_normalizer(flat, tf.nn.softmax(flat, axis=-1)) - label_logit
+  hit = tf.cast(tf.greater_equal(label_logit, tf.squeeze(softmax.row_max(flat), -1)), tf.float32)
+  return {
+      "mlm_ce_sum": tf.reduce_sum(weights * ce),
+      "mlm_weight_sum": tf.reduce_sum(weights),
+      "mlm_correct": tf.reduce_sum(weights * hit),
+  }
+
+
 def sentence_sums(logits, labels):
   """The sums of a 2-way sentence-pair head (NSP or SOP): sentence_ce_sum =
   sum(CE), sentence_correct = correct predictions (float32 scalars), for
