@@ -76,6 +76,26 @@ def test_a_certain_token_is_always_drawn():
   assert np.all(electra.sample_tokens(tf.constant(logits), [1, 2]).numpy() == 0)
 
 
+def test_samples_beside_the_masked_lm_loss_in_one_graph_are_the_eager_ones():
+  # In a tf.function the sampler's exp(logits - max) is the loss's own (the
+  # graph optimizer merges them, models/softmax.py): the same numbers.
+  from bert_tf.training import losses  # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(1)
+  logits = tf.constant(rng.normal(0, 2, (3, 4, 400)), tf.float32)
+  features = {"masked_lm_ids": tf.constant(rng.integers(0, 400, (3, 4)), tf.int32),
+              "masked_lm_weights": tf.ones((3, 4), tf.float32)}
+  seeds = tf.constant([[1, 2], [3, 4], [5, 6]], tf.int64)
+
+  @tf.function
+  def both(x):
+    return electra.sample_tokens(x, seeds), losses.mlm_sums(x, features)["mlm_ce_sum"]
+
+  samples, ce = both(logits)
+  np.testing.assert_array_equal(samples.numpy(), electra.sample_tokens(logits, seeds).numpy())
+  np.testing.assert_allclose(float(ce), float(losses.mlm_sums(logits, features)["mlm_ce_sum"]),
+                             rtol=1e-6)
+
+
 def test_a_sample_equal_to_the_original_is_labelled_original():
   config = tiny_bert_config(dropout=0.0)
   model = electra.ElectraPretrainer(config, mask_token_id=4, seed=3)
