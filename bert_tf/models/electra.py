@@ -32,10 +32,10 @@ What google-research/electra's pretraining does, and what we do:
 - Sampling: one token per masked position from the generator's softmax
   (temperature 1), by inverting its CDF with one uniform per position
   (`sample_tokens`; the original adds Gumbel noise to every logit, the same
-  distribution at twice the cost), with no gradient through the sample. The sample goes into every masked
-  position of the original text (the kept 15% too, as in the original); a
-  position is labelled "replaced" only where the sample differs from the
-  original token.
+  distribution at twice the cost), with no gradient through the sample.
+  The sample goes into every masked position of the original text (the
+  kept 15% too, as in the original); a position is labelled "replaced"
+  only where the sample differs from the original token.
 - Discriminator: the encoder plus the original's per-token head, dense(H)
   + activation, then dense(1). keras-hub's ElectraBackbone also builds a
   pooler (`pooled_dense`), which ELECTRA does not have (its pooled output

@@ -1,18 +1,19 @@
-"""The softmax's shared first passes over a vocab: the rows, logits - row
-max, and its exp.
+"""The softmax's shared first passes over a vocab: the rows, their maxima,
+logits - row max and its exp.
 
 Several consumers of one [batch, predictions, vocab] logits tensor need
-these: the masked-LM loss (training.losses.sparse_cross_entropy_and_hit),
-ELECTRA's sampler on the generator's logits (models.electra.sample_tokens),
-and distillation's soft-target KL on the student's and the teacher's
-(training.objectives.distillation.soft_target_kl), beside the student's
-and the teacher's masked-LM sums. Each builds them with these functions
-from the same tensor, so the graph holds the same ops on the same inputs
-twice, and TensorFlow's graph optimizer (grappler's deduplication, which
-runs on every tf.function; XLA's CSE under jit_compile) computes them once.
-Run eagerly, each computes its own. `log_normalizer` gives a row's
-log-sum-exp from the fused softmax op (tf.nn.softmax: oneDNN's on CPU, one
-pass where exp, sum and divide are three).
+them: the masked-LM loss (training.losses.sparse_cross_entropy_and_hit)
+and ELECTRA's sampler on the generator's logits
+(models.electra.sample_tokens) share all four; distillation's soft-target
+KL (training.objectives.distillation.soft_target_kl) shares the rows and
+their maxima with the student's and the teacher's masked-LM sums. Each
+builds them with these functions from the same tensor, so the graph holds
+the same ops on the same inputs twice, and TensorFlow's graph optimizer
+(grappler's deduplication, which runs on every tf.function; XLA's CSE
+under jit_compile) computes them once. Run eagerly, each computes its
+own. `log_normalizer` gives a row's log-sum-exp from the fused softmax op
+(tf.nn.softmax: oneDNN's on CPU, one pass where exp, sum and divide are
+three).
 """
 
 import tensorflow as tf
