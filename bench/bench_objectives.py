@@ -22,7 +22,7 @@ round), after a first untimed loop (tracing). Per arm it reports the median
 step time over rounds; each ratio is the median of the rounds' paired
 ratios (A and B of a round ran next to each other, under the same load).
 
-  python bench/bench_objectives.py                        # all, ~6 min on 2 cores
+  python bench/bench_objectives.py --rounds 9 --steps 4   # all, ~4 min on 2 cores
   python bench/bench_objectives.py --pairs electra --configs tiny --rounds 3
 """
 
