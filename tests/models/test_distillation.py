@@ -101,8 +101,12 @@ def test_distiller_trains_the_student_only_and_runs_the_teacher_without_dropout(
   # Dropout changes the student's outputs, never the teacher's.
   assert not np.allclose(first["mlm_logits"], second["mlm_logits"])
   np.testing.assert_array_equal(first["teacher_mlm_logits"], second["teacher_mlm_logits"])
-  np.testing.assert_allclose(first["teacher_mlm_logits"],
-                             teacher(inputs, training=False)["mlm_logits"], rtol=1e-6)
+  # The teacher's forward runs under XLA: its numbers to float rounding.
+  plain = teacher(inputs, training=False)
+  np.testing.assert_allclose(first["teacher_mlm_logits"], plain["mlm_logits"], rtol=1e-5,
+                             atol=1e-6)
+  np.testing.assert_allclose(first["teacher_sequence_output"], plain["sequence_output"],
+                             rtol=1e-5, atol=1e-5)
   with tf.GradientTape() as tape:
     out = model(inputs, training=True)
     loss = tf.reduce_sum(out["teacher_mlm_logits"]) + tf.reduce_sum(out["mlm_logits"])

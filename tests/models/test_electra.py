@@ -1,4 +1,4 @@
-"""Tests of bert_tf.models.electra: Gumbel-max sampling, replaced-token
+"""Tests of bert_tf.models.electra: sampling from the softmax, replaced-token
 labels, ELECTRA's mask rule, shared embeddings, generator sizing and its
 errors, the [MASK] id read from records, and seeded (reproducible) noise."""
 
@@ -29,19 +29,71 @@ def _features(vocab_size, seed=0):
           "masked_lm_weights": np.array([[1, 1, 1, 0]] * B, np.float32)}
 
 
-def test_gumbel_max_frequencies_are_the_softmax():
-  probs = np.array([0.5, 0.25, 0.15, 0.07, 0.03])
-  n = 40000
-  logits = tf.constant(np.tile(np.log(probs), (n, 1)), tf.float32)
-  samples = electra.gumbel_max_sample(logits, [7, 11]).numpy()
-  freq = np.bincount(samples, minlength=5) / n
-  # 4 standard errors of a binomial share at n = 40000 is at most 0.01.
-  np.testing.assert_allclose(freq, probs, atol=0.01)
-  # Per-example seeds give the same draws as the example's own seed alone.
+def _chi_square(samples, probs):
+  """Pearson's statistic of `samples` against `probs` (entries of
+  probability 0 must never occur)."""
+  counts = np.bincount(samples, minlength=len(probs))[:len(probs)]
+  assert len(np.bincount(samples)) <= len(probs)
+  zero = probs == 0
+  assert counts[zero].sum() == 0
+  expected = probs[~zero] * len(samples)
+  return float(((counts[~zero] - expected) ** 2 / expected).sum()), int((~zero).sum() - 1)
+
+
+@pytest.mark.parametrize("vocab", [5, 300])
+def test_sampled_frequencies_are_the_softmax(vocab):
+  # 300 entries: three blocks of the two-level CDF, the last one padded,
+  # and entries of probability 0 (exp underflow) never drawn.
+  rng = np.random.default_rng(vocab)
+  logits = rng.normal(0, 2, vocab)
+  logits[::7] = -200.0
+  probs = np.exp(logits - logits.max())
+  probs[::7] = 0.0
+  probs /= probs.sum()
+  n = 60000
+  samples = electra.sample_tokens(
+      tf.constant(np.tile(logits, (n, 1)), tf.float32), [7, 11]).numpy()
+  stat, dof = _chi_square(samples, probs)
+  # Mean dof, sd sqrt(2 dof): 6 standard deviations is far beyond noise.
+  assert stat < dof + 6 * np.sqrt(2 * dof), (stat, dof)
+
+
+def test_samples_with_per_example_seeds_do_not_depend_on_the_batch():
+  logits = tf.constant(np.random.default_rng(0).normal(0, 1, (2, 3, 500)), tf.float32)
   seeds = tf.constant([[1, 2], [3, 4]], tf.int64)
-  both = electra.gumbel_max_sample(logits[:2, None], seeds).numpy()
-  one = electra.gumbel_max_sample(logits[1:2, None], seeds[1:]).numpy()
-  assert both[1] == one[0]
+  both = electra.sample_tokens(logits, seeds).numpy()
+  one = electra.sample_tokens(logits[1:], seeds[1:]).numpy()
+  np.testing.assert_array_equal(both[1], one[0])
+  assert both.shape == (2, 3) and both.dtype == np.int32
+  np.testing.assert_array_equal(both, electra.sample_tokens(logits, seeds).numpy())
+
+
+def test_a_certain_token_is_always_drawn():
+  logits = np.full((64, 1000), -1e4, np.float32)
+  logits[:, 999] = 0.0  # the padded last block's last real entry
+  assert np.all(electra.sample_tokens(tf.constant(logits), [1, 2]).numpy() == 999)
+  logits[:, 999], logits[:, 0] = -1e4, 0.0
+  assert np.all(electra.sample_tokens(tf.constant(logits), [1, 2]).numpy() == 0)
+
+
+def test_samples_beside_the_masked_lm_loss_in_one_graph_are_the_eager_ones():
+  # In a tf.function the sampler's exp(logits - max) is the loss's own (the
+  # graph optimizer merges them, models/softmax.py): the same numbers.
+  from bert_tf.training import losses  # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(1)
+  logits = tf.constant(rng.normal(0, 2, (3, 4, 400)), tf.float32)
+  features = {"masked_lm_ids": tf.constant(rng.integers(0, 400, (3, 4)), tf.int32),
+              "masked_lm_weights": tf.ones((3, 4), tf.float32)}
+  seeds = tf.constant([[1, 2], [3, 4], [5, 6]], tf.int64)
+
+  @tf.function
+  def both(x):
+    return electra.sample_tokens(x, seeds), losses.mlm_sums(x, features)["mlm_ce_sum"]
+
+  samples, ce = both(logits)
+  np.testing.assert_array_equal(samples.numpy(), electra.sample_tokens(logits, seeds).numpy())
+  np.testing.assert_allclose(float(ce), float(losses.mlm_sums(logits, features)["mlm_ce_sum"]),
+                             rtol=1e-6)
 
 
 def test_a_sample_equal_to_the_original_is_labelled_original():

@@ -38,6 +38,17 @@ def test_tiny_config_counted_by_hand():
   assert flops.bert_step_flops(TINY, B, S, P, sentence_head=False) == BERT_STEP - B * 1836
 
 
+def test_distillation_step_is_the_student_step_and_a_third_of_the_teachers():
+  import dataclasses  # pylint: disable=g-import-not-at-top
+  teacher = dataclasses.replace(TINY, num_hidden_layers=2)
+  # The teacher's forward: 2 layers of encoder and its masked-LM head, once.
+  teacher_forward = B * (S * 2 * ENCODER_PER_TOKEN + P * MLM_HEAD) // 3
+  student_step = BERT_STEP - B * SENTENCE_HEAD
+  assert flops.distillation_step_flops(TINY, teacher, B, S, P) == student_step + teacher_forward
+  assert flops.distillation_step_flops(TINY, teacher, B, S, P, sentence_head=True) == (
+      BERT_STEP + teacher_forward)
+
+
 def test_objectives_train_flops_count_every_network_they_train():
   assert objectives.OBJECTIVES["mlm_nsp"].train_flops(TINY, B, S, P) == BERT_STEP
   assert objectives.OBJECTIVES["mlm_sop"].train_flops(TINY, B, S, P) == BERT_STEP

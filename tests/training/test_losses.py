@@ -251,3 +251,19 @@ def test_under_a_two_replica_mirrored_strategy(tmp_path):
   assert result.returncode == 0, result.stderr[-3000:]
   diff = float(result.stdout.split("DIFF")[-1])
   assert diff < 1e-6
+
+
+def test_frozen_mlm_sums_are_mlm_sums():
+  rng = np.random.default_rng(5)
+  logits = tf.constant(rng.normal(0, 4, (3, 4, 700)), tf.float32)
+  features = {"masked_lm_ids": tf.constant(rng.integers(0, 700, (3, 4)), tf.int32),
+              "masked_lm_weights": tf.constant([[1, 1, 1, 0]] * 3, tf.float32)}
+  # One label at its row's maximum: a hit.
+  ids = features["masked_lm_ids"].numpy()
+  ids[0, 0] = int(tf.argmax(logits[0, 0]))
+  features["masked_lm_ids"] = tf.constant(ids)
+  frozen, plain = losses.frozen_mlm_sums(logits, features), losses.mlm_sums(logits, features)
+  assert sorted(frozen) == sorted(plain)
+  for key in plain:
+    np.testing.assert_allclose(float(frozen[key]), float(plain[key]), rtol=1e-6, err_msg=key)
+  assert float(frozen["mlm_correct"]) >= 1

@@ -219,7 +219,7 @@ def test_electra_discriminator_learns_replacements_its_input_gives_away(tmp_path
     del seed
     return tf.random.uniform(tf.shape(logits)[:-1], 20, tf.shape(logits)[-1], dtype=tf.int32)
 
-  monkeypatch.setattr(electra, "gumbel_max_sample", foreign_tokens)
+  monkeypatch.setattr(electra, "sample_tokens", foreign_tokens)
   _narrow_records(tmp_path / "train.tfrecord", 64, seed=1)
   _narrow_records(tmp_path / "heldout.tfrecord", 32, seed=2)
   config = tiny_train_config(tmp_path, objective="electra", do_eval=True,

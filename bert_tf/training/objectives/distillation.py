@@ -15,6 +15,7 @@ from absl import logging
 
 from bert_tf.models import distillation
 from bert_tf.models import hf_checkpoint
+from bert_tf.models import softmax
 from bert_tf.models.config import BertConfig
 from bert_tf.training import checkpoints
 from bert_tf.training import losses
@@ -130,12 +131,36 @@ DISTILL_SUM_KEYS = ("kl_sum", "cos_sum", "token_count", "teacher_mlm_ce_sum",
 def soft_target_kl(student_logits, teacher_logits, temperature):
   """KL(teacher || student) of the temperature-softened distributions,
   scaled by T^2 (Hinton et al.: keeps the soft-target gradients' size as T
-  changes). float32 [...] from float [..., vocab] logits."""
-  t = tf.cast(temperature, tf.float32)
-  student_log_p = tf.nn.log_softmax(tf.cast(student_logits, tf.float32) / t, axis=-1)
-  teacher_log_p = tf.nn.log_softmax(tf.cast(teacher_logits, tf.float32) / t, axis=-1)
-  kl = tf.reduce_sum(tf.exp(teacher_log_p) * (teacher_log_p - student_log_p), axis=-1)
-  return kl * t * t
+  changes). float32 [...] from float [..., vocab] logits; a gradient to
+  the student's logits only.
+
+  With p = softmax(teacher / T), q = softmax(student / T) (the fused
+  softmax op) and lse their log-normalizers (`models.softmax`):
+
+    KL = sum p (log p - log q) = sum p (teacher - student) / T
+         + lse_student - lse_teacher,    d KL / d student = (q - p) / T
+
+  written out so the vocab is passed over 9 times forward and twice
+  backward instead of two log-softmaxes, their gradients and the product's.
+  """
+  inv_t = 1.0 / tf.cast(temperature, tf.float32)
+  shape = tf.shape(student_logits)[:-1]
+  teacher = tf.stop_gradient(softmax.rows(teacher_logits))
+  teacher_p = tf.nn.softmax(teacher * inv_t, axis=-1)
+  teacher_lse = softmax.log_normalizer(teacher, teacher_p, inv_t)
+
+  @tf.custom_gradient
+  def per_row(student):
+    student_q = tf.nn.softmax(student * inv_t, axis=-1)
+    kl = (inv_t * tf.reduce_sum(teacher_p * (teacher - student), axis=-1)
+          + softmax.log_normalizer(student, student_q, inv_t) - teacher_lse)
+
+    def grad(upstream):
+      return (student_q - teacher_p) * (upstream * inv_t)[:, None]
+
+    return kl, grad
+
+  return tf.reshape(per_row(softmax.rows(student_logits)), shape) / (inv_t * inv_t)
 
 
 def cosine_distance(a, b):
@@ -300,7 +325,7 @@ class DistillationObjective(base.Objective):
                         self.options.temperature)
     mask = tf.cast(features["input_mask"], tf.float32)
     cos = cosine_distance(outputs["sequence_output"], outputs["teacher_sequence_output"])
-    teacher = losses.mlm_sums(outputs["teacher_mlm_logits"], features)
+    teacher = losses.frozen_mlm_sums(outputs["teacher_mlm_logits"], features)
     sums.update(kl_sum=tf.reduce_sum(weights * kl), cos_sum=tf.reduce_sum(mask * cos),
                 token_count=tf.reduce_sum(mask),
                 teacher_mlm_ce_sum=teacher["mlm_ce_sum"],
