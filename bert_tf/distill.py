@@ -82,6 +82,10 @@ def define_flags(flag_values):
                      flag_values=f)
   flags.DEFINE_float("temperature", d.temperature,
                      "Softmax temperature of both distributions in the KL term.", flag_values=f)
+  flags.DEFINE_enum("kl_tokens", d.kl_tokens, list(objective_names.KL_TOKENS),
+                    "Where the KL term is taken: masked (the records' masked positions) or "
+                    "all (every real token, Hugging Face's distiller's default).",
+                    flag_values=f)
 
 
 def config_from_flags():

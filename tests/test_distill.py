@@ -156,7 +156,7 @@ def test_a_transformers_folder_teacher_holds_its_config(tmp_path, monkeypatch):
           "--max_seq_length=32", "--max_predictions_per_seq=5", "--train_batch_size=8",
           "--learning_rate=1e-3", "--num_warmup_steps=1", "--num_train_steps=2",
           "--save_checkpoints_steps=2", "--iterations_per_loop=2", "--log_steps=2",
-          "--do_train"]
+          "--do_train", "--kl_tokens=all"]  # the KL at every real token, too
   assert _main(monkeypatch, argv) == 0
   student = BertConfig.from_json_file(str(tmp_path / "out" / "bert_config.json"))
   assert student.num_hidden_layers == 1 and student.hidden_act == "gelu_exact"

@@ -118,5 +118,6 @@ def test_distilbert_flags(monkeypatch):
   assert (config.optimizer, config.adam_beta1, config.adam_beta2, config.adam_epsilon,
           config.weight_decay, config.clip_norm) == ("adamw", 0.9, 0.98, 1e-6, 0.0, 5.0)
   assert config.learning_rate == 5e-4 and config.student_init == "teacher"
+  assert config.kl_tokens == "all"
   assert config.num_warmup_steps == 0.05 * config.num_train_steps
   assert config.train_batch_size % config.grad_accum_steps == 0

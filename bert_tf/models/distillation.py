@@ -120,6 +120,14 @@ def init_student_from_teacher(student: modeling.BertPretrainer,
   return layers
 
 
+def _logits_everywhere(pretrainer, sequence_output):
+  """float32 [batch, seq, vocab]: the pretrainer's MLM head at every position
+  (ids never pass through floats: the positions are an int32 range)."""
+  shape = tf.shape(sequence_output)
+  positions = tf.tile(tf.range(shape[1])[None, :], [shape[0], 1])
+  return tf.cast(pretrainer.mlm_head(sequence_output, mask_positions=positions), tf.float32)
+
+
 class Distiller(keras.Model):
   """The student pretrainer and the frozen teacher, run on the same batch.
 
@@ -133,11 +141,13 @@ class Distiller(keras.Model):
   model/student alone.
   """
 
-  def __init__(self, student, teacher, **kwargs):
+  def __init__(self, student, teacher, all_token_logits=False, **kwargs):
     kwargs.setdefault("name", "distiller")
     super().__init__(**kwargs)
     self.student = student
     self.teacher = teacher
+    # Both MLM heads also score every position (the KL on every real token).
+    self.all_token_logits = bool(all_token_logits)
     self.teacher.trainable = False
     self.config = student.config  # the model being trained
     # The teacher's forward, compiled on its own: without dropout or a
@@ -148,7 +158,10 @@ class Distiller(keras.Model):
 
   def _run_teacher(self, inputs):
     outputs = self.teacher(inputs, training=False)
-    return {k: outputs[k] for k in ("sequence_output", "mlm_logits") if k in outputs}
+    kept = {k: outputs[k] for k in ("sequence_output", "mlm_logits") if k in outputs}
+    if self.all_token_logits:
+      kept["mlm_logits_all"] = _logits_everywhere(self.teacher, outputs["sequence_output"])
+    return kept
 
   def call(self, inputs, training=False):
     """Runs student and teacher.
@@ -163,13 +176,18 @@ class Distiller(keras.Model):
       sequence_output [batch, seq, H], pooled_output [batch, H], and
       nsp_logits [batch, 2] when it has the head) plus
       teacher_mlm_logits float32 [batch, preds, vocab] and
-      teacher_sequence_output [batch, seq, H_teacher], without gradient.
+      teacher_sequence_output [batch, seq, H_teacher], without gradient;
+      with all_token_logits, mlm_logits_all and teacher_mlm_logits_all
+      [batch, seq, vocab] too.
     """
     outputs = dict(self.student(inputs, training=training))
     teacher = self._teacher_forward({k: inputs[k] for k in _TEACHER_INPUTS if k in inputs})
     outputs["teacher_sequence_output"] = tf.stop_gradient(teacher["sequence_output"])
     if "mlm_logits" in teacher:
       outputs["teacher_mlm_logits"] = tf.stop_gradient(teacher["mlm_logits"])
+    if self.all_token_logits:
+      outputs["mlm_logits_all"] = _logits_everywhere(self.student, outputs["sequence_output"])
+      outputs["teacher_mlm_logits_all"] = tf.stop_gradient(teacher["mlm_logits_all"])
     return outputs
 
   def count_params(self):

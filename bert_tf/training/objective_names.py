@@ -80,3 +80,7 @@ ALPHA_MLM = 2.0
 ALPHA_COS = 1.0
 ALPHA_SENTENCE = 0.0
 TEMPERATURE = 2.0
+# Where the soft-target KL is taken: at the records' masked positions
+# (ours, the distiller's --restrict_ce_to_mask) or at every real token (the
+# distiller's default).
+KL_TOKENS = ("masked", "all")

@@ -97,6 +97,7 @@ class TrainConfig:
   alpha_cos: float = names.ALPHA_COS
   alpha_sentence: float = names.ALPHA_SENTENCE
   temperature: float = names.TEMPERATURE
+  kl_tokens: str = names.KL_TOKENS[0]  # one of objective_names.KL_TOKENS
   # --- ELECTRA (--objective=electra; models/electra.py, objectives.ElectraOptions) ---
   # generator_hidden_size: the generator's hidden size (and heads and
   #   intermediate size) as a fraction of the discriminator's;
@@ -129,6 +130,8 @@ class TrainConfig:
     objective_names = names.FAMILIES + names.OBJECTIVE_NAMES
     if self.objective not in objective_names:
       raise ValueError(f"objective={self.objective!r} is not one of {', '.join(objective_names)}")
+    if self.kl_tokens not in names.KL_TOKENS:
+      raise ValueError(f"kl_tokens={self.kl_tokens!r} is not one of {', '.join(names.KL_TOKENS)}")
     if self.electra_mask_rule not in names.ELECTRA_MASK_RULES:
       raise ValueError(f"electra_mask_rule={self.electra_mask_rule!r} is not one of "
                        f"{', '.join(names.ELECTRA_MASK_RULES)}")

@@ -117,6 +117,27 @@ def test_distiller_trains_the_student_only_and_runs_the_teacher_without_dropout(
       "pooled_dense/kernel", "pooled_dense/bias"]
 
 
+def test_all_token_logits_are_each_heads_at_every_position():
+  """all_token_logits (kl_tokens="all"): both heads score every position;
+  at the masked positions they are the masked-LM logits."""
+  teacher = modeling.BertPretrainer(_teacher_config())
+  student = modeling.BertPretrainer(distillation.default_student_config(_teacher_config()),
+                                    sentence_head=False)
+  model = distillation.Distiller(student, teacher, all_token_logits=True)
+  inputs = _inputs(_teacher_config())
+  out = model(inputs, training=False)
+  batch, seq = np.shape(inputs["input_ids"])
+  assert out["mlm_logits_all"].shape[:2] == out["teacher_mlm_logits_all"].shape[:2] == (
+      batch, seq)
+  positions = np.asarray(inputs["masked_lm_positions"])
+  at = lambda x: np.take_along_axis(np.asarray(x), positions[..., None], axis=1)  # noqa: E731
+  np.testing.assert_allclose(at(out["mlm_logits_all"]), out["mlm_logits"], rtol=1e-5,
+                             atol=1e-5)
+  np.testing.assert_allclose(at(out["teacher_mlm_logits_all"]), out["teacher_mlm_logits"],
+                             rtol=1e-5, atol=1e-5)
+  assert "mlm_logits_all" not in distillation.Distiller(student, teacher)(inputs)
+
+
 def write_masked_lm_preset(path, config):
   """A keras-hub BertMaskedLM preset of `config` with a non-initial head;
   returns the task."""

@@ -167,3 +167,43 @@ def test_a_keras_hub_preset_teacher_initializes_the_student(tmp_path):
 
 
 # --- ELECTRA -----------------------------------------------------------------
+
+
+def test_the_kl_on_every_real_token_as_the_distillers_default():
+  """kl_tokens="all": the KL at every real token (padding skipped), mean
+  over their count (the distiller's KLDivLoss "batchmean" of the selected
+  tokens); the masked-LM term stays at the masked positions."""
+  options = objectives.DistillOptions(alpha_ce=5.0, alpha_mlm=2.0, alpha_cos=1.0,
+                                      temperature=2.0, kl_tokens="all")
+  objective = objectives.DistillationObjective(objectives.get("mlm"), options)
+  outputs, features = _distill_outputs(vocab_size=30)
+  rng = np.random.default_rng(5)
+  outputs["mlm_logits_all"] = rng.normal(size=(BATCH, SEQ, 30)).astype(np.float32) * 3
+  outputs["teacher_mlm_logits_all"] = rng.normal(size=(BATCH, SEQ, 30)).astype(np.float32) * 3
+  sums = objective.loss_sums(outputs, features)
+  metrics = objective.metrics(sums, mlm_epsilon=0)
+  t = 2.0
+  ps = _log_softmax(outputs["mlm_logits_all"] / t)
+  pt = _log_softmax(outputs["teacher_mlm_logits_all"] / t)
+  kl = (np.exp(pt) * (pt - ps)).sum(-1) * t * t
+  m = features["input_mask"].astype(bool)
+  np.testing.assert_allclose(float(metrics["kl_loss"]), kl[m].mean(), rtol=1e-5)
+  counts = {"weight_sum": float(features["masked_lm_weights"].sum()), "batch_size": BATCH,
+            "token_count": float(m.sum())}
+  np.testing.assert_allclose(float(objective.replica_loss(sums, counts)),
+                             float(metrics["loss"]), rtol=1e-5)
+
+
+def test_kl_tokens_reaches_the_options_and_a_bad_value_is_refused(tmp_path):
+  config = dataclasses.replace(train_config.TrainConfig(objective="distill"),
+                               kl_tokens="all", output_dir=str(tmp_path), input_file="x",
+                               do_train=True)
+  config.validate()
+  with pytest.raises(ValueError, match="kl_tokens='some' is not one of masked, all"):
+    dataclasses.replace(config, kl_tokens="some").validate()
+  assert objectives.DistillOptions.from_dict(
+      dict(objectives.DistillOptions(kl_tokens="all").to_dict())).kl_tokens == "all"
+  # Older checkpoints' options have no kl_tokens: the default.
+  old = objectives.DistillOptions().to_dict()
+  del old["kl_tokens"]
+  assert objectives.DistillOptions.from_dict(old).kl_tokens == "masked"

@@ -42,6 +42,9 @@ class DistillOptions:
   alpha_sentence: weight of the student's sentence-pair loss (the records'
     NSP or SOP, on the true labels); 0 (DistilBERT) builds no such head.
   temperature: softens both MLM distributions in the KL term.
+  kl_tokens: "masked" (the KL at the records' masked positions, over their
+    weight sum) or "all" (at every real token, over their count: the
+    distiller's default; both heads then score every position).
   """
   teacher_config: BertConfig | None = None
   teacher_checkpoint: str = ""
@@ -51,6 +54,7 @@ class DistillOptions:
   alpha_cos: float = names.ALPHA_COS
   alpha_sentence: float = names.ALPHA_SENTENCE
   temperature: float = names.TEMPERATURE
+  kl_tokens: str = names.KL_TOKENS[0]
 
   def to_dict(self):
     """The fields as JSON-able data (the teacher config as its dict)."""
@@ -75,7 +79,8 @@ class DistillOptions:
                teacher_checkpoint=checkpoint,
                student_init=config.student_init, alpha_ce=config.alpha_ce,
                alpha_mlm=config.alpha_mlm, alpha_cos=config.alpha_cos,
-               alpha_sentence=config.alpha_sentence, temperature=config.temperature)
+               alpha_sentence=config.alpha_sentence, temperature=config.temperature,
+               kl_tokens=config.kl_tokens)
 
 
 def teacher_config_of(teacher_config_file, teacher_checkpoint):
@@ -186,11 +191,10 @@ class DistillationObjective(base.Objective):
 
   Where we differ from Hugging Face's distiller (examples/research_projects/
   distillation) and why:
-  - the KL is at the records' masked positions only (their
-    --restrict_ce_to_mask); their default takes it on every real token. Our
-    MLM head computes logits at the masked positions only, so all-token
-    soft targets would cost a [batch, seq, vocab] softmax per step for both
-    models; the issue asks for the masked positions.
+  - the KL is at the records' masked positions by default (their
+    --restrict_ce_to_mask); their default takes it on every real token,
+    which `kl_tokens="all"` does: both MLM heads then score every position,
+    a [batch, seq, vocab] softmax per step for each model.
   - masking comes from the records (static, or dynamic when the writer
     wrote several duplicates), with the original 80/10/10 rule; theirs
     re-masks each batch with frequency-smoothed token sampling.
@@ -244,6 +248,9 @@ class DistillationObjective(base.Objective):
         raise ValueError(f"--{name} must be >= 0, got {getattr(options, name)}")
     if options.temperature <= 0:
       raise ValueError(f"--temperature must be positive, got {options.temperature}")
+    if options.kl_tokens not in names.KL_TOKENS:
+      raise ValueError(f"--kl_tokens={options.kl_tokens!r} is not one of "
+                       f"{', '.join(names.KL_TOKENS)}")
     if options.student_init not in names.STUDENT_INITS:
       raise ValueError(f"--student_init={options.student_init!r} is not one of "
                        f"{', '.join(names.STUDENT_INITS)}")
@@ -305,7 +312,8 @@ class DistillationObjective(base.Objective):
     if options.student_init == "teacher":
       layers = distillation.init_student_from_teacher(student, teacher)
       logging.info("Student initialized from the teacher's layers %s", layers)
-    model = distillation.Distiller(student, teacher)
+    model = distillation.Distiller(student, teacher,
+                                   all_token_logits=options.kl_tokens == "all")
     model.objective = self
     return model
 
@@ -320,10 +328,15 @@ class DistillationObjective(base.Objective):
     token_count = sum(m) over input_mask m, and the teacher's masked-LM
     cross-entropy and correct counts (for its eval metrics)."""
     sums = self.student_objective.loss_sums(outputs, features)
-    weights = tf.cast(features["masked_lm_weights"], tf.float32)
-    kl = soft_target_kl(outputs["mlm_logits"], outputs["teacher_mlm_logits"],
-                        self.options.temperature)
     mask = tf.cast(features["input_mask"], tf.float32)
+    if self.options.kl_tokens == "all":
+      weights = mask
+      kl = soft_target_kl(outputs["mlm_logits_all"], outputs["teacher_mlm_logits_all"],
+                          self.options.temperature)
+    else:
+      weights = tf.cast(features["masked_lm_weights"], tf.float32)
+      kl = soft_target_kl(outputs["mlm_logits"], outputs["teacher_mlm_logits"],
+                          self.options.temperature)
     cos = cosine_distance(outputs["sequence_output"], outputs["teacher_sequence_output"])
     teacher = losses.frozen_mlm_sums(outputs["teacher_mlm_logits"], features)
     sums.update(kl_sum=tf.reduce_sum(weights * kl), cos_sum=tf.reduce_sum(mask * cos),
@@ -347,7 +360,9 @@ class DistillationObjective(base.Objective):
     """This replica's share of the global batch's weighted loss."""
     o = self.options
     weight_sum = counts["weight_sum"] + losses.MLM_EPSILON
-    loss = (o.alpha_ce * sums["kl_sum"] / weight_sum
+    kl_count = (tf.maximum(counts["token_count"], 1.0) if o.kl_tokens == "all"
+                else weight_sum)
+    loss = (o.alpha_ce * sums["kl_sum"] / kl_count
             + o.alpha_mlm * sums["mlm_ce_sum"] / weight_sum
             + o.alpha_cos * sums["cos_sum"] / tf.maximum(counts["token_count"], 1.0))
     if "sentence_ce_sum" in sums:
@@ -366,7 +381,8 @@ class DistillationObjective(base.Objective):
         return total / (sums["mlm_weight_sum"] + mlm_epsilon)
       return tf.math.divide_no_nan(total, sums["mlm_weight_sum"])
 
-    metrics["kl_loss"] = per_prediction(sums["kl_sum"])
+    metrics["kl_loss"] = (tf.math.divide_no_nan(sums["kl_sum"], sums["token_count"])
+                          if o.kl_tokens == "all" else per_prediction(sums["kl_sum"]))
     metrics["cosine_loss"] = tf.math.divide_no_nan(sums["cos_sum"], sums["token_count"])
     metrics["teacher_masked_lm_loss"] = per_prediction(sums["teacher_mlm_ce_sum"])
     metrics["teacher_masked_lm_accuracy"] = tf.math.divide_no_nan(
