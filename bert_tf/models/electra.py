@@ -26,9 +26,12 @@ What google-research/electra's pretraining does, and what we do:
   those positions by ELECTRA's rule, 85% [MASK] and 15% kept, no random
   token (`MASK_RULES`: "bert" redraws BERT's 80/10/10, "records" keeps the
   records' input as written). The original chooses the positions
-  dynamically each step (15% of the tokens); we take the records' positions,
-  which the data writer chose with the same 15% rate (a fixed set per
-  record, like BERT's static masking with --dupe_factor).
+  dynamically each step (15% of the tokens). On records written with
+  --dynamic_masking so do we: the input pipeline draws each example's
+  positions (at the same 15% rate) every time it reads it, and the [MASK]
+  id comes from their manifest. On masked records the positions are the
+  records' (a fixed set per record, like BERT's static masking with
+  --dupe_factor).
 - Sampling: one token per masked position from the generator's softmax
   (temperature 1), by inverting its CDF with one uniform per position
   (`sample_tokens`; the original adds Gumbel noise to every logit, the same

@@ -232,3 +232,40 @@ def test_electra_discriminator_learns_replacements_its_input_gives_away(tmp_path
   assert ev["discriminator_recall"] > 0.9, ev
   assert ev["discriminator_precision"] > 0.9, ev
   assert ev["discriminator_loss"] < 0.1, ev
+
+
+def test_electra_on_dynamically_masked_records_draws_positions_each_visit(tmp_path):
+  """ELECTRA's per-step positions: on --dynamic_masking records the input
+  pipeline draws each example's positions anew every time it is read (the
+  original draws them every step); the [MASK] id is the manifest's, and the
+  run trains."""
+  import random  # pylint: disable=g-import-not-at-top
+  from bert_tf.data import pipeline  # pylint: disable=g-import-not-at-top
+  from bert_tf.data import writer  # pylint: disable=g-import-not-at-top
+  from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import loop  # pylint: disable=g-import-not-at-top
+  rng = random.Random(0)
+  words = "the lord said unto moses and light day night was god earth heaven in of".split()
+  vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + words + ["."]
+  (tmp_path / "v.txt").write_text("\n".join(vocab) + "\n")
+  docs = ["\n".join(" ".join(rng.choice(words) for _ in range(rng.randint(5, 14))) + " ."
+                    for _ in range(8)) for _ in range(30)]
+  (tmp_path / "c.txt").write_text("\n\n".join(docs) + "\n")
+  writer.create_pretraining_data(
+      str(tmp_path / "c.txt"), writer.Outputs(directory=str(tmp_path / "rec"), num_shards=1),
+      str(tmp_path / "v.txt"), writer.DataOptions(
+          max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1, sentence_task="none",
+          packing="full_sentences", dynamic_masking=True))
+  data = pipeline.check_data(str(tmp_path / "rec" / "*.tfrecord"), 32, 5)
+  assert data.masking is not None
+  objective = objectives.resolve("electra", data=data)
+  assert objective.options.mask_token_id == vocab.index("[MASK]")
+  config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
+                      num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
+  result = loop.run(train_config.TrainConfig(
+      input_file=str(tmp_path / "rec" / "*.tfrecord"), output_dir=str(tmp_path / "out"),
+      do_train=True, max_seq_length=32, max_predictions_per_seq=5, train_batch_size=8,
+      num_train_steps=3, num_warmup_steps=1, save_checkpoints_steps=3, iterations_per_loop=1,
+      objective="electra"), config)
+  assert np.isfinite(float(result["train"]["loss"]))
+  assert 0.0 < float(result["train"]["replaced_share"]) < 1.0

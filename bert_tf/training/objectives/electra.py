@@ -75,8 +75,15 @@ class ElectraOptions:
         discriminator_weight=config.discriminator_weight, mask_rule=config.electra_mask_rule,
         seed=config.seed)
     if data is not None and options.mask_rule != "records":
-      options = dataclasses.replace(options, mask_token_id=electra.mask_token_id_from_records(
-          data.files, data.max_seq_length, data.max_predictions_per_seq, data.compression))
+      if data.masking is not None:
+        # Dynamically masked records: the pipeline draws each example's
+        # positions every time it is read (ELECTRA's per-step positions);
+        # the [MASK] id is the manifest's.
+        mask_token_id = int(data.masking.vocab.mask_id)
+      else:
+        mask_token_id = electra.mask_token_id_from_records(
+            data.files, data.max_seq_length, data.max_predictions_per_seq, data.compression)
+      options = dataclasses.replace(options, mask_token_id=mask_token_id)
     return options
 
 
