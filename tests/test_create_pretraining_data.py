@@ -302,7 +302,11 @@ def test_sigkill_then_rerun_gives_the_bytes_of_an_uninterrupted_run(files, tmp_p
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
   try:
     deadline = time.time() + 240
-    while not first_shard.exists() and proc.poll() is None and time.time() < deadline:
+    # A shard is complete (reusable) once its stats are written beside it,
+    # just after its rename: wait for those, or a kill in between (under
+    # load) leaves nothing to reuse.
+    first_stats = first_shard.with_name(first_shard.name + ".stats.json")
+    while not first_stats.exists() and proc.poll() is None and time.time() < deadline:
       time.sleep(0.02)
     os.kill(proc.pid, signal.SIGKILL)
   finally:
