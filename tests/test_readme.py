@@ -192,3 +192,21 @@ def test_right_commands_pass_the_check():
           "--heldout_every=3`.\n")
   found = python_commands(text)
   assert len(found) == 3 and [p for c in found for p in check_command(c)] == []
+
+
+DOCS = sorted(os.path.join(REPO, "docs", f) for f in os.listdir(os.path.join(REPO, "docs"))
+              if f.endswith(".md"))
+
+
+@pytest.mark.parametrize("page", DOCS, ids=os.path.basename)
+def test_every_docs_command_runs_as_written(page):
+  """The docs/ pages' commands too: the install's interpreter, existing tools
+  and flags."""
+  text = open(page, encoding="utf-8").read()
+  cwd = os.getcwd()
+  os.chdir(REPO)
+  try:
+    problems = [p for c in python_commands(text) for p in check_command(c)]
+  finally:
+    os.chdir(cwd)
+  assert not problems, "\n".join(problems)
