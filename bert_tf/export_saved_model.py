@@ -34,6 +34,10 @@ def define_flags(flag_values):
       "(config.json + model.safetensors).", flag_values=f)
   flags.DEFINE_string("vocab_file", None, "The vocab the model was trained with (default "
                       "for a transformers folder --checkpoint: its vocab.txt).", flag_values=f)
+  flags.DEFINE_string("spm_model_file", None, "The SentencePiece model the model was trained "
+                      "with (ALBERT's; instead of --vocab_file): the text signatures "
+                      "tokenize with it, --tf1_checkpoint_out copies it beside.",
+                      flag_values=f)
   flags.DEFINE_bool("do_lower_case", True,
                     "Lower-case and strip accents in the text signatures (uncased models). "
                     "Default for a transformers folder --checkpoint: its tokenizer's.",
@@ -77,9 +81,11 @@ def main(argv):
     raise app.UsageError("nothing to write: give --export_dir, --tf1_checkpoint_out, "
                          "--keras_hub_preset_out or --hf_out")
   from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
+  casing = None
   try:  # a transformers folder --checkpoint holds the config and the vocab
-    _, _, casing = hf_checkpoint.model_files(FLAGS.checkpoint, FLAGS.bert_config_file,
-                                             FLAGS.vocab_file)
+    if not FLAGS.spm_model_file:
+      _, _, casing = hf_checkpoint.model_files(FLAGS.checkpoint, FLAGS.bert_config_file,
+                                               FLAGS.vocab_file)
   except ValueError as e:
     raise app.UsageError(str(e)) from None
   overrides = {}

@@ -58,9 +58,13 @@ class SentencePieceModule(tf.Module):
   ALBERT's tokenization of each raw text with `model`
   (a sentencepiece_vocab.SentencePieceVocab)."""
 
-  def __init__(self, model, do_lower_case, name=None):
+  def __init__(self, model, do_lower_case, keep_mask=False, name=None):
+    """keep_mask: "[MASK]" written in the text becomes the [MASK] id (for
+    fill-mask input; SentencePiece never makes a control symbol of text)."""
     super().__init__(name=name)
     self._do_lower_case = bool(do_lower_case)
+    self._keep_mask = bool(keep_mask)
+    self._mask_id = tf.constant(model.vocab.mask_id, tf.int64)
     self._sp = tf_text.SentencepieceTokenizer(model=model.model_proto, out_type=tf.string)
     self._space, self._combining, self._digit = _classes()
     self._lowercaser = tokenizer_graph.WordSplitter(do_lower_case=True)
@@ -101,3 +105,18 @@ class SentencePieceModule(tf.Module):
     pieces = self.pieces(self.preprocess(texts))
     ids = tf.cast(self._sp.string_to_id(pieces.flat_values), tf.int64)
     return pieces.with_flat_values(ids)
+
+  def tokenize_eager(self, texts):
+    """`tokenize`, with "[MASK]" kept when keep_mask: each text's parts
+    between "[MASK]"s tokenized on their own, the [MASK] id between them
+    (tokenizer_graph.TokenizerModule's interface)."""
+    if not self._keep_mask:
+      return self.tokenize(texts)
+    parts = tf.strings.split(texts, sep="[MASK]")  # [batch, (parts)]
+    ids = self.tokenize(parts.flat_values)  # [parts, (ids)]
+    masks = tf.RaggedTensor.from_tensor(tf.fill([tf.shape(ids.row_splits)[0] - 1, 1],
+                                                self._mask_id))
+    with_mask = tf.concat([ids, masks], axis=1)
+    per_text = tf.RaggedTensor.from_row_splits(
+        with_mask.flat_values, tf.gather(with_mask.row_splits, parts.row_splits))
+    return per_text[:, :-1]  # no [MASK] after a text's last part

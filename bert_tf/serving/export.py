@@ -45,6 +45,7 @@ class ExportOptions:
   tf1_checkpoint_out: str | None = None
   keras_hub_preset_out: str | None = None
   hf_out: str | None = None
+  spm_model_file: str | None = None  # a SentencePiece model (ALBERT's) for vocab_file
   overwrite: bool = False
 
 
@@ -66,13 +67,26 @@ def run_export(options):
     raise ValueError("nothing to write: give export_dir, tf1_checkpoint_out, "
                      "keras_hub_preset_out or hf_out")
   for name, path in outputs.items():
-    paths = tf1_export.tf1_checkpoint_files(path) if name == "tf1_checkpoint_out" else [path]
+    paths = (tf1_export.tf1_checkpoint_files(path, options.spm_model_file)
+             if name == "tf1_checkpoint_out" else [path])
     for p in paths:
       files_lib.check_absent(p, options.overwrite, name)
-  bert_config, vocab_file, _ = hf_checkpoint.model_files(
-      options.checkpoint, options.bert_config_file, options.vocab_file)
-  options = dataclasses.replace(options, vocab_file=vocab_file)
-  vocab = wordpiece_vocab.load_vocab(options.vocab_file)
+  if options.spm_model_file:
+    # ALBERT's tokenization: the SavedModel's text signatures and the TF1
+    # release layout carry the SentencePiece model.
+    for name in ("keras_hub_preset_out", "hf_out"):
+      if name in outputs:
+        raise ValueError(f"{name} with spm_model_file: not supported yet (its tokenizer is "
+                         "WordPiece only); write export_dir or tf1_checkpoint_out")
+    from bert_tf.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+    bert_config = hf_checkpoint.config_for(options.bert_config_file, options.checkpoint,
+                                           "bert_config_file")
+    vocab = sentencepiece_vocab.load_sentencepiece(options.spm_model_file).vocab
+  else:
+    bert_config, vocab_file, _ = hf_checkpoint.model_files(
+        options.checkpoint, options.bert_config_file, options.vocab_file)
+    options = dataclasses.replace(options, vocab_file=vocab_file)
+    vocab = wordpiece_vocab.load_vocab(options.vocab_file)
   max_seq_length = options.max_seq_length or saved_model.default_max_seq_length(bert_config)
   saved_model.check_export_args(bert_config, vocab, max_seq_length, options.top_k)
   objective = objectives.from_checkpoint(options.checkpoint)
@@ -81,10 +95,12 @@ def run_export(options):
     saved_model.export_saved_model(
         pretrainer, options.vocab_file, options.do_lower_case, options.export_dir,
         max_seq_length=max_seq_length, top_k=options.top_k,
-        text_signatures=options.text_signatures, overwrite=options.overwrite)
+        text_signatures=options.text_signatures, overwrite=options.overwrite,
+        spm_model_file=options.spm_model_file)
   if options.tf1_checkpoint_out:
     tf1_export.write_tf1_checkpoint(pretrainer, options.tf1_checkpoint_out,
-                                    options.vocab_file, overwrite=options.overwrite)
+                                    options.vocab_file, overwrite=options.overwrite,
+                                    spm_model_file=options.spm_model_file)
   if options.keras_hub_preset_out:
     keras_hub_preset.save_keras_hub_preset(
         pretrainer, options.vocab_file, options.do_lower_case, options.keras_hub_preset_out,

@@ -145,8 +145,12 @@ class BertServingModule(tf.Module):
   """
 
   def __init__(self, pretrainer, vocab_file, do_lower_case, max_seq_length=128,
-               top_k=5, text_signatures=True):
+               top_k=5, text_signatures=True, spm_model_file=None):
     """Checks the arguments against each other and traces nothing yet.
+
+    spm_model_file: a SentencePiece model (ALBERT's) in place of the
+    WordPiece vocab_file: the text signatures tokenize with it by ALBERT's
+    rules (data/sentencepiece_graph.py), and it is the asset.
 
     Raises:
       ValueError: the vocab's size is not bert_config.vocab_size, or
@@ -154,7 +158,13 @@ class BertServingModule(tf.Module):
     """
     super().__init__(name="bert_tf_serving")
     bert_config = pretrainer.config
-    vocab = wordpiece_vocab.load_vocab(vocab_file)
+    spm_model = None
+    if spm_model_file:
+      from bert_tf.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+      spm_model = sentencepiece_vocab.load_sentencepiece(spm_model_file)
+      vocab, vocab_file = spm_model.vocab, spm_model_file
+    else:
+      vocab = wordpiece_vocab.load_vocab(vocab_file)
     check_export_args(bert_config, vocab, max_seq_length, top_k)
     # A Keras 3 variable wraps a tf.Variable. Saving the Keras objects
     # themselves gives each weight a second variable in the SavedModel's
@@ -185,10 +195,16 @@ class BertServingModule(tf.Module):
     if text_signatures:
       # The original tokenization (the data writer's) for next_sentence; the
       # same with [MASK] (and the other special tokens) kept whole for fill_mask.
-      self.tokenizer = tokenizer_graph.TokenizerModule(
-          vocab, do_lower_case, vocab_asset_path=vocab_file)
-      self.mask_tokenizer = tokenizer_graph.TokenizerModule(
-          vocab, do_lower_case, keep_special_tokens=True, vocab_asset_path=vocab_file)
+      if spm_model is not None:
+        from bert_tf.data import sentencepiece_graph  # pylint: disable=g-import-not-at-top
+        self.tokenizer = sentencepiece_graph.SentencePieceModule(spm_model, do_lower_case)
+        self.mask_tokenizer = sentencepiece_graph.SentencePieceModule(
+            spm_model, do_lower_case, keep_mask=True)
+      else:
+        self.tokenizer = tokenizer_graph.TokenizerModule(
+            vocab, do_lower_case, vocab_asset_path=vocab_file)
+        self.mask_tokenizer = tokenizer_graph.TokenizerModule(
+            vocab, do_lower_case, keep_special_tokens=True, vocab_asset_path=vocab_file)
       self._id_to_token = tf.constant(vocab.tokens, tf.string)
       text_spec = [tf.TensorSpec([None], tf.string, name="text")]
       pair_spec = [tf.TensorSpec([None], tf.string, name="text_a"),
@@ -379,7 +395,8 @@ class BertServingModule(tf.Module):
 
 
 def export_saved_model(pretrainer, vocab_file, do_lower_case, export_dir,
-                       max_seq_length=128, top_k=5, text_signatures=True, overwrite=False):
+                       max_seq_length=128, top_k=5, text_signatures=True, overwrite=False,
+                       spm_model_file=None):
   """Writes the serving SavedModel of `pretrainer` to `export_dir`.
 
   The SavedModel is written under a temporary name beside export_dir and
@@ -395,6 +412,8 @@ def export_saved_model(pretrainer, vocab_file, do_lower_case, export_dir,
     text_signatures: false leaves out fill_mask and next_sentence, for
       servers without tensorflow-text's ops.
     overwrite: replace an existing export_dir.
+    spm_model_file: a SentencePiece model in place of vocab_file (see
+      BertServingModule).
 
   Returns:
     The BertServingModule that was saved.
@@ -406,7 +425,7 @@ def export_saved_model(pretrainer, vocab_file, do_lower_case, export_dir,
   files_lib.check_absent(export_dir, overwrite, "export_dir")
   module = BertServingModule(pretrainer, vocab_file, do_lower_case,
                              max_seq_length=max_seq_length, top_k=top_k,
-                             text_signatures=text_signatures)
+                             text_signatures=text_signatures, spm_model_file=spm_model_file)
 
   def write(tmp):
     tf.saved_model.save(module, tmp, signatures=module.signature_functions())

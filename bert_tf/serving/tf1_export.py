@@ -19,19 +19,22 @@ TF1_CONFIG_NAME = "bert_config.json"
 TF1_VOCAB_NAME = "vocab.txt"
 
 
-def tf1_checkpoint_files(prefix):
+def tf1_checkpoint_files(prefix, spm_model_file=None):
   """The files `write_tf1_checkpoint(prefix)` writes, index last.
 
   Returns:
-    list of paths: bert_config.json and vocab.txt in the prefix's directory,
-    then prefix.data-00000-of-00001 and prefix.index.
+    list of paths: bert_config.json and vocab.txt (with spm_model_file: the
+    SentencePiece model under its own name, as ALBERT's releases hold
+    30k-clean.model) in the prefix's directory, then
+    prefix.data-00000-of-00001 and prefix.index.
   """
   parent = os.path.dirname(prefix)
-  return [os.path.join(parent, TF1_CONFIG_NAME), os.path.join(parent, TF1_VOCAB_NAME),
+  vocab_name = os.path.basename(spm_model_file) if spm_model_file else TF1_VOCAB_NAME
+  return [os.path.join(parent, TF1_CONFIG_NAME), os.path.join(parent, vocab_name),
           prefix + ".data-00000-of-00001", prefix + ".index"]
 
 
-def write_tf1_checkpoint(pretrainer, prefix, vocab_file, overwrite=False):
+def write_tf1_checkpoint(pretrainer, prefix, vocab_file, overwrite=False, spm_model_file=None):
   """Writes the model as an original release is laid out.
 
   `prefix.index` and `prefix.data-00000-of-00001` hold the weights under the
@@ -47,15 +50,21 @@ def write_tf1_checkpoint(pretrainer, prefix, vocab_file, overwrite=False):
     prefix: checkpoint prefix, e.g. `.../bert_model.ckpt`; local or gs://.
     vocab_file: the vocab the model was trained with.
     overwrite: replace the checkpoint, config and vocab if they exist.
+    spm_model_file: the SentencePiece model the model was trained with
+      instead (copied beside under its own name; vocab_file is not read).
 
   Raises:
     FileExistsError: one of the four files exists and overwrite is false.
     ValueError: the vocab's size is not the config's vocab_size.
   """
-  files = tf1_checkpoint_files(prefix)
+  files = tf1_checkpoint_files(prefix, spm_model_file)
   for path in files:
     files_lib.check_absent(path, overwrite, "tf1_checkpoint_out file")
-  vocab = wordpiece_vocab.load_vocab(vocab_file)
+  if spm_model_file:
+    from bert_tf.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+    vocab, vocab_file = sentencepiece_vocab.load_sentencepiece(spm_model_file).vocab, spm_model_file
+  else:
+    vocab = wordpiece_vocab.load_vocab(vocab_file)
   if vocab.size != pretrainer.config.vocab_size:
     raise ValueError(
         f"vocab file {vocab_file} has {vocab.size} tokens but the bert_config's "

@@ -64,3 +64,15 @@ def test_cased_keeps_the_case(model):
   graph = sentencepiece_graph.SentencePieceModule(model, do_lower_case=False)
   text = "The LORD said \u00c9"
   assert graph.tokenize(tf.constant([text])).to_list()[0] == model.tokenize(text, lower=False)
+
+
+def test_mask_written_in_text_is_the_mask_id(model):
+  graph = sentencepiece_graph.SentencePieceModule(model, do_lower_case=True, keep_mask=True)
+  texts = ["in the [MASK] god created", "[MASK]", "no mask here", "a [MASK][MASK] b", ""]
+  got = graph.tokenize_eager(tf.constant(texts)).to_list()
+  mask = model.vocab.mask_id
+  assert got[0] == model.tokenize("in the", True) + [mask] + model.tokenize(" god created", True)
+  assert got[1] == [mask]
+  assert got[2] == model.tokenize("no mask here", True)
+  assert got[3] == model.tokenize("a", True) + [mask, mask] + model.tokenize("b", True)
+  assert got[4] == []
