@@ -34,6 +34,7 @@ WEIGHTS_NAME = "model.safetensors"
 INDEX_NAME = "model.safetensors.index.json"
 PYTORCH_NAME = "pytorch_model.bin"
 VOCAB_NAME = "vocab.txt"
+SPIECE_NAME = "spiece.model"
 TOKENIZER_NAME = "tokenizer.json"
 TOKENIZER_CONFIG_NAME = "tokenizer_config.json"
 
@@ -119,6 +120,10 @@ def read_hf_model(folder):
         f"(transformers writes safetensors by default)")
   config = hf_config.bert_config_from_hf(d, source)
   tokens, vocab_source = vocab_tokens(folder)
+  spiece = os.path.join(folder, SPIECE_NAME)
+  if tokens is None and gfile.exists(spiece):
+    from bert_tf.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+    tokens, vocab_source = sentencepiece_vocab.load_sentencepiece(spiece).vocab.tokens, spiece
   if tokens is not None and len(tokens) != config.vocab_size:
     raise ValueError(f"{vocab_source} has {len(tokens)} tokens but {source} says vocab_size="
                      f"{config.vocab_size}")
@@ -143,8 +148,7 @@ def vocab_tokens(folder):
   no vocab.txt); (None, None) when it has neither.
 
   Raises:
-    ValueError: a tokenizer that is not WordPiece (SentencePiece ALBERT's),
-      or ids with gaps.
+    ValueError: WordPiece ids with gaps.
   """
   gfile = _gfile()
   path = os.path.join(folder, VOCAB_NAME)
@@ -156,8 +160,7 @@ def vocab_tokens(folder):
     return None, None
   model = _read_json(path).get("model") or {}
   if model.get("type") != "WordPiece":
-    raise ValueError(f"{path}: a {model.get('type')} tokenizer; bert_tf reads WordPiece "
-                     "vocabs only (vocab.txt)")
+    return None, None  # SentencePiece (ALBERT's Unigram): its spiece.model
   by_id = {i: t for t, i in model.get("vocab", {}).items()}
   if sorted(by_id) != list(range(len(by_id))):
     raise ValueError(f"{path}: the WordPiece vocab's ids are not 0..{len(by_id) - 1}")
@@ -172,6 +175,9 @@ def vocab_path(folder):
     ValueError: no vocab there (see `vocab_tokens`).
   """
   tokens, source = vocab_tokens(folder)
+  if tokens is None and _gfile().exists(os.path.join(folder, SPIECE_NAME)):
+    raise ValueError(f"{folder} has a SentencePiece model, no WordPiece vocab: give "
+                     f"--spm_model_file={os.path.join(folder, SPIECE_NAME)}")
   if tokens is None:
     raise ValueError(f"{folder} has no {VOCAB_NAME} or {TOKENIZER_NAME}: give --vocab_file")
   if source.endswith(VOCAB_NAME):

@@ -122,10 +122,18 @@ def config_json(config: BertConfig, architecture, special_ids):
   return d
 
 
-def tokenizer_config(model_type, do_lower_case, max_length, pad_token="[PAD]"):
-  """tokenizer_config.json: a WordPiece (BertTokenizer) on vocab.txt, for
-  every family (an ALBERT trained here has a WordPiece vocab, not
-  SentencePiece; ElectraTokenizer is BertTokenizer's rules)."""
+def tokenizer_config(model_type, do_lower_case, max_length, pad_token="[PAD]",
+                     sentencepiece=False):
+  """tokenizer_config.json: a WordPiece (BertTokenizer) on vocab.txt for
+  every family (an ALBERT trained here on a WordPiece vocab too;
+  ElectraTokenizer is BertTokenizer's rules), or with `sentencepiece` an
+  ALBERT's AlbertTokenizer on spiece.model."""
+  if sentencepiece:
+    return {"tokenizer_class": "AlbertTokenizer", "do_lower_case": bool(do_lower_case),
+            "remove_space": True, "keep_accents": False, "model_max_length": int(max_length),
+            "unk_token": "<unk>", "pad_token": "<pad>", "cls_token": "[CLS]",
+            "sep_token": "[SEP]", "mask_token": "[MASK]", "bos_token": "[CLS]",
+            "eos_token": "[SEP]"}
   return {"tokenizer_class": "ElectraTokenizer" if model_type == "electra" else "BertTokenizer",
           "do_lower_case": bool(do_lower_case), "strip_accents": None,
           "tokenize_chinese_chars": True, "model_max_length": int(max_length),

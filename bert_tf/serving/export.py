@@ -74,10 +74,9 @@ def run_export(options):
   if options.spm_model_file:
     # ALBERT's tokenization: the SavedModel's text signatures and the TF1
     # release layout carry the SentencePiece model.
-    for name in ("keras_hub_preset_out", "hf_out"):
-      if name in outputs:
-        raise ValueError(f"{name} with spm_model_file: not supported yet (its tokenizer is "
-                         "WordPiece only); write export_dir or tf1_checkpoint_out")
+    if "keras_hub_preset_out" in outputs:
+      raise ValueError("keras_hub_preset_out with spm_model_file: not supported (its "
+                       "tokenizer is WordPiece); write export_dir, tf1_checkpoint_out or hf_out")
     from bert_tf.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
     bert_config = hf_checkpoint.config_for(options.bert_config_file, options.checkpoint,
                                            "bert_config_file")
@@ -107,5 +106,6 @@ def run_export(options):
         max_seq_length=max_seq_length, overwrite=options.overwrite)
   if options.hf_out:
     hf_export.write_hf_folder(pretrainer, objective, options.vocab_file, options.do_lower_case,
-                              options.hf_out, overwrite=options.overwrite)
+                              options.hf_out, overwrite=options.overwrite,
+                              spm_model_file=options.spm_model_file)
   return outputs

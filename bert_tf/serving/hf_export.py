@@ -6,7 +6,7 @@ no TensorFlow format).
   DIR/config.json              architectures, sizes, hidden_act (ours "gelu" is
                                transformers' "gelu_new": both the tanh GELU)
   DIR/model.safetensors        the weights under transformers' names
-  DIR/vocab.txt                the WordPiece vocab
+  DIR/vocab.txt                the WordPiece vocab (spiece.model: a SentencePiece ALBERT's)
   DIR/tokenizer_config.json    BertTokenizer (ElectraTokenizer), its casing
   DIR/special_tokens_map.json
   DIR/generator/...            ELECTRA only: the generator, the same five files
@@ -31,13 +31,17 @@ from bert_tf.models import hf_config
 from bert_tf.models import hf_names
 from bert_tf.models import tf1_checkpoint
 
-def _write_folder(folder, config_dict, weights, vocab_file, tokenizer_config):
+def _write_folder(folder, config_dict, weights, vocab_file, tokenizer_config,
+                  spm_model_file=None):
   tf.io.gfile.makedirs(folder)
   with tf.io.gfile.GFile(os.path.join(folder, hf.CONFIG_NAME), "w") as f:
     f.write(json.dumps(config_dict, indent=2, sort_keys=True) + "\n")
   with tf.io.gfile.GFile(os.path.join(folder, hf.WEIGHTS_NAME), "wb") as f:
     f.write(hf.safetensors_bytes(weights))
-  tf.io.gfile.copy(vocab_file, os.path.join(folder, hf.VOCAB_NAME), overwrite=True)
+  if spm_model_file:
+    tf.io.gfile.copy(spm_model_file, os.path.join(folder, hf.SPIECE_NAME), overwrite=True)
+  else:
+    tf.io.gfile.copy(vocab_file, os.path.join(folder, hf.VOCAB_NAME), overwrite=True)
   with tf.io.gfile.GFile(os.path.join(folder, hf.TOKENIZER_CONFIG_NAME), "w") as f:
     f.write(json.dumps(tokenizer_config, indent=2, sort_keys=True) + "\n")
   specials = {k: tokenizer_config[k] for k in
@@ -47,7 +51,7 @@ def _write_folder(folder, config_dict, weights, vocab_file, tokenizer_config):
 
 
 def write_hf_folder(pretrainer, objective, vocab_file, do_lower_case, out_dir,
-                    overwrite=False):
+                    overwrite=False, spm_model_file=None):
   """Writes `pretrainer` as a transformers folder (see the module docstring).
 
   Args:
@@ -59,6 +63,10 @@ def write_hf_folder(pretrainer, objective, vocab_file, do_lower_case, out_dir,
     out_dir: the folder to create (local or gs://); written under a
       temporary name and renamed when complete.
     overwrite: replace an existing out_dir.
+    spm_model_file: an ALBERT model's SentencePiece model instead of
+      vocab_file: written as spiece.model with an AlbertTokenizer config
+      (transformers' AlbertTokenizer then tokenizes; it differs from
+      google-research/albert's rules in places, see docs/interchange.md).
 
   Returns:
     The transformers architecture written (e.g. "BertForPreTraining").
@@ -68,7 +76,14 @@ def write_hf_folder(pretrainer, objective, vocab_file, do_lower_case, out_dir,
     ValueError: the vocab's size is not the config's vocab_size.
   """
   config = pretrainer.config
-  vocab = wordpiece_vocab.load_vocab(vocab_file)
+  if spm_model_file:
+    from bert_tf.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+    if tf1_checkpoint.model_type(pretrainer) != "albert":
+      raise ValueError("hf_out with spm_model_file: transformers has a SentencePiece "
+                       "tokenizer for ALBERT only (the model is not ALBERT)")
+    vocab = sentencepiece_vocab.load_sentencepiece(spm_model_file).vocab
+  else:
+    vocab = wordpiece_vocab.load_vocab(vocab_file)
   if vocab.size != config.vocab_size:
     raise ValueError(f"vocab file {vocab_file} has {vocab.size} tokens but the bert_config's "
                      f"vocab_size is {config.vocab_size}")
@@ -86,9 +101,10 @@ def write_hf_folder(pretrainer, objective, vocab_file, do_lower_case, out_dir,
     logging.info("hf_out: the sentence-order head becomes BertForPreTraining's "
                  "seq_relationship (index 1: A and B swapped)")
   weights = hf_names.to_hf(tf1_checkpoint.tf1_weights_from_model(pretrainer), model_type,
-                     architecture)
-  tokenizer = hf_config.tokenizer_config(model_type, do_lower_case, config.max_position_embeddings,
-                                  pad_token=vocab.tokens[vocab.pad_id])
+                           architecture)
+  tokenizer = hf_config.tokenizer_config(
+      model_type, do_lower_case, config.max_position_embeddings,
+      pad_token=vocab.tokens[vocab.pad_id], sentencepiece=bool(spm_model_file))
   configs = {"": hf_config.config_json(config, architecture, special_ids)}
   if model_type == "electra":
     width = config.embedding_size or config.hidden_size
@@ -100,7 +116,7 @@ def write_hf_folder(pretrainer, objective, vocab_file, do_lower_case, out_dir,
   with files_lib.atomic_dir(out_dir, overwrite, "hf_out") as tmp:
     for sub, config_dict in configs.items():
       _write_folder(os.path.join(tmp, sub) if sub else tmp, config_dict, weights[sub],
-                    vocab_file, tokenizer)
+                    vocab_file, tokenizer, spm_model_file)
   logging.info("Wrote transformers folder %s (%s%s)", out_dir, architecture,
                f", generator in {hf.GENERATOR_DIR}/" if model_type == "electra" else "")
   return architecture

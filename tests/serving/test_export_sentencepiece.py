@@ -91,11 +91,12 @@ def test_a_released_style_albert_continues_exports_and_fills_masks(tmp_path, cap
   tf1_checkpoint.load_tf1_checkpoint(back, str(tmp_path / "again" / "model.ckpt"))
 
 
-def test_hf_and_keras_hub_outputs_with_a_sentencepiece_model_are_refused(tmp_path):
-  with pytest.raises(ValueError, match="hf_out with spm_model_file: not supported yet"):
+def test_a_keras_hub_preset_with_a_sentencepiece_model_is_refused(tmp_path):
+  with pytest.raises(ValueError, match="keras_hub_preset_out with spm_model_file: not "
+                     "supported"):
     export.run_export(export.ExportOptions(
         bert_config_file=None, checkpoint=str(tmp_path), vocab_file=None,
-        spm_model_file=SPM, hf_out=str(tmp_path / "hf")))
+        spm_model_file=SPM, keras_hub_preset_out=str(tmp_path / "preset")))
 
 
 def test_the_graph_tokenizer_is_the_one_the_export_uses():
@@ -103,3 +104,27 @@ def test_the_graph_tokenizer_is_the_one_the_export_uses():
   graph = sentencepiece_graph.SentencePieceModule(model, True)
   assert graph.tokenize(tf.constant(["Let there be light."])).to_list()[0] == model.tokenize(
       "Let there be light.", lower=True)
+
+
+def test_hf_out_of_a_sentencepiece_albert_holds_spiece_model_and_reads_back(tmp_path):
+  """--hf_out with --spm_model_file: spiece.model and an AlbertTokenizer
+  config (transformers' own ALBERT tokenizer), and the folder reads back
+  (its SentencePiece vocab checked against vocab_size)."""
+  import json  # pylint: disable=g-import-not-at-top
+  from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
+  from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
+  config = _albert_config()
+  objective = objectives.get("mlm_sop")
+  model = objective.build_model(config)
+  hf_export.write_hf_folder(model, objective, None, True, str(tmp_path / "hf"),
+                            spm_model_file=SPM)
+  assert sorted(os.listdir(tmp_path / "hf")) == [
+      "config.json", "model.safetensors", "special_tokens_map.json", "spiece.model",
+      "tokenizer_config.json"]
+  tokenizer = json.loads((tmp_path / "hf" / "tokenizer_config.json").read_text())
+  assert tokenizer["tokenizer_class"] == "AlbertTokenizer" and tokenizer["do_lower_case"]
+  info = hf_checkpoint.read_hf_model(str(tmp_path / "hf"))
+  assert info.architecture == "AlbertForPreTraining" and info.bert_config.vocab_size == 120
+  with pytest.raises(ValueError, match="has a SentencePiece model, no WordPiece vocab: give "
+                     "--spm_model_file="):
+    hf_checkpoint.vocab_path(str(tmp_path / "hf"))
