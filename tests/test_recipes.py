@@ -1,6 +1,7 @@
-"""The RoBERTa and ALBERT recipe flag files in configs/: each parses with the
-tool it is for (absl --flagfile refuses flags a tool does not define) and
-holds the published figures."""
+"""The recipe flag files in configs/ (RoBERTa, ALBERT, ELECTRA-Small,
+DistilBERT): each parses with the tool it is for (absl --flagfile refuses
+flags a tool does not define), holds the published figures, and the new ones
+run a few steps on a tiny config (flags after --flagfile override)."""
 
 import os
 
@@ -121,3 +122,89 @@ def test_distilbert_flags(monkeypatch):
   assert config.kl_tokens == "all"
   assert config.num_warmup_steps == 0.05 * config.num_train_steps
   assert config.train_batch_size % config.grad_accum_steps == 0
+
+
+def _tiny_overrides(tmp_path):
+  """Flags after a recipe's --flagfile that make it a seconds-long run."""
+  return [f"--output_dir={tmp_path / 'out'}", "--max_seq_length=32",
+          "--max_predictions_per_seq=5", "--train_batch_size=8", "--grad_accum_steps=1",
+          "--num_train_steps=2", "--num_warmup_steps=1", "--save_checkpoints_steps=2",
+          "--iterations_per_loop=1", "--do_eval=false"]
+
+
+def _records(tmp_path, **options):
+  """Records of a small corpus (test_loop's vocab of 100 ids) and their vocab."""
+  import random  # pylint: disable=g-import-not-at-top
+  from bert_tf.data import writer  # pylint: disable=g-import-not-at-top
+  rng = random.Random(0)
+  words = [f"w{i}" for i in range(90)]
+  vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + words + [".", ",", "##s", "##ed"]
+  (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n")
+  docs = ["\n".join(" ".join(rng.choice(words) for _ in range(rng.randint(4, 12))) + " ."
+                    for _ in range(6)) for _ in range(30)]
+  (tmp_path / "corpus.txt").write_text("\n\n".join(docs) + "\n")
+  writer.create_pretraining_data(
+      str(tmp_path / "corpus.txt"), writer.Outputs(directory=str(tmp_path / "rec"),
+                                                   num_shards=1),
+      str(tmp_path / "vocab.txt"),
+      writer.DataOptions(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1,
+                         **options))
+  return str(tmp_path / "rec" / "*.tfrecord"), len(vocab)
+
+
+def _tiny_config_file(tmp_path, vocab_size, name, **fields):
+  config = BertConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2,
+                      num_attention_heads=2, intermediate_size=64,
+                      max_position_embeddings=64, **fields)
+  path = tmp_path / name
+  config.to_json_file(str(path))
+  return str(path)
+
+
+def test_electra_small_recipe_runs_on_a_tiny_config(tmp_path, monkeypatch):
+  records, vocab_size = _records(tmp_path, sentence_task="none", packing="full_sentences",
+                                 dynamic_masking=True)
+  config = _tiny_config_file(tmp_path, vocab_size, "electra.json", embedding_size=16)
+  argv = ["run_pretraining", "--flagfile=configs/electra_small.flags",
+          f"--bert_config_file={config}", f"--input_file={records}"] + _tiny_overrides(tmp_path)
+  monkeypatch.chdir(REPO)
+  monkeypatch.setattr(run_pretraining, "FLAGS", cli.parse(run_pretraining.define_flags, argv))
+  assert cli.call(run_pretraining.main, argv) == 0
+  assert (tmp_path / "out" / "ckpt-2.index").exists()
+
+
+def test_distilbert_recipe_runs_on_a_tiny_config(tmp_path, monkeypatch):
+  from bert_tf import distill  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import loop  # pylint: disable=g-import-not-at-top
+  records, vocab_size = _records(tmp_path, sentence_task="none", packing="full_sentences",
+                                 dynamic_masking=True)
+  teacher = _tiny_config_file(tmp_path, vocab_size, "teacher.json")
+  loop.run(train_config.TrainConfig(
+      input_file=records, output_dir=str(tmp_path / "teacher"), do_train=True,
+      max_seq_length=32, max_predictions_per_seq=5, train_batch_size=8, num_train_steps=2,
+      num_warmup_steps=1, save_checkpoints_steps=2, iterations_per_loop=1),
+      BertConfig.from_json_file(teacher))
+  argv = ["distill", "--flagfile=configs/distilbert.flags", f"--teacher_config_file={teacher}",
+          f"--teacher_checkpoint={tmp_path / 'teacher'}", f"--input_file={records}"
+          ] + _tiny_overrides(tmp_path)
+  monkeypatch.chdir(REPO)
+  monkeypatch.setattr(distill, "FLAGS", cli.parse(distill.define_flags, argv))
+  assert cli.call(distill.main, argv) == 0
+  assert BertConfig.from_json_file(str(tmp_path / "out" / "bert_config.json")).num_hidden_layers == 1
+
+
+def test_albert_data_recipe_runs_on_a_small_corpus(tmp_path, monkeypatch):
+  _records(tmp_path)  # the corpus and vocab
+  argv = ["create_pretraining_data", "--flagfile=configs/data/albert_base.flags",
+          f"--input_file={tmp_path / 'corpus.txt'}", f"--output_dir={tmp_path / 'albert'}",
+          f"--vocab_file={tmp_path / 'vocab.txt'}", "--num_output_shards=2",
+          "--max_seq_length=32", "--max_predictions_per_seq=5", "--dupe_factor=1",
+          "--num_workers=1"]
+  monkeypatch.chdir(REPO)
+  monkeypatch.setattr(create_pretraining_data, "FLAGS",
+                      cli.parse(create_pretraining_data.define_flags, argv))
+  cli.call(create_pretraining_data.main, argv[:1])  # the flags are parsed above
+  import json  # pylint: disable=g-import-not-at-top
+  manifest = json.loads((tmp_path / "albert" / "manifest.json").read_text())
+  assert manifest["flags"]["do_whole_word_mask"] and manifest["flags"]["sentence_task"] == "sop"
+  assert manifest["counts"]["instances"] > 0
