@@ -55,6 +55,9 @@ def train_sentencepiece(input_patterns, model_file, vocab_size, do_lower_case, m
   """
   import sentencepiece  # pylint: disable=g-import-not-at-top
   paths = files_lib.expand_patterns(input_patterns)
+  # Local temporaries on purpose: the SentencePiece trainer reads and writes
+  # local files only. The input is read and the model written through
+  # tf.io.gfile (gs:// paths), below.
   with tempfile.TemporaryDirectory(prefix="spm_train_") as tmp:
     text = os.path.join(tmp, "text.txt")
     lines = 0
