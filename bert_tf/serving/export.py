@@ -19,7 +19,6 @@ import dataclasses
 
 from bert_tf import file_io as files_lib
 from bert_tf.data import wordpiece_vocab
-from bert_tf.models import config as config_lib
 from bert_tf.models import hf_checkpoint
 from bert_tf.serving import hf_export
 from bert_tf.serving import keras_hub_preset
