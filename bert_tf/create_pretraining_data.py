@@ -12,7 +12,9 @@ New: --output_dir with --num_output_shards (resumable shards), --num_workers,
 bytes that are not UTF-8: dropped and counted, or an error as in the original).
 RoBERTa / ALBERT variants (defaults: the original's records, same bytes):
 --sentence_task=nsp|sop|none, --packing=segment_pair|full_sentences|doc_sentences,
---max_ngram, --dynamic_masking (see bert_tf.data.writer.DataOptions).
+--max_ngram, --dynamic_masking, and the masking rule's shares
+--masked_token_share / --random_token_share / --kept_token_share (0.8 / 0.1 /
+0.1; see bert_tf.data.writer.DataOptions).
 """
 
 from absl import app
@@ -77,6 +79,15 @@ def define_flags(flag_values):
   flags.DEFINE_bool("dynamic_masking", writer.DataOptions.dynamic_masking,
                     "Write the real tokens and no masked_lm_* features; training masks each "
                     "example anew every epoch (same rules and options).", flag_values=f)
+  flags.DEFINE_float("masked_token_share", writer.DataOptions.masked_token_share,
+                     "Share of the chosen positions that become [MASK] (the original's "
+                     "0.8; 1.0: always [MASK]).", flag_values=f)
+  flags.DEFINE_float("random_token_share", None, "Share that become a uniform random id "
+                     "(default: half of what --masked_token_share and --kept_token_share "
+                     "leave: 0.1).", flag_values=f)
+  flags.DEFINE_float("kept_token_share", None, "Share left as they are (default: what the "
+                     "other two leave, half of the rest when neither is set: 0.1).",
+                     flag_values=f)
 
 
 def main(argv):

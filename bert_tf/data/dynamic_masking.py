@@ -8,7 +8,8 @@ bert_tf.data.masking: num_to_predict positions (15% of the tokens, at most
 max_predictions_per_seq), never [CLS] or [SEP]; units of single WordPieces
 or, with whole-word masking, of a word and its '##' pieces; spans of 1..N
 units with n ~ 1/n (`choose_ngram_spans`); 80% [MASK], 10% kept, 10% a
-uniform random id. The output is the static records' feature dict, so the
+uniform random id (`masking.Replacement`: the
+writer's shares). The output is the static records' feature dict, so the
 model and losses cannot tell the two apart.
 
 Determinism: every random number of an example comes from
@@ -51,6 +52,7 @@ class DynamicMasking:
   vocab: masking.MaskingVocab
   do_whole_word_mask: bool = False
   max_ngram: int = 1
+  replacement: masking.Replacement = masking.ORIGINAL
 
   @classmethod
   def from_manifest(cls, manifest):
@@ -61,7 +63,11 @@ class DynamicMasking:
                max_predictions_per_seq=manifest.max_predictions_per_seq,
                vocab=manifest.masking_vocab(),
                do_whole_word_mask=manifest.option("do_whole_word_mask", bool, False),
-               max_ngram=manifest.max_ngram)
+               max_ngram=manifest.max_ngram,
+               replacement=masking.Replacement.of_shares(
+                   manifest.option("masked_token_share", float, 0.8),
+                   manifest.option("random_token_share", float, None),
+                   manifest.option("kept_token_share", float, None)))
 
 
 def example_draws(seed, index, max_seq_length):
@@ -128,8 +134,9 @@ def mask_batch(features, draws, config):
 
   chosen = valid & tf.gather(covered, tf.maximum(unit_of, 0), batch_dims=1)
   random_ids = tf.cast(tf.minimum(draws[:, :, 4] * vocab.size, vocab.size - 1), ids.dtype)
-  new_ids = tf.where(draws[:, :, 2] < 0.8, tf.cast(vocab.mask_id, ids.dtype),
-                     tf.where(draws[:, :, 3] < 0.5, ids, random_ids))
+  rule = config.replacement
+  new_ids = tf.where(draws[:, :, 2] < rule.mask, tf.cast(vocab.mask_id, ids.dtype),
+                     tf.where(draws[:, :, 3] < rule.keep_of_rest, ids, random_ids))
   out = dict(features)
   out["input_ids"] = tf.where(chosen, new_ids, ids)
 

@@ -14,7 +14,9 @@ in bert_tf.data.instances):
   selection, returning the spans.
 * `mask_tokens` and `mask_tokens_ngram` draw the 80/10/10 outcomes with
   `mask_chosen`; all of them put the chosen ids in place with `apply_masks`,
-  and `count_outcomes` tells [MASK] / kept / random apart.
+  and `count_outcomes` tells [MASK] / kept / random apart. `Replacement`
+  holds the rule's shares (--masked_token_share, --random_token_share,
+  --kept_token_share; 0.8 / 0.1 / 0.1 by default).
 * `choose_masks_padded`, `apply_masks_padded` and `count_outcomes_padded`
   draw the same as `mask_tokens` without whole-word masking (vectorized
   with numpy), apply_masks and count_outcomes for a batch held in one
@@ -47,13 +49,58 @@ class MaskingVocab:
   is_subword: tuple = ()
 
 
+@dataclasses.dataclass(frozen=True)
+class Replacement:
+  """What a chosen position becomes: [MASK] with probability `mask`, else
+  its own id with probability `keep_of_rest`, else a uniform random id: the
+  original's two draws (0.8, then 0.5), so the default rule consumes the
+  same random numbers and writes the same bytes.
+
+  `of_shares` builds it from the three shares a user states.
+  """
+  mask: float = 0.8
+  keep_of_rest: float = 0.5
+
+  @classmethod
+  def of_shares(cls, masked=0.8, random=None, kept=None):
+    """The rule of [MASK] / random-id / kept shares. A share left None
+    takes what the others leave (both None: half of the rest each, as
+    the original). ValueError naming the share of an impossible rule."""
+    for name, value in (("masked_token_share", masked), ("random_token_share", random),
+                        ("kept_token_share", kept)):
+      if value is not None and not 0.0 <= value <= 1.0:
+        raise ValueError(f"--{name}={value}: must be in [0, 1]")
+    if random is None and kept is None:
+      return cls(masked, 0.5)
+    # Rounded: 1 - 0.8 - 0.1 is 0.09999999999999998 in floats, not 0.1.
+    if random is None:
+      random = round(1.0 - masked - kept, 12)
+    elif kept is None:
+      kept = round(1.0 - masked - random, 12)
+    if min(random, kept) < -1e-9 or abs(masked + random + kept - 1.0) > 1e-6:
+      raise ValueError(f"--masked_token_share={masked:g}, --random_token_share={random:g} "
+                       f"and --kept_token_share={kept:g} must be non-negative and add up to 1")
+    random, kept = max(random, 0.0), max(kept, 0.0)
+    # kept / (kept + random): 0.1 / 0.2 is exactly 0.5, the original's draw.
+    return cls(masked, kept / (kept + random) if kept + random > 0 else 0.0)
+
+  @property
+  def shares(self):
+    """(masked, random, kept) shares of the chosen positions."""
+    rest = 1.0 - self.mask
+    return self.mask, rest * (1.0 - self.keep_of_rest), rest * self.keep_of_rest
+
+
+ORIGINAL = Replacement()
+
+
 def num_to_predict(num_tokens, masked_lm_prob, max_predictions_per_seq):
   """How many positions of a sequence of `num_tokens` (with [CLS]/[SEP]) to predict."""
   return min(max_predictions_per_seq, max(1, int(round(num_tokens * masked_lm_prob))))
 
 
 def mask_tokens(tokens, masked_lm_prob, max_predictions_per_seq, vocab, rng,
-                do_whole_word_mask=False):
+                do_whole_word_mask=False, replacement=ORIGINAL):
   """Chooses masked-LM positions and applies the 80/10/10 rule.
 
   Args:
@@ -63,6 +110,7 @@ def mask_tokens(tokens, masked_lm_prob, max_predictions_per_seq, vocab, rng,
     vocab: MaskingVocab.
     rng: random.Random.
     do_whole_word_mask: mask a word and its '##' pieces together.
+    replacement: Replacement, the 80/10/10 rule by default.
   Returns:
     (output_tokens, positions, labels): the input with replacements, the
     sorted predicted positions, and the original ids there.
@@ -106,10 +154,10 @@ def mask_tokens(tokens, masked_lm_prob, max_predictions_per_seq, vocab, rng,
     # draws, at a fraction of the cost.
     chosen = rng.sample(candidates, min(want, len(candidates)))
 
-  return mask_chosen(tokens, chosen, vocab, rng)
+  return mask_chosen(tokens, chosen, vocab, rng, replacement)
 
 
-def mask_chosen(tokens, chosen, vocab, rng):
+def mask_chosen(tokens, chosen, vocab, rng, replacement=ORIGINAL):
   """The 80/10/10 rule at the `chosen` positions, drawn in their order.
 
   Args:
@@ -125,9 +173,9 @@ def mask_chosen(tokens, chosen, vocab, rng):
   for i in chosen:
     # 80% [MASK]; 10% unchanged and 10% a random token, so the model cannot
     # rely on [MASK] marking the only positions worth a good representation.
-    if rng.random() < 0.8:
+    if rng.random() < replacement.mask:
       new_ids.append(mask_id)
-    elif rng.random() < 0.5:
+    elif rng.random() < replacement.keep_of_rest:
       new_ids.append(tokens[i])
     else:
       new_ids.append(rng.randint(0, size - 1))
@@ -165,7 +213,8 @@ def count_outcomes(output, positions, labels, mask_id):
   return masked, kept, len(positions) - masked - kept
 
 
-def choose_masks_padded(tokens, lengths, masked_lm_prob, max_predictions_per_seq, vocab, gen):
+def choose_masks_padded(tokens, lengths, masked_lm_prob, max_predictions_per_seq, vocab, gen,
+                        replacement=ORIGINAL):
   """`mask_tokens`' draw (without whole-word masking) for many sequences at
   once, vectorized with numpy: the same rule and distribution, a uniform
   random subset of num_to_predict non-[CLS]/[SEP] positions, each
@@ -177,7 +226,7 @@ def choose_masks_padded(tokens, lengths, masked_lm_prob, max_predictions_per_seq
       sets the draws: the same array gives the same masks).
     lengths: int64 [N].
     masked_lm_prob, max_predictions_per_seq, vocab: as for mask_tokens.
-    gen: numpy.random.Generator.
+    gen: numpy.random.Generator. replacement: Replacement.
   Returns:
     (positions, labels, new, counts): positions, labels int64 [N, P] (P =
     max_predictions_per_seq; sorted positions first, then zeros); new int64
@@ -209,7 +258,8 @@ def choose_masks_padded(tokens, lengths, masked_lm_prob, max_predictions_per_seq
   u = gen.random((n, k))
   v = gen.random((n, k))
   random_ids = gen.integers(0, vocab.size, (n, k))
-  new = np.where(u < 0.8, vocab.mask_id, np.where(v < 0.5, labels, random_ids))
+  new = np.where(u < replacement.mask, vocab.mask_id,
+                 np.where(v < replacement.keep_of_rest, labels, random_ids))
   pad = max_predictions_per_seq - k
   positions = np.pad(np.where(selected, positions, 0), ((0, 0), (0, pad)))
   labels = np.pad(np.where(selected, labels, 0), ((0, 0), (0, pad)))
@@ -329,7 +379,7 @@ def choose_ngram_spans(units, want, max_ngram, rng):
 
 
 def mask_tokens_ngram(tokens, masked_lm_prob, max_predictions_per_seq, vocab, rng,
-                      do_whole_word_mask=False, max_ngram=3):
+                      do_whole_word_mask=False, max_ngram=3, replacement=ORIGINAL):
   """`mask_tokens` with n-gram spans (ALBERT's rule, see choose_ngram_spans).
 
   The 80/10/10 rule applies to each position of a span on its own, as in
@@ -343,7 +393,7 @@ def mask_tokens_ngram(tokens, masked_lm_prob, max_predictions_per_seq, vocab, rn
   units = mask_units(tokens, vocab, do_whole_word_mask)
   spans = choose_ngram_spans(units, want, max_ngram, rng)
   chosen = [i for span in spans for k in span for i in units[k]]
-  return (*mask_chosen(tokens, chosen, vocab, rng), [len(s) for s in spans])
+  return (*mask_chosen(tokens, chosen, vocab, rng, replacement), [len(s) for s in spans])
 
 
 def pack_subword_ids(is_subword):

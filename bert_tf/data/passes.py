@@ -222,18 +222,19 @@ def _pass_masks(tokens, lengths, seed, options, masking_vocab, rng):
   if options.max_ngram == 1 and not options.do_whole_word_mask:
     positions, labels, new, counts = masking.choose_masks_padded(
         tokens, lengths, options.masked_lm_prob, options.max_predictions_per_seq, masking_vocab,
-        np.random.default_rng(seed))
+        np.random.default_rng(seed), options.replacement)
     return masking.apply_masks_padded(tokens, positions, new, counts), positions, labels, counts
   sequences = [row[:n] for row, n in zip(tokens.tolist(), lengths.tolist())]
   if options.max_ngram > 1:
     masked = [masking.mask_tokens_ngram(
         sequence, options.masked_lm_prob, options.max_predictions_per_seq, masking_vocab, rng,
-        do_whole_word_mask=options.do_whole_word_mask, max_ngram=options.max_ngram)[:3]
+        do_whole_word_mask=options.do_whole_word_mask, max_ngram=options.max_ngram,
+        replacement=options.replacement)[:3]
               for sequence in sequences]
   else:
     masked = [masking.mask_tokens(
         sequence, options.masked_lm_prob, options.max_predictions_per_seq, masking_vocab, rng,
-        do_whole_word_mask=True) for sequence in sequences]
+        do_whole_word_mask=True, replacement=options.replacement) for sequence in sequences]
   output, _ = _padded([m[0] for m in masked])
   counts = np.array([len(m[1]) for m in masked], np.int64)
   positions = np.zeros((len(masked), options.max_predictions_per_seq), np.int64)

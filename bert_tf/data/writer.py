@@ -59,12 +59,14 @@ import json
 import multiprocessing
 import os
 import time
+import typing
 
 from absl import logging
 
 from bert_tf import file_io as files_lib
 from bert_tf.data import block_sentences
 from bert_tf.data import corpus_scan
+from bert_tf.data import masking
 from bert_tf.data import negative_pool as negative_pool_lib
 from bert_tf.data import passes
 from bert_tf.data import schema
@@ -104,6 +106,18 @@ class DataOptions:
   # Write the real tokens and no masked_lm_* features: the input pipeline
   # masks each example anew (bert_tf.data.dynamic_masking).
   dynamic_masking: bool = False
+  # What a chosen position becomes (masking.Replacement.of_shares): [MASK],
+  # a random id, or itself. None: half of what the others leave (0.1 / 0.1
+  # by default, the original's rule and bytes).
+  masked_token_share: float = 0.8
+  random_token_share: typing.Optional[float] = None
+  kept_token_share: typing.Optional[float] = None
+
+  @property
+  def replacement(self):
+    """The masking.Replacement of the three shares."""
+    return masking.Replacement.of_shares(self.masked_token_share, self.random_token_share,
+                                         self.kept_token_share)
 
   def validate(self):
     """Raises ValueError naming the flag and value of an impossible option."""
@@ -136,6 +150,7 @@ class DataOptions:
                        "(--packing=segment_pair makes sentence pairs for nsp or sop)")
     if self.max_ngram < 1:
       raise ValueError(f"--max_ngram={self.max_ngram}: must be at least 1")
+    _ = self.replacement  # ValueError naming the share of an impossible rule
 
 
 @dataclasses.dataclass(frozen=True)
@@ -200,7 +215,13 @@ def _fingerprint(files, options, vocab):
   """What must match for a complete shard of an earlier run to be reused."""
   import tensorflow as tf
   inputs = [(p, tf.io.gfile.stat(p).length) for p in files]
-  payload = json.dumps({"inputs": inputs, "options": dataclasses.asdict(options),
+  fields = dataclasses.asdict(options)
+  # Options added since shards recorded fingerprints count only when set, so
+  # an earlier run's shards stay reusable.
+  for name in ("masked_token_share", "random_token_share", "kept_token_share"):
+    if fields[name] == getattr(DataOptions, name):
+      del fields[name]
+  payload = json.dumps({"inputs": inputs, "options": fields,
                         "vocab": vocab.sha256, "schema": schema.SCHEMA_VERSION,
                         "negative_pool": [negative_pool_lib.NEGATIVE_POOL_DOCUMENTS,
                                           negative_pool_lib.NEGATIVE_POOL_WORDS],

@@ -211,3 +211,40 @@ def test_check_data_refuses_contradictions(records, tmp_path):
   old = {k: v for k, v in manifest.flags.items()
          if k not in ("sentence_task", "packing", "max_ngram", "dynamic_masking")}
   assert manifest_lib.Manifest.from_dict(dict(manifest.to_dict(), flags=old)).sentence_task == "nsp"
+
+
+def test_the_writers_shares_reach_dynamic_masking(records, tmp_path):
+  # Records written with --masked_token_share=1.0: the manifest says so and
+  # the pipeline masks every chosen position with [MASK].
+  vocab = tw.write_vocab(tmp_path / "vocab.txt")
+  tw.write_corpus(tmp_path / "corpus.txt")
+  options = writer.DataOptions(max_seq_length=SEQ, max_predictions_per_seq=PREDS,
+                               dupe_factor=1, random_seed=7, dynamic_masking=True,
+                               masked_token_share=1.0)
+  writer.create_pretraining_data(str(tmp_path / "corpus.txt"),
+                                 writer.Outputs(directory=str(tmp_path / "all_mask")), vocab,
+                                 options)
+  info = pipeline.check_data(str(tmp_path / "all_mask" / "*.tfrecord"), SEQ, PREDS)
+  assert info.masking.replacement == masking.Replacement(1.0, 0.5)
+  batch = next(iter(dataset(info, 32)))
+  at = np.take_along_axis(batch["input_ids"].numpy(), batch["masked_lm_positions"].numpy(),
+                          axis=1)
+  w = batch["masked_lm_weights"].numpy() > 0
+  assert w.sum() > 50 and (at[w] == tw.MASK).all()
+  # The default records' manifest states the original's rule.
+  default = pipeline.check_data(records["dynamic"], SEQ, PREDS)
+  assert default.masking.replacement == masking.ORIGINAL
+
+
+def test_shares_in_the_pipelines_draws():
+  rule = masking.Replacement.of_shares(0.5, 0.3)
+  config = dynamic_masking.DynamicMasking(0.15, PREDS, VOCAB, replacement=rule)
+  features = random_batch(random.Random(1), 3000)
+  out = masked(features, config)
+  w = out["masked_lm_weights"] > 0
+  at = np.take_along_axis(out["input_ids"], out["masked_lm_positions"], axis=1)
+  total = w.sum()
+  masked_share = ((at == 4) & w).sum() / total
+  kept_share = ((at == out["masked_lm_ids"]) & w).sum() / total
+  # kept includes the random draws that hit the original id (1 in 60).
+  assert abs(masked_share - 0.5) < 0.02 and abs(kept_share - (0.2 + 0.3 / 60)) < 0.02
