@@ -1,20 +1,37 @@
-"""Compare pretraining objectives at equal compute on your own corpus.
+"""Compare pretraining objectives, or any variant of one, at equal compute
+on your own corpus, over several pretraining runs.
 
     python -m bert_tf.compare_objectives --corpus=corpus.txt --output_dir=runs/compare \
         --objectives=mlm_nsp,mlm,mlm_sop,electra --num_train_steps=2000 --budget=flops \
-        --task=wic=tasks/wic,sentence1,sentence2,label
+        --pretrain_seeds=3 --task=wic=tasks/wic,sentence1,sentence2,label
 
-For each objective: its records (BERT's segment pairs with NSP, RoBERTa's
+    python -m bert_tf.compare_objectives --corpus=corpus.txt --output_dir=runs/mask \
+        --arm=bert:objective=mlm_nsp --arm=mask100:objective=mlm_nsp,masked_token_share=1.0 \
+        --pretrain_seeds=3
+
+An arm (--arm=NAME:objective=OBJ,flag=value,... or a JSON --arms_file) is an
+objective plus any writer flags (masked_lm_prob, masked_token_share,
+random_token_share, kept_token_share, do_whole_word_mask, max_ngram,
+dynamic_masking, dupe_factor, ...) and training flags (learning_rate,
+num_train_steps, generator_hidden_size, ...): bert_tf.experiments.arms.
+--objectives=a,b is one arm per objective, named after it (used alone, or
+beside --arm when given explicitly).
+
+For each arm and pretraining seed: its records (BERT's segment pairs with NSP, RoBERTa's
 full sentences with dynamic masking, ALBERT's sentence order; ELECTRA reads
 BERT's), the same model pretrained on the same batch x tokens for the same
 steps (--budget=steps) or the same training FLOPs (--budget=flops: the
 first objective's --num_train_steps), held-out masked-LM accuracy on one
 shared set of records (ELECTRA: its generator's, and its discriminator's
-figures), the sentence-pair probes built from
-held-out text (NSP with random and with same-document negatives, sentence
-order) and each --task, fine-tuned over --seeds. Writes results.md (the
-table, and which differences are within noise), results.csv, plots/ and
-hparams/ (TensorBoard's HPARAMS tab). A rerun skips finished stages.
+figures), the model's own NSP/SOP head on held-out segment pairs
+(random-document and same-document negatives, swapped order), linear
+probes on the frozen encoder for those pairs and each --task, and the
+sentence-pair probes and each --task fine-tuned over --seeds. Every metric
+is the mean and sd over the pretraining runs. Writes results.md (the table,
+and which differences are beyond pretraining noise), results.csv, plots/
+and hparams/ (TensorBoard's HPARAMS tab). A rerun skips finished stages; a
+rerun with another corpus, split, vocab or length on the same --output_dir
+is refused.
 """
 
 import os
@@ -37,6 +54,14 @@ def define_flags(flag_values):
                       flag_values=f)
   flags.DEFINE_string("bert_config_file", _TINY_CONFIG, "Model size (vocab_size is set to the "
                       "vocab's).", flag_values=f)
+  flags.DEFINE_multi_string("arm", [], "An arm: NAME:objective=OBJECTIVE[,flag=value,...] "
+                            "with writer and training flags (bert_tf.experiments.arms). "
+                            "Repeat for several.", flag_values=f)
+  flags.DEFINE_string("arms_file", "", "A JSON list of arms, each {\"name\": ..., "
+                      "\"objective\": ..., flag: value, ...}.", flag_values=f)
+  flags.DEFINE_integer("pretrain_seeds", 1, "Pretraining runs of each arm (seeds --seed, "
+                       "--seed + 1, ...): every metric's mean and sd are over them.",
+                       flag_values=f)
   flags.DEFINE_list("objectives", ["mlm_nsp", "mlm", "mlm_sop"],
                     "Objectives to compare (training.objectives): mlm_nsp (BERT), mlm "
                     "(RoBERTa: full sentences, dynamic masking), mlm_sop (ALBERT), electra "
@@ -80,13 +105,21 @@ def main(argv):
   for name in ("corpus", "output_dir"):
     if not flags.FLAGS[name].value:
       raise app.UsageError(f"--{name} is required")
+  from bert_tf.experiments import arms  # pylint: disable=g-import-not-at-top
+  fv = flags.FLAGS
   try:
-    tasks = tuple(compare.Task.parse(spec) for spec in flags.FLAGS.task)
-  except ValueError as e:
+    tasks = tuple(compare.Task.parse(spec) for spec in fv.task)
+    arm_list = [arms.Arm.parse(spec) for spec in fv.arm]
+    if fv.arms_file:
+      arm_list += arms.parse_arms_file(fv.arms_file)
+    if arm_list and fv["objectives"].present:
+      arm_list = [arms.Arm.preset(name) for name in fv.objectives] + arm_list
+    options = cli.options_from_flags(
+        compare.CompareOptions, objectives=tuple(fv.objectives), arms=tuple(arm_list),
+        probes=tuple(fv.probes), tasks=tasks)
+    options.validate()
+  except (ValueError, FileNotFoundError) as e:
     raise app.UsageError(str(e)) from None
-  options = cli.options_from_flags(
-      compare.CompareOptions, objectives=tuple(flags.FLAGS.objectives),
-      probes=tuple(flags.FLAGS.probes), tasks=tasks)
   compare.run_comparison(options)
 
 

@@ -133,7 +133,8 @@ def _variant_of(manifest, path, masked, has_label):
 
 def make_dataset(files, batch_size, max_seq_length, max_predictions_per_seq,
                  is_training, compression="", input_context=None, seed=None,
-                 shuffle_buffer=10000, cycle_length=8, sentence_task="nsp", masking=None):
+                 shuffle_buffer=10000, cycle_length=8, sentence_task="nsp", masking=None,
+                 drop_remainder=True):
   """Builds the tf.data pipeline of parsed, batched features.
 
   Args:
@@ -156,7 +157,8 @@ def make_dataset(files, batch_size, max_seq_length, max_predictions_per_seq,
       exactly for a seed.
   Returns:
     tf.data.Dataset of dicts as `schema.parse_examples` returns, with static
-    batch dimension `batch_size` (drop_remainder=True, as TPUs and XLA want);
+    batch dimension `batch_size` (drop_remainder=True, as TPUs and XLA want;
+    drop_remainder=False keeps a short last batch of a one-pass read);
     the same features for dynamic records (masked here); no
     next_sentence_labels with sentence_task "none".
   """
@@ -193,8 +195,9 @@ def make_dataset(files, batch_size, max_seq_length, max_predictions_per_seq,
     if shard_records:
       ds = ds.shard(num_pipelines, pipeline_id)
   sentence_label = sentence_task != "none"
+  drop_remainder = drop_remainder or is_training
   if masking is None:
-    ds = ds.batch(batch_size, drop_remainder=True)
+    ds = ds.batch(batch_size, drop_remainder=drop_remainder)
     # Parsing a whole batch at once is much faster than record by record.
     ds = ds.map(lambda serialized: schema.parse_examples(
         serialized, max_seq_length, max_predictions_per_seq, sentence_label=sentence_label),
@@ -213,7 +216,7 @@ def make_dataset(files, batch_size, max_seq_length, max_predictions_per_seq,
     return dynamic_masking.mask_batch(features, example_draws, masking)
 
   ds = ds.enumerate().map(draws, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-  ds = ds.batch(batch_size, drop_remainder=True)
+  ds = ds.batch(batch_size, drop_remainder=drop_remainder)
   ds = ds.map(parse_and_mask, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
   return ds.prefetch(tf.data.AUTOTUNE)
 

@@ -113,15 +113,21 @@ def _documents():
       yield lines
 
 
-def write_corpus(path, min_bytes=1 << 20):
-  """Writes the corpus to `path`; returns (documents, lines, bytes)."""
+def corpus_text(min_bytes=1 << 20):
+  """The corpus as text: (text, documents, lines)."""
   with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     documents = list(_documents())
   text = "\n\n".join("\n".join(doc) for doc in documents) + "\n"
+  if len(text.encode("utf-8")) < min_bytes:
+    raise RuntimeError(f"sample corpus has only {len(text.encode('utf-8'))} bytes (< "
+                       f"{min_bytes}); this Python's standard library has too few docstrings")
+  return text, len(documents), sum(len(d) for d in documents)
+
+
+def write_corpus(path, min_bytes=1 << 20):
+  """Writes the corpus to `path`; returns (documents, lines, bytes)."""
+  text, documents, lines = corpus_text(min_bytes)
   data = text.encode("utf-8")
-  if len(data) < min_bytes:
-    raise RuntimeError(f"sample corpus has only {len(data)} bytes (< {min_bytes}); "
-                       "this Python's standard library has too few docstrings")
   files.atomic_write(path, data)  # through gfile: the corpus may go to gs:// too
-  return len(documents), sum(len(d) for d in documents), len(data)
+  return documents, lines, len(data)

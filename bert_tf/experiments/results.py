@@ -1,20 +1,34 @@
 """The comparison's results: a table (Markdown and CSV), a plot per metric,
 TensorBoard HParams data, and a plain statement of which differences are
-within noise.
+beyond noise.
 
-A row is one (objective, metric): its mean, standard deviation and count
-over fine-tuning seeds (or, for held-out masked-LM accuracy, one pretraining
-run and its binomial standard error over the predictions; None, an empty
-CSV cell, where no standard error is measured), with the compute spent pretraining it (seconds,
-steps, tokens, training FLOPs). An objective without a metric (BERT has no
-discriminator) has no row for it: its cell is empty.
+A row is one (arm, metric). With several pretraining runs per arm
+(--pretrain_seeds), its mean and sd are over those runs, each run's value
+being its own figure (for a fine-tuned metric, the mean over the
+fine-tuning seeds nested in it): n is the number of runs, and the spread is
+what a user needs to know, how much the result moves when the arm is
+pretrained again. With one run, the spread is what that run measured: the
+fine-tuning seeds' sd (fine-tuned metrics) or the binomial standard error
+of the held-out sample (held-out masked LM, heads, frozen probes), and
+none for a loss. A row also carries the compute of its pretraining
+(seconds, steps, tokens, training FLOPs; means over runs), the runs behind
+it (`pretrain_seeds`), the evaluation examples behind each value
+(`eval_examples`) and what its spread measures (`spread`).
 
-Noise rule: two objectives differ on a metric when their means are more
-than two standard errors of the difference apart, SE = sqrt(se_a^2 + se_b^2)
-with se = sd / sqrt(n) (fine-tuning seeds) or the binomial se (masked-LM
-accuracy). It is a rough rule, stated as such: with 3 seeds a t-test would
-ask for about 2.8 standard errors, so differences near the line are not
-evidence either way.
+Noise rule: the best arm against each other arm on a metric, with the
+difference's standard error, is "lower by" when the difference exceeds the
+two-sided 95% t quantile times that error, else "within noise".
+  - Both arms with the same pretraining seeds (2 or more): PAIRED by seed
+    (seed k of every arm uses the same seed: the same initialization, and
+    the same data order where the records agree), SE = sd(differences) /
+    sqrt(runs), runs - 1 degrees of freedom.
+  - Otherwise: SE = sqrt(se_a^2 + se_b^2), Welch's degrees of freedom (a
+    normal quantile for binomial errors).
+  - A metric without a measured spread (a loss; an sd of 0 from one
+    fine-tuning seed; every run equal) is "not compared", never "within
+    noise".
+With one pretraining run per arm nothing separates the objectives from the
+luck of that run: results.md says so above the lines.
 """
 
 import csv
@@ -28,23 +42,51 @@ from bert_tf import file_io as files
 
 COLUMNS = ("objective", "metric", "mean", "sd", "n", "se", "pretrain_seconds",
            "pretrain_steps", "train_tokens", "train_flops", "parameters",
-           "examples_per_second", "flops_per_second")
+           "examples_per_second", "flops_per_second", "pretrain_seeds", "eval_examples",
+           "spread")
+
+# What a row's spread measures (its `spread`).
+SPREAD_RUNS = "pretraining runs"
+SPREAD_FINETUNE = "fine-tuning seeds"
+SPREAD_SAMPLE = "held-out sample"
+SPREAD_NONE = "none"
+
+# Two-sided 95% quantiles of Student's t by degrees of freedom (1..30);
+# beyond, the normal's 1.96.
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+         2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
 
 
-def row(objective, metric, mean, sd, n, pretrain, se=None):
+def t_quantile(df):
+  """The two-sided 95% t quantile for `df` degrees of freedom (inf: 1.96)."""
+  if not math.isfinite(df) or df > len(_T975):
+    return 1.96
+  return _T975[max(1, int(math.floor(df))) - 1]
+
+
+def row(objective, metric, mean, sd, n, pretrain, se=None, pretrain_seeds=1,
+        eval_examples=None, spread=None, values=None):
   """One result row; se defaults to sd / sqrt(n), NaN says none is
   measured (stored as None). `pretrain` is the pretraining summary (its
   train_flops and measured rates may be missing, in summaries written before
-  they were kept: an empty cell)."""
+  they were kept: an empty cell). values: {pretraining seed: value} behind
+  the mean (pairs arms by seed in `noise_lines`; not in the CSV)."""
   if se is None:
     se = sd / math.sqrt(n) if n > 0 else 0.0
   se = float(se) if math.isfinite(se) else None
+  if spread is None:
+    spread = (SPREAD_RUNS if pretrain_seeds > 1 else
+              SPREAD_FINETUNE if n > 1 else SPREAD_SAMPLE if se else SPREAD_NONE)
   return {"objective": objective, "metric": metric, "mean": float(mean), "sd": float(sd),
           "n": int(n), "se": se, "pretrain_seconds": round(pretrain["seconds"], 1),
           "pretrain_steps": pretrain["steps"], "train_tokens": pretrain["train_tokens"],
           "train_flops": pretrain.get("train_flops", ""), "parameters": pretrain["parameters"],
           "examples_per_second": _rounded(pretrain.get("examples_per_second", ""), 1),
-          "flops_per_second": pretrain.get("flops_per_second", "")}
+          "flops_per_second": pretrain.get("flops_per_second", ""),
+          "pretrain_seeds": int(pretrain_seeds),
+          "eval_examples": "" if eval_examples is None else int(eval_examples),
+          "spread": spread, "values": dict(values or {})}
 
 
 def _rounded(value, digits):
@@ -60,38 +102,89 @@ def metrics_of(rows):
   return seen
 
 
+def _welch_df(a, b):
+  """Welch-Satterthwaite degrees of freedom of two rows' errors (inf for
+  binomial ones)."""
+  if SPREAD_SAMPLE in (a["spread"], b["spread"]):
+    return float("inf")
+  va, vb = a["se"] ** 2, b["se"] ** 2
+  da, db = max(a["n"] - 1, 1), max(b["n"] - 1, 1)
+  denominator = (va * va / da if va else 0.0) + (vb * vb / db if vb else 0.0)
+  return (va + vb) ** 2 / denominator if denominator else float("inf")
+
+
+def compare_rows(best, other):
+  """The noise statement of `other` against `best` on one metric (str)."""
+  diff = best["mean"] - other["mean"]
+  name = other["objective"]
+  seeds = sorted(set(best.get("values", {})) & set(other.get("values", {})))
+  paired = (best["pretrain_seeds"] > 1 and other["pretrain_seeds"] > 1
+            and len(seeds) == best["pretrain_seeds"] == other["pretrain_seeds"])
+  if paired:
+    diffs = [best["values"][k] - other["values"][k] for k in seeds]
+    mean = sum(diffs) / len(diffs)
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1))
+    se, df, how = sd / math.sqrt(len(diffs)), len(diffs) - 1, (
+        f"paired over {len(diffs)} pretraining runs")
+    if se == 0:
+      if diff == 0:
+        return f"{name} not compared (the same in every pretraining run)"
+      return (f"{name} not compared (lower by exactly {diff:.4f} in each of {len(diffs)} "
+              "pretraining runs: no spread to measure it against)")
+  else:
+    if not best["se"] or not other["se"]:
+      return f"{name} not compared (no spread measured)"
+    se = math.sqrt(best["se"] ** 2 + other["se"] ** 2)
+    df = _welch_df(best, other)
+    what = {best["spread"], other["spread"]}
+    how = " and ".join(sorted(what)) + (" only" if SPREAD_RUNS not in what else "")
+  t = t_quantile(df)
+  if diff > t * se:
+    return f"{name} lower by {diff:.4f} ({diff / se:.1f} SE; {how})"
+  return f"{name} within noise ({diff:+.4f}, SE {se:.4f}; {how})"
+
+
 def noise_lines(rows):
-  """One line per metric: the best objective, and each other one either
-  'within noise' or 'below by d (k SE)'."""
+  """One line per metric: the best arm, and each other one "within noise",
+  "lower by d (k SE)" or "not compared" (see the module docstring)."""
   lines = []
   for metric in metrics_of(rows):
     group = sorted((r for r in rows if r["metric"] == metric), key=lambda r: -r["mean"])
     if len(group) < 2:
       continue
     best = group[0]
-    parts = []
-    for other in group[1:]:
-      diff = best["mean"] - other["mean"]
-      se = math.sqrt((best["se"] or 0.0) ** 2 + (other["se"] or 0.0) ** 2)
-      if best["se"] is None or other["se"] is None:
-        parts.append(f"{other['objective']} not compared (no standard error)")
-      elif se == 0 or diff <= 2 * se:
-        parts.append(f"{other['objective']} within noise ({diff:+.4f}, SE {se:.4f})")
-      else:
-        parts.append(f"{other['objective']} lower by {diff:.4f} ({diff / se:.1f} SE)")
+    parts = [compare_rows(best, other) for other in group[1:]]
     lines.append(f"- **{metric}**: best {best['objective']} ({best['mean']:.4f}); "
                  + "; ".join(parts))
   return lines
 
 
+def noise_preamble(rows):
+  """What the noise lines can and cannot show, from the runs behind them."""
+  runs = {r["pretrain_seeds"] for r in rows}
+  if runs == {1}:
+    return ("One pretraining run per arm: every spread below is fine-tuning seeds or the "
+            "held-out sample only, so NO difference here is evidence about the objectives "
+            "(a second pretraining run could move it as much). Use --pretrain_seeds=3 or "
+            "more for that.")
+  return (f"Spreads are over {', '.join(str(k) for k in sorted(runs))} pretraining runs "
+          "per arm (fine-tuning seeds nested inside each); a difference is 'lower by' when "
+          "it exceeds the 95% t quantile times its standard error (paired by pretraining "
+          "seed where both arms share the seeds). With 3 runs that asks for 4.3 standard "
+          "errors: few runs detect only large differences.")
+
+
 def _cell(r):
   if r is None:
     return ""
+  examples = f", {r['eval_examples']:,} ex" if r.get("eval_examples") not in ("", None) else ""
+  if r["pretrain_seeds"] > 1:
+    return f"{r['mean']:.4f} ± {r['sd']:.4f} ({r['pretrain_seeds']} runs{examples})"
   if r["n"] > 1:
-    return f"{r['mean']:.4f} ± {r['sd']:.4f} (n={r['n']})"
+    return f"{r['mean']:.4f} ± {r['sd']:.4f} (n={r['n']}{examples})"
   if r["se"] is None:
     return f"{r['mean']:.4f}"
-  return f"{r['mean']:.4f} (se {r['se']:.4f})"
+  return f"{r['mean']:.4f} (se {r['se']:.4f}{examples})"
 
 
 def _flops(value):
@@ -112,7 +205,7 @@ def markdown(rows, title, notes=()):
     if r["objective"] not in names:
       names.append(r["objective"])
   cells = {(r["objective"], r["metric"]): r for r in rows}
-  out = [f"# {title}", "", "| objective | pretraining (s) | steps | tokens | train FLOPs | "
+  out = [f"# {title}", "", "| arm | pretraining (s) | steps | tokens | train FLOPs | "
          "params | ex/s | FLOP/s | " + " | ".join(metrics) + " |",
          "|---" * (8 + len(metrics)) + "|"]
   for name in names:
@@ -123,8 +216,8 @@ def markdown(rows, title, notes=()):
                f"{first['parameters']:,} | {_rate(first.get('examples_per_second', ''))} | "
                f"{_flops(first.get('flops_per_second', ''))} | " + " | ".join(values)
                + " |")
-  out += ["", "Which differences are noise (two standard errors of the difference; a rough "
-          "rule):", ""] + noise_lines(rows)
+  out += ["", "Which differences are beyond noise:", "", noise_preamble(rows), ""]
+  out += noise_lines(rows)
   if notes:
     out += ["", "Notes:", ""] + [f"- {n}" for n in notes]
   return "\n".join(out) + "\n"
@@ -132,7 +225,8 @@ def markdown(rows, title, notes=()):
 
 def to_csv(rows):
   buffer = io.StringIO()
-  writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+  writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n",
+                          extrasaction="ignore")
   writer.writeheader()
   writer.writerows(rows)
   return buffer.getvalue()
@@ -156,8 +250,14 @@ def write_plots(rows, directory):
              yerr=[r["sd"] if r["n"] > 1 else (r["se"] or 0.0)
                    for r in group], capsize=4,
              color="#4c72b0")
+    for i, r in enumerate(group):  # each pretraining run's value
+      runs = list(r.get("values", {}).values())
+      if len(runs) > 1:
+        axes.plot([i] * len(runs), runs, "o", color="#222222", markersize=3)
     axes.set_title(metric)
-    axes.set_ylabel("mean ± sd over seeds" if group[0]["n"] > 1 else "value ± se")
+    axes.set_ylabel("mean ± sd over pretraining runs" if group[0]["pretrain_seeds"] > 1
+                    else "mean ± sd over fine-tuning seeds" if group[0]["n"] > 1
+                    else "value ± se")
     figure.tight_layout()
     path = os.path.join(directory, f"{metric}.png")
     buffer = io.BytesIO()

@@ -179,7 +179,7 @@ class Trainer:
                               if jit_compile and not whole_step else self.forward_backward)
     self._update_step = (tf.function(self.update_step, jit_compile=True) if whole_step
                          else self.update_step)
-    self._train_steps = tf.function(self._host_loop)
+    self._train_steps = tf.function(_own_function(self._host_loop))
 
   def update_step(self, features):
     """One optimizer step on this replica's share of the global batch.
@@ -278,6 +278,20 @@ class Trainer:
 # --------------------------------------------------------------------------
 
 
+def _own_function(method):
+  """A plain function calling a bound `method`, for tf.function to wrap.
+
+  TensorFlow counts the tracings of a tf.function by the Python function it
+  wraps, and a bound method is its class's one function: the tenth Trainer
+  of a process (compare_objectives pretrains one per arm and seed) traced
+  its own step for the first time, yet was warned of "excessive
+  retracing". A function of its own per instance is counted on its own.
+  """
+  def call(*args):
+    return method(*args)
+  return call
+
+
 class Evaluator:
   """Additive sums of `model` over eval batches under `strategy` (the
   default strategy when None), without dropout: by default the
@@ -289,7 +303,7 @@ class Evaluator:
     self.model, self.objective = model, objective
     self.strategy = strategy or tf.distribute.get_strategy()
     self._sums = sums
-    self._step = tf.function(self._global_batch)
+    self._step = tf.function(_own_function(self._global_batch))
 
   def _replica(self, features):
     ctx = tf.distribute.get_replica_context()

@@ -1,0 +1,155 @@
+"""Instruments without fine-tuning noise: a pretrained model's own sentence
+head, and linear probes on its frozen encoder.
+
+  head_<pair task>_accuracy    the NSP or SOP head as trained, on held-out
+                               segment pairs built like its pretraining
+                               pairs (data.segment_pairs: random-document
+                               and same-document negatives, swapped
+                               order); class 0 is the natural pair for
+                               both kinds of head. The pairs are unmasked.
+  frozen_<task>_accuracy       a deterministic linear probe
+                               (experiments.linear_probe) on the frozen
+                               encoder's features, fitted on the train
+                               split and scored on dev; for the pair tasks
+                               on the same pairs (the head's are its dev
+                               split), and for each --task.
+
+Features of an input (no dropout): the last layer's [CLS] vector and, for
+a pair, u and v, the mean of A's and of B's token vectors, with |u - v| and
+u * v (the usual sentence-pair probe features: a linear probe cannot
+compare two texts from their concatenation alone); a single text gives
+[CLS] and the mean of its tokens. The pooler is left out: an MLM-only
+model's is untrained.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from bert_tf.data import classification
+from bert_tf.data import segment_pairs
+from bert_tf.experiments import linear_probe
+
+
+@dataclasses.dataclass(frozen=True)
+class PairSet:
+  """One pair task's held-out pairs as model features (dicts of int32 [n,
+  seq]) and labels (int [n]), split by document."""
+  task: str
+  train: dict
+  train_labels: np.ndarray
+  dev: dict
+  dev_labels: np.ndarray
+
+
+def pair_features(pairs, vocab, max_seq_length):
+  """([CLS] A [SEP] B [SEP] features, labels) of (tokens_a, tokens_b,
+  label) pairs (each already within max_seq_length - 3 tokens)."""
+  n = len(pairs)
+  ids = np.zeros([n, max_seq_length], np.int32)
+  mask = np.zeros([n, max_seq_length], np.int32)
+  segments = np.zeros([n, max_seq_length], np.int32)
+  for i, (a, b, _) in enumerate(pairs):
+    row = [vocab.cls_id] + list(a) + [vocab.sep_id] + list(b) + [vocab.sep_id]
+    if len(row) > max_seq_length:
+      raise ValueError(f"pair {i} has {len(row)} tokens, more than {max_seq_length}")
+    ids[i, :len(row)] = row
+    mask[i, :len(row)] = 1
+    segments[i, len(a) + 2:len(row)] = 1
+  labels = np.array([p[2] for p in pairs], np.int64)
+  return {"input_ids": ids, "input_mask": mask, "segment_ids": segments}, labels
+
+
+def tokenized_documents(text, tokenizer):
+  """Documents of held-out `text` as lists of sentences of token ids (empty
+  sentences dropped)."""
+  from bert_tf.data import probes  # pylint: disable=g-import-not-at-top
+  documents = probes.parse_documents(text)
+  flat = [s for d in documents for s in d]
+  ids = classification._ids_of(tokenizer, flat) if flat else []  # pylint: disable=protected-access
+  out, k = [], 0
+  for d in documents:
+    out.append([s for s in ids[k:k + len(d)] if s])
+    k += len(d)
+  return [d for d in out if d]
+
+
+def pair_sets(documents, tasks, vocab, max_seq_length, seed, max_examples):
+  """{task: PairSet} of held-out tokenized `documents`; at most
+  `max_examples` train and dev pairs each."""
+  sets = {}
+  for task in tasks:
+    pairs = segment_pairs.segment_pairs(documents, task, max_seq_length - 3, seed)
+    train, dev = segment_pairs.split_pairs(pairs)
+    train_x, train_y = pair_features(train[:max_examples], vocab, max_seq_length)
+    dev_x, dev_y = pair_features(dev[:max_examples], vocab, max_seq_length)
+    sets[task] = PairSet(task, train_x, train_y, dev_x, dev_y)
+  return sets
+
+
+def _signature():
+  """One trace for every batch size and length: the features' TensorSpecs."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  return {k: tf.TensorSpec([None, None], tf.int32)
+          for k in ("input_ids", "input_mask", "segment_ids")}
+
+
+def _batches(features, batch_size):
+  n = len(next(iter(features.values())))
+  for start in range(0, n, batch_size):
+    yield {k: v[start:start + batch_size] for k, v in features.items()}
+
+
+def head_accuracy(pretrainer, features, labels, batch_size=128):
+  """Accuracy of the pretrainer's sentence head (argmax of nsp_logits) on
+  (features, labels)."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  call = tf.function(lambda f: pretrainer(f, training=False)["nsp_logits"], autograph=False,
+                     input_signature=[_signature()])
+  predictions = np.concatenate([np.argmax(call(b).numpy(), axis=1)
+                                for b in _batches(features, batch_size)])
+  return float(np.mean(predictions == labels))
+
+
+def encoder_features(encoder, features, pair, batch_size=128):
+  """Probe features (float64 [n, 5H] for pairs, [n, 2H] for single texts)
+  of a keras-hub backbone's last layer, without dropout."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+  def run(f):
+    out = encoder({"token_ids": f["input_ids"], "segment_ids": f["segment_ids"],
+                   "padding_mask": f["input_mask"]}, training=False)["sequence_output"]
+    out = tf.cast(out, tf.float32)  # sums in float32 under mixed precision
+    real = tf.cast(f["input_mask"], tf.float32)[:, :, None]
+    first = tf.cast(f["segment_ids"], tf.float32)[:, :, None]
+    cls = out[:, 0]
+    if not pair:
+      return tf.concat([cls, tf.reduce_sum(out * real, 1) / tf.reduce_sum(real, 1)], axis=1)
+    in_a, in_b = real * (1.0 - first), real * first
+    u = tf.reduce_sum(out * in_a, 1) / tf.maximum(tf.reduce_sum(in_a, 1), 1.0)
+    v = tf.reduce_sum(out * in_b, 1) / tf.maximum(tf.reduce_sum(in_b, 1), 1.0)
+    return tf.concat([cls, u, v, tf.abs(u - v), u * v], axis=1)
+
+  call = tf.function(run, autograph=False, input_signature=[_signature()])
+  return np.concatenate([call(b).numpy().astype(np.float64)
+                         for b in _batches(features, batch_size)])
+
+
+def frozen_probe(encoder, train, train_labels, dev, dev_labels, space, pair):
+  """(metric name suffix, value) of a linear probe on frozen features:
+  ("accuracy", dev accuracy) or, for regression, ("pearson", r)."""
+  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  train_x = encoder_features(encoder, train, pair)
+  dev_x = encoder_features(encoder, dev, pair)
+  if space is not None and space.regression:
+    predictions = linear_probe.fit_regression(train_x, train_labels, dev_x)
+    return "pearson", float(finetune.pearson(predictions, np.asarray(dev_labels, np.float64)))
+  num_classes = 2 if space is None else len(space.labels)
+  predictions = linear_probe.fit_predict(train_x, train_labels, dev_x, num_classes)
+  return "accuracy", float(np.mean(predictions == np.asarray(dev_labels)))
+
+
+def is_pair(features):
+  """Whether features hold text pairs (any segment id 1)."""
+  return bool(np.any(features["segment_ids"]))
+
