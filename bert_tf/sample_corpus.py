@@ -4,8 +4,8 @@ input format (bert_tf.data.stdlib_corpus says how).
 
     python -m bert_tf.sample_corpus --output data/sample_corpus.txt
 
-With --mix_with, its documents alternate with another corpus's (the first
---mix_documents of each): a corpus of two clearly different topics, e.g.
+With --mix_with, its documents are mixed with another corpus's (the first
+--mix_documents of each, in a seeded random order): a corpus of two clearly different topics, e.g.
 Python's docstrings and the King James Bible's documents, on which NSP's
 random negatives can be told apart by topic alone (bert_tf.data.corpus_mix):
 
@@ -26,7 +26,7 @@ def define_flags(flag_values):
   """The tool's flags (see bert_tf.cli: defined when it runs, not at import)."""
   flags.DEFINE_string("output", None, "The corpus file to write.", flag_values=flag_values)
   flags.DEFINE_string("mix_with", "", "Another corpus (one sentence a line, a blank line "
-                      "between documents) whose documents alternate with the sample's.",
+                      "between documents) whose documents are mixed with the sample's.",
                       flag_values=flag_values)
   flags.DEFINE_integer("mix_documents", None, "With --mix_with: the first N documents of "
                        "each (default: as many as the shorter has).", flag_values=flag_values)
@@ -44,7 +44,7 @@ def main(argv):
       count, size = corpus_mix.mix_into(text, FLAGS.mix_with, FLAGS.output, FLAGS.mix_documents)
     except (ValueError, FileNotFoundError) as e:
       raise app.UsageError(str(e)) from None
-    print(f"mixed corpus: {count // 2} sample documents alternating with {count // 2} of "
+    print(f"mixed corpus: {count // 2} sample documents mixed with {count // 2} of "
           f"{FLAGS.mix_with}, {size / 1e6:.2f} MB -> {FLAGS.output}")
     return
   docs, lines, size = write_corpus(FLAGS.output)

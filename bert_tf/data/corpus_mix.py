@@ -2,11 +2,16 @@
 on which a change of topic is there to be found (what NSP's random
 negatives give away).
 
-`interleave` alternates the documents of two corpora in the original
-format (one sentence a line, a blank line between documents), taking the
-first `documents` of each, so every stretch of the result holds both
-topics and the split's every N-th document draws from both alike.
+`interleave` mixes the documents of two corpora in the original format
+(one sentence a line, a blank line between documents), the first
+`documents` of each, in a seeded random order: every stretch of the result
+holds both topics, and so does every N-th document (the held-out split).
+Strict alternation would not do: with an even --heldout_every every
+held-out document would come from one corpus, and the held-out pairs would
+hold no change of topic at all.
 """
+
+import random
 
 import tensorflow as tf
 
@@ -14,14 +19,17 @@ from bert_tf import file_io as files
 from bert_tf.data import split
 
 
-def interleave(first, second, documents=None):
-  """[first[0], second[0], first[1], second[1], ...] over the first
-  `documents` (default: as many as the shorter has) of each list."""
+def interleave(first, second, documents=None, seed=12345):
+  """The first `documents` (default: as many as the shorter has) of each
+  list, in a random order of `seed` (each list's own order kept)."""
   count = min(len(first), len(second)) if documents is None else documents
   if count > min(len(first), len(second)):
     raise ValueError(f"--mix_documents={count}: the corpora hold {len(first)} and "
                      f"{len(second)} documents")
-  return [d for pair in zip(first[:count], second[:count]) for d in pair]
+  sources = [0] * count + [1] * count
+  random.Random(seed).shuffle(sources)
+  queues = [iter(first[:count]), iter(second[:count])]
+  return [next(queues[k]) for k in sources]
 
 
 def mix_into(text, other_path, output, documents=None):

@@ -17,10 +17,12 @@ sentences), with negatives of three kinds:
   sop           A and B in order (positive) or swapped (negative): ALBERT's.
 
 Each pair is positive or negative with probability 1/2. Anchors are
-non-overlapping chunks of consecutive sentences of up to the length, cut
-at a random sentence boundary into A and B, as the writer cuts them (one
-chunk's A and B need at least two sentences). A pair longer than the
-length is cut from the back of its longer segment. Everything is a pure
+non-overlapping chunks of consecutive sentences that reach the length,
+cut at a random sentence boundary into A and B, as the writer cuts them
+(one chunk's A and B need at least two sentences). A pair longer than the
+length is cut in its longer segment, A from the front and B from the
+back (the writer cuts from random ends; these cuts keep the boundary
+between A and B, which the heads judge). Everything is a pure
 function of the documents, the length and the seed.
 
 Labels follow the records: 0 is the natural pair (B follows A, in order),
@@ -35,14 +37,16 @@ TASKS = ("nsp_random", "nsp_same_doc", "sop")
 
 def _chunks(document, max_tokens, rng):
   """Non-overlapping (start, end) sentence ranges of `document` (a list of
-  token-id lists) of at least two sentences and about `max_tokens` tokens:
-  the writer's target, shortened to a random length 2..max_tokens one time
-  in ten (its short_seq_prob)."""
+  token-id lists) of at least two sentences, each filled as the writer
+  fills its chunks: sentences are added until the target length is reached
+  (the pair is then cut to max_tokens, so natural pairs are as long as
+  negatives, as in pretraining); the target is max_tokens, or one time in
+  ten a random length 2..max_tokens (the writer's short_seq_prob)."""
   chunks, start = [], 0
   while start < len(document) - 1:
     target = rng.randint(2, max_tokens) if rng.random() < 0.1 else max_tokens
     end, length = start, 0
-    while end < len(document) and (end - start < 2 or length + len(document[end]) <= target):
+    while end < len(document) and (end - start < 2 or length < target):
       length += len(document[end])
       end += 1
     if end - start >= 2:
@@ -64,9 +68,13 @@ def _fill(document, start, want, limit=None):
 
 
 def _truncate(a, b, max_tokens):
-  """Cuts the longer of a and b from the back until both fit."""
+  """Cuts the longer of a and b until both fit: A from its front, B from
+  its back, so the boundary between them stays."""
   while len(a) + len(b) > max_tokens:
-    (a if len(a) > len(b) else b).pop()
+    if len(a) > len(b):
+      a.pop(0)
+    else:
+      b.pop()
 
 
 def segment_pairs(documents, task, max_tokens, seed=12345):

@@ -240,15 +240,29 @@ def plan_inputs(options):
                                                     options.bert_config_file)):
     if not tf.io.gfile.exists(path):
       raise FileNotFoundError(f"{flag}={path}: no such file")
-  inputs = {"corpus": options.corpus, "corpus_bytes": tf.io.gfile.stat(options.corpus).length,
+  inputs = {"corpus": options.corpus, "corpus_sha256": files_sha256(options.corpus),
             "heldout_every": options.heldout_every, "vocab_file": options.vocab_file,
             "vocab_size": options.vocab_size, "do_lower_case": options.do_lower_case,
             "max_seq_length": options.max_seq_length,
             "bert_config": files.read_json(options.bert_config_file, "BERT config"),
             "max_probe_examples": options.max_probe_examples, "seed": options.seed}
   if options.vocab_file:
-    inputs["vocab_file_bytes"] = tf.io.gfile.stat(options.vocab_file).length
+    inputs["vocab_file_sha256"] = files_sha256(options.vocab_file)
   return inputs
+
+
+def files_sha256(path, chunk=1 << 24):
+  """SHA-256 of a file's bytes, read through gfile: a corpus edited in
+  place (same size, other documents) is another corpus."""
+  import hashlib  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  digest = hashlib.sha256()
+  with tf.io.gfile.GFile(path, "rb") as f:
+    while True:
+      block = f.read(chunk)
+      if not block:
+        return digest.hexdigest()
+      digest.update(block)
 
 
 def check_plan(options):

@@ -1,7 +1,10 @@
 """Tests of bert_tf.experiments.compare: a whole tiny comparison (records,
-pretraining, held-out masked-LM accuracy, probes and a task over seeds,
-the results files), its rerun skipping finished stages, ELECTRA against BERT
-at equal training FLOPs, the steps each budget plans, and bad options."""
+pretraining, held-out masked-LM accuracy, heads, frozen probes, probes and
+a task over seeds, the results files), its rerun skipping finished stages,
+arms over pretraining seeds with identical ones reused, ELECTRA against
+BERT at equal training FLOPs, the steps each budget plans, the rerun check
+of the plan's inputs, what is checked before any pretraining, and bad
+options."""
 
 import contextlib
 import csv
@@ -12,6 +15,7 @@ import math
 import os
 import random
 
+import numpy as np
 import pytest
 
 from bert_tf.experiments import compare
@@ -23,7 +27,7 @@ SUBJECTS = ("king", "shepherd", "river", "city", "prophet", "garden", "temple", 
 VERBS = ("went to", "looked at", "spoke of", "built", "praised", "left")
 
 
-def write_corpus(path, documents=40, sentences=7, seed=0):
+def write_corpus(path, documents=100, sentences=12, seed=0):
   """Documents of simple sentences, each document about two subjects."""
   rng = random.Random(seed)
   docs = []
@@ -35,7 +39,7 @@ def write_corpus(path, documents=40, sentences=7, seed=0):
   return str(path)
 
 
-def write_task(directory, n=48, seed=1):
+def write_task(directory, n=64, seed=1):
   """A pair task: label 1 when both texts name the same subject."""
   rng = random.Random(seed)
   os.makedirs(directory, exist_ok=True)
@@ -58,7 +62,7 @@ def tiny_options(tmp_path, **kw):
       "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
       "initializer_range": 0.02}))
   defaults = dict(corpus=write_corpus(tmp_path / "corpus.txt"), output_dir=str(tmp_path / "cmp"),
-                  bert_config_file=str(config), vocab_size=120, heldout_every=4,
+                  bert_config_file=str(config), vocab_size=120, heldout_every=2,
                   max_seq_length=32, dupe_factor=1, num_train_steps=3, train_batch_size=8,
                   probes=("sop",), tasks=(write_task(tmp_path / "task"),), seeds=2,
                   finetune_epochs=1.0, finetune_batch_size=8, max_probe_examples=64)
@@ -72,32 +76,128 @@ def test_a_whole_comparison_writes_its_results_and_a_rerun_skips_finished_work(
   with _warnings("tensorflow") as tf_warnings, _warnings("absl") as our_warnings:
     rows = compare.run_comparison(options)
   # Nothing alarming a user cannot act on: no retracing (a function traced
-  # anew per seed or epoch), no writer warning naming flags this tool lacks.
+  # anew per seed, epoch or run), no writer warning naming flags this tool lacks.
   assert not [w for w in tf_warnings if "retracing" in w], tf_warnings
   assert not [w for w in our_warnings if "shards" in w], our_warnings
   names = list(options.objectives)
-  assert [r["objective"] for r in rows] == [n for n in names for _ in range(3)]
-  assert {r["metric"] for r in rows} == {"masked_lm_accuracy", "probe_sop_accuracy",
-                                         "same_accuracy"}
+  by = {(r["objective"], r["metric"]): r for r in rows}
+  frozen = ["frozen_sop_accuracy", "frozen_same_accuracy"]
+  tuned = ["probe_sop_accuracy", "same_accuracy"]
+  # The heads of the objectives that have one; frozen probes for every arm.
+  assert [m for (o, m) in by if o == "mlm_nsp"] == (["masked_lm_accuracy", "head_sop_accuracy"]
+                                                    + frozen + tuned)
+  assert [m for (o, m) in by if o == "mlm"] == ["masked_lm_accuracy"] + frozen + tuned
+  assert "head_sop_accuracy" in [m for (o, m) in by if o == "mlm_sop"]
   for r in rows:
-    assert 0.0 <= r["mean"] <= 1.0 and r["pretrain_steps"] == 3
-    assert r["n"] == (1 if r["metric"] == "masked_lm_accuracy" else 2)
+    assert 0.0 <= r["mean"] <= 1.0 and r["pretrain_steps"] == 3 and r["pretrain_seeds"] == 1
+    assert r["n"] == (2 if r["metric"] in tuned else 1)
+    assert r["eval_examples"] >= compare.MIN_EVAL_EXAMPLES
   out = tmp_path / "cmp"
+  # Held-out masked LM over every held-out record, the short last batch too.
+  from bert_tf.data import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
+  held = manifest_lib.Manifest.find(str(out / "records" / "heldout" / "*.tfrecord"))
+  assert held.count("instances") % 32 != 0
+  assert by[("mlm", "masked_lm_accuracy")]["eval_examples"] == held.count("predictions")
   table = (out / "results.md").read_text()
   assert all(f"| {n} |" in table for n in names)
-  assert "within noise" in table or "lower by" in table
+  assert "NO difference here is evidence about the objectives" in table
+  assert "only 64 evaluation rows" in table  # the task's dev set is small: said so
   with open(out / "results.csv", encoding="utf-8") as f:
-    assert len(list(csv.DictReader(f))) == len(rows)
-  assert sorted(os.listdir(out / "plots")) == ["masked_lm_accuracy.png",
-                                               "probe_sop_accuracy.png", "same_accuracy.png"]
+    csv_rows = list(csv.DictReader(f))
+  assert len(csv_rows) == len(rows) and {"pretrain_seeds", "eval_examples"} <= set(csv_rows[0])
+  assert sorted(os.listdir(out / "plots")) == sorted(f"{m}.png" for m in compare_metrics(rows))
   assert set(names) <= set(os.listdir(out / "hparams"))
   printed = capsys.readouterr().out
-  assert f"[{1 + len(names) * 5}/{1 + len(names) * 5}]" in printed and "ETA" in printed
+  stages = 1 + len(names) * 6  # records, pretraining, held-out, instruments, 2 fine-tunes
+  assert f"[{stages}/{stages}]" in printed and "ETA" in printed
   # The rerun reads every finished stage back and gives the same table.
   assert compare.run_comparison(options) == rows
   printed = capsys.readouterr().out
-  # Records, pretraining, held-out accuracy and two fine-tuning tasks each.
-  assert printed.count("(done before, skipped)") == len(names) * 5
+  assert printed.count("(done before, skipped)") == len(names) * 6
+
+
+def compare_metrics(rows):
+  return {r["metric"] for r in rows}
+
+
+def test_arms_over_pretraining_seeds_share_what_is_identical(tmp_path):
+  from bert_tf.data import pipeline  # pylint: disable=g-import-not-at-top
+  from bert_tf.experiments import arms  # pylint: disable=g-import-not-at-top
+  options = tiny_options(
+      tmp_path, pretrain_seeds=2, tasks=(), seeds=1,
+      arms=(arms.Arm.parse("bert:objective=mlm_nsp"), arms.Arm.parse("again:objective=mlm_nsp"),
+            arms.Arm.parse("mask100:objective=mlm_nsp,masked_token_share=1.0")))
+  rows = compare.run_comparison(options)
+  out = tmp_path / "cmp"
+  # Two seeds of two distinct arms: four runs, and four sets of records
+  # (each seed masks and pairs anew) beside the shared held-out ones.
+  runs = sorted(os.listdir(out / "runs"))
+  assert len(runs) == 4
+  assert len(os.listdir(out / "records")) == 5
+  described = [json.loads((out / "runs" / r / "run.json").read_text()) for r in runs]
+  assert sorted((d["arm"].split(":")[0], d["seed"]) for d in described) == [
+      ("bert", 12345), ("bert", 12346), ("mask100", 12345), ("mask100", 12346)]
+  by = {(r["objective"], r["metric"]): r for r in rows}
+  for arm in ("bert", "again", "mask100"):
+    r = by[(arm, "masked_lm_accuracy")]
+    assert r["pretrain_seeds"] == r["n"] == 2 and sorted(r["values"]) == [0, 1]
+    assert r["spread"] == "pretraining runs"
+    assert r["mean"] == pytest.approx(sum(r["values"].values()) / 2)
+  # The identical arm is the same runs, said so; never "within noise" of itself.
+  assert by[("again", "head_sop_accuracy")]["values"] == by[("bert", "head_sop_accuracy")][
+      "values"]
+  table = (out / "results.md").read_text()
+  assert "identical pretraining (one run shared): bert = again" in table
+  assert "again not compared (the same in every pretraining run)" in table
+  # The fine-tuning seeds are nested in each pretraining run.
+  finetuned = [p for r in runs for p in (out / "runs" / r / "finetune").iterdir()]
+  assert len(finetuned) == 4 and all((p / "results.json").exists() for p in finetuned)
+  # mask100's records put [MASK] at every predicted position; bert's do not.
+  for d in described:
+    info = pipeline.check_data(d["records"], 32, options.max_predictions_per_seq)
+    batch = next(iter(pipeline.make_dataset(info.files, 64, 32,
+                                            options.max_predictions_per_seq, False)))
+    at = np.take_along_axis(batch["input_ids"].numpy(), batch["masked_lm_positions"].numpy(), 1)
+    masked = at[batch["masked_lm_weights"].numpy() > 0] == 4  # [MASK] of the built vocab
+    assert masked.all() == d["arm"].startswith("mask100"), d["arm"]
+  # More seeds later: only the new runs are pretrained.
+  bigger = dataclasses.replace(options, pretrain_seeds=3)
+  compare.run_comparison(bigger)
+  assert len(os.listdir(out / "runs")) == 6
+
+
+def test_a_rerun_with_other_inputs_is_refused_naming_them(tmp_path):
+  options = tiny_options(tmp_path)
+  compare.check_plan(options)
+  compare.check_plan(options)  # the same inputs: fine
+  changed = dataclasses.replace(options, heldout_every=3, max_seq_length=48)
+  with pytest.raises(ValueError, match=r"holds a comparison of other inputs \(heldout_every 2 "
+                                       r"-> 3; max_seq_length 32 -> 48\)") as error:
+    compare.check_plan(changed)
+  # It names what changed and recommends no flag it would ignore.
+  assert "--heldout_every" not in str(error.value) and "another --output_dir" in str(error.value)
+  old = tmp_path / "old"
+  old.mkdir()
+  (old / "train.txt").write_text("x\n")
+  with pytest.raises(ValueError, match="written by an earlier bert_tf"):
+    compare.check_plan(dataclasses.replace(options, output_dir=str(old)))
+
+
+def test_what_every_stage_needs_is_checked_before_pretraining(tmp_path):
+  # Five documents hold out one: too few sentence pairs to measure anything,
+  # said before any record or model is written for training.
+  options = tiny_options(tmp_path, corpus=write_corpus(tmp_path / "small.txt", documents=10),
+                         heldout_every=5)
+  with pytest.raises(ValueError, match="evaluation rows, fewer than 20") as error:
+    compare.run_comparison(options)
+  assert "\n" not in str(error.value) and "--heldout_every" in str(error.value)
+  assert not (tmp_path / "cmp" / "runs").exists()
+  assert os.listdir(tmp_path / "cmp" / "records") == ["heldout"]
+  # The eval-size rule: refused below 20 rows, a warning below 200.
+  with pytest.raises(ValueError, match="x: 19 evaluation rows"):
+    compare.eval_size_note("x", 19, "hint")
+  assert "differences below 0.14" in compare.eval_size_note("x", 100, "hint")
+  assert compare.eval_size_note("x", 200, "hint") is None
 
 
 def test_task_specs_and_bad_options_are_one_line_errors(tmp_path):
@@ -108,6 +208,11 @@ def test_task_specs_and_bad_options_are_one_line_errors(tmp_path):
     compare.Task.parse("wic:/data/wic")
   with pytest.raises(ValueError, match="--objectives: 'nsp' is not one of mlm_nsp"):
     tiny_options(tmp_path, objectives=("nsp",)).validate()
+  from bert_tf.experiments import arms  # pylint: disable=g-import-not-at-top
+  with pytest.raises(ValueError, match="arm x: optimizer='sgd' is not one of"):
+    tiny_options(tmp_path, arms=(arms.Arm.parse("x:objective=mlm,optimizer=sgd"),)).validate()
+  with pytest.raises(ValueError, match="--pretrain_seeds=0: must be at least 1"):
+    tiny_options(tmp_path, pretrain_seeds=0).validate()
   with pytest.raises(ValueError, match="--probes: 'order' is not one of"):
     tiny_options(tmp_path, probes=("order",)).validate()
 
@@ -141,7 +246,9 @@ def test_electra_against_bert_at_equal_flops(tmp_path, capsys):
   out = tmp_path / "cmp"
   bert_config = BertConfig.from_json_file(str(out / "bert_config.json"))
   flops = {n: compare.step_flops(options, n, bert_config) for n in options.objectives}
-  summaries = {n: json.loads((out / n / "pretrain.json").read_text()) for n in flops}
+  run_dirs = {json.loads((d / "run.json").read_text())["objective"]: d
+              for d in (out / "runs").iterdir()}
+  summaries = {n: json.loads((run_dirs[n] / "pretrain.json").read_text()) for n in flops}
   # ELECTRA's step costs more (its generator, its per-token head): fewer steps.
   assert flops["electra"] > flops["mlm_nsp"]
   assert summaries["mlm_nsp"]["steps"] == 6
@@ -152,9 +259,9 @@ def test_electra_against_bert_at_equal_flops(tmp_path, capsys):
   assert abs(summaries["electra"]["train_flops"] - summaries["mlm_nsp"]["train_flops"]) \
       <= flops["electra"] / 2
   # ELECTRA read the mlm_nsp records; none were written for it.
-  assert sorted(os.listdir(out / "records")) == ["heldout", "mlm_nsp"]
+  assert len(os.listdir(out / "records")) == 2 and (out / "records" / "heldout").is_dir()
   by = {(r["objective"], r["metric"]): r for r in rows}
-  heldout = json.loads((out / "electra" / "heldout_mlm.json").read_text())
+  heldout = json.loads((run_dirs["electra"] / "heldout_mlm.json").read_text())
   discriminator = [m for m, _ in compare.DISCRIMINATOR_ROWS]
   assert [m for (o, m) in by if o == "mlm_nsp"] == ["masked_lm_accuracy", "probe_sop_accuracy"]
   # ELECTRA's held-out masked-LM figure is its generator's: a column of its own.
@@ -175,12 +282,13 @@ def test_electra_against_bert_at_equal_flops(tmp_path, capsys):
   assert by[("electra", "discriminator_loss")]["se"] is None  # not measured
   assert by[("electra", "replaced_share")]["train_flops"] == summaries["electra"]["train_flops"]
   # Fine-tuning started from ELECTRA's discriminator.
-  probe = json.loads((out / "electra" / "finetune" / "probe_sop" / "results.json").read_text())
+  probe_dir = next((run_dirs["electra"] / "finetune").glob("probe_sop-*"))
+  probe = json.loads((probe_dir / "results.json").read_text())
   assert "ELECTRA discriminator" in probe["init"]
   table = (out / "results.md").read_text()
   lines = table.splitlines()
   cells = lambda line: [c.strip() for c in line.split("|")[1:-1]]  # noqa: E731
-  header = cells(next(line for line in lines if line.startswith("| objective")))
+  header = cells(next(line for line in lines if line.startswith("| arm")))
   assert header[2:8] == ["steps", "tokens", "train FLOPs", "params", "ex/s", "FLOP/s"]
   table_rows = {c[0]: dict(zip(header, c)) for c in map(cells, lines) if c and c[0] in flops}
   # Each arm's measured rate, and FLOP/s = ex/s / batch x its step's FLOPs.
@@ -202,14 +310,10 @@ def test_electra_against_bert_at_equal_flops(tmp_path, capsys):
   assert not any(r["objective"] == "mlm_nsp" and r["metric"].startswith("discriminator")
                  for r in csv_rows)
   capsys.readouterr()
-  # The rerun skips every finished stage: records, pretraining, held-out, probe.
+  # The rerun skips every finished stage: records, pretraining, held-out,
+  # instruments, probe.
   assert compare.run_comparison(options) == rows
-  assert capsys.readouterr().out.count("(done before, skipped)") == 2 * 4
-  # Another budget plans other steps than the finished runs: a clear error.
-  planned = summaries["electra"]["steps"]
-  with pytest.raises(ValueError, match=f"electra was pretrained for {planned} steps, this "
-                                       "plan gives it 6"):
-    compare.run_comparison(dataclasses.replace(options, budget="steps"))
+  assert capsys.readouterr().out.count("(done before, skipped)") == 2 * 5
 
 
 @contextlib.contextmanager
@@ -234,7 +338,8 @@ def test_records_get_no_more_shards_than_blocks(tmp_path):
   with _warnings("absl") as messages:
     options = tiny_options(tmp_path)
     train_txt, _, vocab_file, _ = compare.prepare_text(options)
-    records, written = compare.write_records(options, train_txt, vocab_file, "mlm_nsp", {}, 1)
+    records, written = compare.write_records(options, train_txt, vocab_file, "mlm_nsp",
+                                             options.base_data_options(options.seed))
   assert not written and len(tf_glob(records)) == 1
   assert not [m for m in messages if "shards" in m], messages
 
@@ -244,10 +349,17 @@ def tf_glob(pattern):
   return tf.io.gfile.glob(pattern)
 
 
-def test_objectives_with_the_same_record_options_share_their_records():
+def test_objectives_with_the_same_record_options_share_their_records(tmp_path):
   # ELECTRA reads BERT's records; RoBERTa's and ALBERT's are their own.
-  assert compare._records_name("electra") == "mlm_nsp"
-  assert compare._records_name("mlm_nsp") == "mlm_nsp"
-  assert compare._records_name("mlm") == "mlm" and compare._records_name("mlm_sop") == "mlm_sop"
+  config = BertConfig(vocab_size=100, hidden_size=16, num_hidden_layers=1,
+                      num_attention_heads=2, intermediate_size=32, max_position_embeddings=32)
+  options = tiny_options(tmp_path, objectives=("mlm_nsp", "electra", "mlm", "mlm_sop"),
+                         pretrain_seeds=2)
+  runs = compare.plan_runs(options, config)
+  keys = {(r.arm.name, r.seed_index): r.records_key for r in runs}
+  assert keys[("electra", 0)] == keys[("mlm_nsp", 0)] != keys[("mlm_nsp", 1)]
+  assert len({keys[(n, 0)] for n in ("mlm_nsp", "mlm", "mlm_sop")}) == 3
+  assert len({r.key for r in runs}) == 8  # every (arm, seed) its own pretraining
+  assert [r.seed for r in runs[:4]] == [12345] * 4  # seed-major
   assert objectives.get("mlm").record_options == {
       "sentence_task": "none", "packing": "full_sentences", "dynamic_masking": True}
