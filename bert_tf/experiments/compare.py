@@ -658,7 +658,17 @@ def _binomial_se(p, n):
   return math.sqrt(p * (1 - p) / n) if n else 0.0
 
 
-def run_measures(heldout, figures, task_results):
+def figure_order(figures, pair_names, task_names):
+  """The instrument metrics of `figures` in table order: heads, then frozen
+  probes of the pair tasks, then of the user tasks (each in its flag's
+  order)."""
+  wanted = ([f"head_{n}_accuracy" for n in pair_names]
+            + [f"frozen_{n}_accuracy" for n in pair_names]
+            + [f"frozen_{n}_{kind}" for n in task_names for kind in ("accuracy", "pearson")])
+  return [m for m in wanted if m in figures]
+
+
+def run_measures(heldout, figures, task_results, order=None):
   """One run's figures: [(metric, value, its spread within the run (a
   standard error; for fine-tuned metrics the fine-tuning seeds' sd; None:
   not measured), the fine-tuning seeds (else 1), what the spread measures,
@@ -677,7 +687,7 @@ def run_measures(heldout, figures, task_results):
       else:
         out.append((metric, heldout[metric], _binomial_se(heldout[metric], heldout[count]), 1,
                     sample, int(heldout[count])))
-  for metric in sorted(figures, key=lambda m: (not m.startswith("head_"), m)):
+  for metric in order if order is not None else sorted(figures):
     value, n = figures[metric]["value"], figures[metric]["examples"]
     se = (_binomial_se(value, n) if metric.endswith("_accuracy")
           else (1 - value ** 2) / math.sqrt(max(n - 1, 1)))  # a correlation's
@@ -806,7 +816,10 @@ def run_comparison(options):
                                     options.max_probe_examples)
   size_notes = preflight(options, heldout_records, held_txt, probe_list, pair_sets)
   runs = plan_runs(options, bert_config)
-  unique = list({run.key: run for run in runs}.values())
+  unique = []  # the first arm of each distinct run trains it
+  for run in runs:
+    if run.key not in {u.key for u in unique}:
+      unique.append(run)
   progress = Progress(1 + len(unique) * (4 + len(all_tasks)))
   progress.stage(f"text: split, vocab ({bert_config.vocab_size} entries), held-out records, "
                  f"{len(all_tasks)} fine-tuning tasks, {len(pair_sets)} pair sets; "
@@ -854,7 +867,8 @@ def run_comparison(options):
       progress.stage(f"{label}: {task.name} accuracy {res.get('accuracy', float('nan')):.4f} "
                      f"± {res.get('accuracy_sd', 0.0):.4f} over {res['num_seeds']} seeds",
                      skipped, time.time() - t)
-    measures[run.key] = run_measures(heldout, figures, task_results)
+    order = figure_order(figures, list(pair_sets), [t.name for t in options.tasks])
+    measures[run.key] = run_measures(heldout, figures, task_results, order)
   rows = []
   for arm in options.arm_list:
     per_run = [(r.seed_index, summaries[r.key], measures[r.key]) for r in runs if r.arm == arm]

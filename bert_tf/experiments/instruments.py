@@ -87,13 +87,6 @@ def pair_sets(documents, tasks, vocab, max_seq_length, seed, max_examples):
   return sets
 
 
-def _signature():
-  """One trace for every batch size and length: the features' TensorSpecs."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  return {k: tf.TensorSpec([None, None], tf.int32)
-          for k in ("input_ids", "input_mask", "segment_ids")}
-
-
 def _batches(features, batch_size):
   n = len(next(iter(features.values())))
   for start in range(0, n, batch_size):
@@ -103,9 +96,9 @@ def _batches(features, batch_size):
 def head_accuracy(pretrainer, features, labels, batch_size=128):
   """Accuracy of the pretrainer's sentence head (argmax of nsp_logits) on
   (features, labels)."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  call = tf.function(lambda f: pretrainer(f, training=False)["nsp_logits"], autograph=False,
-                     input_signature=[_signature()])
+  # Eager: a few batches per model, and a tf.function per model would be
+  # counted as retracing of one function (TensorFlow keys them by code).
+  call = lambda f: pretrainer(f, training=False)["nsp_logits"]  # noqa: E731
   predictions = np.concatenate([np.argmax(call(b).numpy(), axis=1)
                                 for b in _batches(features, batch_size)])
   return float(np.mean(predictions == labels))
@@ -130,8 +123,8 @@ def encoder_features(encoder, features, pair, batch_size=128):
     v = tf.reduce_sum(out * in_b, 1) / tf.maximum(tf.reduce_sum(in_b, 1), 1.0)
     return tf.concat([cls, u, v, tf.abs(u - v), u * v], axis=1)
 
-  call = tf.function(run, autograph=False, input_signature=[_signature()])
-  return np.concatenate([call(b).numpy().astype(np.float64)
+  # Eager, as head_accuracy.
+  return np.concatenate([run(b).numpy().astype(np.float64)
                          for b in _batches(features, batch_size)])
 
 
