@@ -458,6 +458,13 @@ def pretrain(options, run, records, bert_config):
     result = loop.run(config, bert_config)
   finally:
     logging.set_verbosity(verbosity)
+  if result.get("stopped_by_signal") or result["global_step"] < run.steps:
+    # Stopped by SIGTERM (a preempted VM): the checkpoint is saved, the run
+    # is not finished; a rerun resumes it. Nothing is marked done.
+    from bert_tf import cli  # pylint: disable=g-import-not-at-top
+    raise cli.Error(f"{run.arm.name} (seed {run.seed_index}) stopped at step "
+                    f"{result['global_step']} of {run.steps} (signal); its checkpoint is in "
+                    f"{model_dir}: run the same command again to continue")
   params = int(result["model"].count_params())
   flops = step_flops(options, run.arm.objective, bert_config, config.train_batch_size)
   summary = {"objective": run.arm.objective, "arm": run.arm.name, "model_dir": model_dir,
