@@ -120,7 +120,10 @@ def main(argv):
     options.validate()
   except (ValueError, FileNotFoundError) as e:
     raise app.UsageError(str(e)) from None
-  compare.run_comparison(options)
+  try:
+    compare.run_comparison(options)
+  except compare.RunStopped as e:
+    raise cli.Error(str(e)) from None
 
 
 def run():

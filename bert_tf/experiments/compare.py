@@ -82,6 +82,11 @@ MIN_EVAL_EXAMPLES = 20
 WARN_EVAL_EXAMPLES = 200
 
 
+class RunStopped(Exception):
+  """A pretraining run stopped by a signal before its last step: the plan
+  stops too (nothing marked done), and the same command continues it."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Task:
   """A downstream TSV task: a folder with train.tsv and dev.tsv, and its
@@ -461,8 +466,7 @@ def pretrain(options, run, records, bert_config):
   if result.get("stopped_by_signal") or result["global_step"] < run.steps:
     # Stopped by SIGTERM (a preempted VM): the checkpoint is saved, the run
     # is not finished; a rerun resumes it. Nothing is marked done.
-    from bert_tf import cli  # pylint: disable=g-import-not-at-top
-    raise cli.Error(f"{run.arm.name} (seed {run.seed_index}) stopped at step "
+    raise RunStopped(f"{run.arm.name} (seed {run.seed_index}) stopped at step "
                     f"{result['global_step']} of {run.steps} (signal); its checkpoint is in "
                     f"{model_dir}: run the same command again to continue")
   params = int(result["model"].count_params())
@@ -783,17 +787,18 @@ def _notes(options, bert_config, runs, summaries, size_notes):
         "guessing the share: below 0 it learned beyond the prior. Always answering "
         "\"original\" scores accuracy 1 - replaced_share and precision and recall 0. The "
         "losses carry no standard error")
-  notes.append(
-      "head_*: the model's own sentence head as trained, on held-out segment pairs built "
-      "like pretraining pairs (bert_tf/data/segment_pairs.py; class 0 = B follows A / in "
-      "order); frozen_*: a linear probe (logistic regression to convergence, "
-      "bert_tf/experiments/linear_probe.py) on the frozen encoder's features ([CLS], the "
-      "means u, v of A and B, |u - v|, u * v), fitted on the train pairs, scored on the "
-      "same dev pairs as the head; no fine-tuning noise in either")
-  notes.append(
-      f"probe_* and task metrics: fine-tuned (all weights) for {options.finetune_epochs:g} "
-      f"epochs at lr {options.finetune_learning_rate:g} from each pretrained model, "
-      f"{options.seeds} fine-tuning seed(s) inside each pretraining run")
+  if options.probes or options.tasks:
+    notes.append(
+        "head_*: the model's own sentence head as trained, on held-out segment pairs built "
+        "like pretraining pairs (bert_tf/data/segment_pairs.py; class 0 = B follows A / in "
+        "order); frozen_*: a linear probe (logistic regression to convergence, "
+        "bert_tf/experiments/linear_probe.py) on the frozen encoder's features ([CLS], the "
+        "means u, v of A and B, |u - v|, u * v), fitted on the train pairs, scored on the "
+        "same dev pairs as the head; no fine-tuning noise in either")
+    notes.append(
+        f"probe_* and task metrics: fine-tuned (all weights) for {options.finetune_epochs:g} "
+        f"epochs at lr {options.finetune_learning_rate:g} from each pretrained model, "
+        f"{options.seeds} fine-tuning seed(s) inside each pretraining run")
   notes += [f"warning: {n}" for n in size_notes]
   return notes
 
@@ -862,8 +867,9 @@ def run_comparison(options):
     t = time.time()
     figures, skipped = instrument_figures(options, run_dir, summary["model_dir"], bert_config,
                                           vocab_file, pair_sets)
-    progress.stage(f"{label}: " + ", ".join(f"{k} {v['value']:.4f}"
-                                            for k, v in sorted(figures.items())),
+    progress.stage(f"{label}: " + (", ".join(f"{k} {v['value']:.4f}"
+                                             for k, v in sorted(figures.items()))
+                                   or "no head or frozen probe (no pair task or --task)"),
                    skipped, time.time() - t)
     task_results = []
     for task in all_tasks:

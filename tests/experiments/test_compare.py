@@ -366,3 +366,18 @@ def test_objectives_with_the_same_record_options_share_their_records(tmp_path):
   assert [r.seed for r in runs[:4]] == [12345] * 4  # seed-major
   assert objectives.get("mlm").record_options == {
       "sentence_task": "none", "packing": "full_sentences", "dynamic_masking": True}
+
+
+def test_a_pretraining_stopped_by_a_signal_is_not_marked_done(tmp_path, monkeypatch):
+  # SIGTERM (a preempted VM) makes the loop save and return early: the run
+  # must stay unfinished, so the rerun resumes it instead of measuring a
+  # model of fewer steps.
+  options = tiny_options(tmp_path, tasks=())
+  config = BertConfig.from_json_file(options.bert_config_file)
+  run = compare.plan_runs(options, config)[0]
+  monkeypatch.setattr(compare.loop, "run",
+                      lambda *a: {"global_step": 2, "stopped_by_signal": True})
+  with pytest.raises(compare.RunStopped,
+                     match=r"mlm_nsp \(seed 0\) stopped at step 2 of 3 \(signal\).*run the same"):
+    compare.pretrain(options, run, "records", config)
+  assert not os.path.exists(os.path.join(run.directory(options), "pretrain.json"))
