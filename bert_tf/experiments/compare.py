@@ -549,7 +549,8 @@ def eval_size_note(what, n, hint):
 def preflight(options, heldout_records, held_txt, probe_list, pair_sets):
   """Checks what every stage needs before the first pretraining starts:
   held-out masked-LM predictions, evaluation sets large enough, readable
-  tasks. Returns the warning lines (also printed); raises ValueError."""
+  tasks. Returns (the warning lines, also printed; {metric: the share of
+  its dev set's majority class}); raises ValueError."""
   from bert_tf.data import classification  # pylint: disable=g-import-not-at-top
   from bert_tf.data import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
   hint = "use a larger corpus or a smaller --heldout_every"
@@ -558,13 +559,18 @@ def preflight(options, heldout_records, held_txt, probe_list, pair_sets):
   if not predictions:
     raise ValueError(f"the held-out text {held_txt} gives {manifest.count('instances') or 0} "
                      f"held-out instances and no masked-LM prediction; {hint}")
-  notes = []
+  notes, chance = [], {}
   for task in probe_list + list(options.tasks):
     text_b = task.text_b_column or None
     sizes = {}
     for split_name in ("train", "dev"):
-      sizes[split_name] = len(classification.read_tsv(task.file(split_name), task.text_a_column,
-                                                       text_b, task.label_column))
+      examples = classification.read_tsv(task.file(split_name), task.text_a_column, text_b,
+                                         task.label_column)
+      sizes[split_name] = len(examples)
+    labels = [e.label for e in examples]
+    if labels:  # the dev split's majority class: what always answering it scores
+      share = max(labels.count(label) for label in set(labels)) / len(labels)
+      chance[f"{task.name}_accuracy"] = chance[f"frozen_{task.name}_accuracy"] = share
     if sizes["train"] < 2:
       raise ValueError(f"{task.file('train')}: {sizes['train']} rows: too few to fine-tune on")
     notes.append(eval_size_note(f"{task.name} (dev {task.file('dev')})", sizes["dev"],
@@ -573,12 +579,16 @@ def preflight(options, heldout_records, held_txt, probe_list, pair_sets):
   for name, pairs in pair_sets.items():
     notes.append(eval_size_note(f"pairs {name} (held-out segment pairs, dev)",
                                 len(pairs.dev_labels), hint))
+    if len(pairs.dev_labels):
+      share = float(pairs.dev_labels.mean())
+      chance[f"head_{name}_accuracy"] = chance[f"frozen_{name}_accuracy"] = max(share,
+                                                                                1 - share)
     if len(pairs.train_labels) < 2:
       raise ValueError(f"pairs {name}: {len(pairs.train_labels)} train pairs; {hint}")
   notes = [n for n in notes if n]
   for note in notes:
     print(f"warning: {note}", flush=True)
-  return notes
+  return notes, chance
 
 
 def finetune_task(options, directory, task, vocab_file, bert_config, init_checkpoint):
@@ -826,7 +836,7 @@ def run_comparison(options):
   pair_sets = instruments.pair_sets(documents, options.probes, tokenizer.vocab,
                                     options.max_seq_length, options.seed,
                                     options.max_probe_examples)
-  size_notes = preflight(options, heldout_records, held_txt, probe_list, pair_sets)
+  size_notes, chance = preflight(options, heldout_records, held_txt, probe_list, pair_sets)
   runs = plan_runs(options, bert_config)
   unique = []  # the first arm of each distinct run trains it
   for run in runs:
@@ -886,6 +896,8 @@ def run_comparison(options):
   for arm in options.arm_list:
     per_run = [(r.seed_index, summaries[r.key], measures[r.key]) for r in runs if r.arm == arm]
     rows += arm_rows(arm.name, per_run)
+  for r in rows:
+    r["chance"] = chance.get(r["metric"], "")
   notes = _notes(options, bert_config, runs, summaries, size_notes)
   files.atomic_write(os.path.join(out, "results.md"),
                      results_lib.markdown(rows, "Pretraining objectives compared", notes))

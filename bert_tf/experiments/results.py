@@ -43,7 +43,7 @@ from bert_tf import file_io as files
 COLUMNS = ("objective", "metric", "mean", "sd", "n", "se", "pretrain_seconds",
            "pretrain_steps", "train_tokens", "train_flops", "parameters",
            "examples_per_second", "flops_per_second", "pretrain_seeds", "eval_examples",
-           "spread")
+           "spread", "chance")
 
 # What a row's spread measures (its `spread`).
 SPREAD_RUNS = "pretraining runs"
@@ -86,7 +86,7 @@ def row(objective, metric, mean, sd, n, pretrain, se=None, pretrain_seeds=1,
           "flops_per_second": pretrain.get("flops_per_second", ""),
           "pretrain_seeds": int(pretrain_seeds),
           "eval_examples": "" if eval_examples is None else int(eval_examples),
-          "spread": spread, "values": dict(values or {})}
+          "spread": spread, "values": dict(values or {}), "chance": ""}
 
 
 def _rounded(value, digits):
@@ -146,7 +146,9 @@ def compare_rows(best, other):
 
 def noise_lines(rows):
   """One line per metric: the best arm, and each other one "within noise",
-  "lower by d (k SE)" or "not compared" (see the module docstring)."""
+  "lower by d (k SE)" or "not compared" (see the module docstring); with
+  the share of its dev set's majority class where known (a row's
+  "chance": what always answering one class scores)."""
   lines = []
   for metric in metrics_of(rows):
     group = sorted((r for r in rows if r["metric"] == metric), key=lambda r: -r["mean"])
@@ -154,7 +156,9 @@ def noise_lines(rows):
       continue
     best = group[0]
     parts = [compare_rows(best, other) for other in group[1:]]
-    lines.append(f"- **{metric}**: best {best['objective']} ({best['mean']:.4f}); "
+    chance = best.get("chance", "")
+    chance_text = f" (majority class {chance:.4f})" if chance != "" else ""
+    lines.append(f"- **{metric}**{chance_text}: best {best['objective']} ({best['mean']:.4f}); "
                  + "; ".join(parts))
   return lines
 

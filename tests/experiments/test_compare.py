@@ -92,6 +92,10 @@ def test_a_whole_comparison_writes_its_results_and_a_rerun_skips_finished_work(
     assert 0.0 <= r["mean"] <= 1.0 and r["pretrain_steps"] == 3 and r["pretrain_seeds"] == 1
     assert r["n"] == (2 if r["metric"] in tuned else 1)
     assert r["eval_examples"] >= compare.MIN_EVAL_EXAMPLES
+    # What always answering the dev set's majority class scores, beside each
+    # classification metric but masked LM's.
+    assert (r["chance"] == "") == (r["metric"] == "masked_lm_accuracy")
+    assert r["chance"] == "" or 0.5 <= r["chance"] < 1.0
   out = tmp_path / "cmp"
   # Held-out masked LM over every held-out record, the short last batch too.
   from bert_tf.data import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
@@ -101,6 +105,7 @@ def test_a_whole_comparison_writes_its_results_and_a_rerun_skips_finished_work(
   table = (out / "results.md").read_text()
   assert all(f"| {n} |" in table for n in names)
   assert "NO difference here is evidence about the objectives" in table
+  assert "- **head_sop_accuracy** (majority class 0." in table
   assert "only 64 evaluation rows" in table  # the task's dev set is small: said so
   with open(out / "results.csv", encoding="utf-8") as f:
     csv_rows = list(csv.DictReader(f))
