@@ -140,9 +140,3 @@ def frozen_probe(encoder, train, train_labels, dev, dev_labels, space, pair):
   num_classes = 2 if space is None else len(space.labels)
   predictions = linear_probe.fit_predict(train_x, train_labels, dev_x, num_classes)
   return "accuracy", float(np.mean(predictions == np.asarray(dev_labels)))
-
-
-def is_pair(features):
-  """Whether features hold text pairs (any segment id 1)."""
-  return bool(np.any(features["segment_ids"]))
-
