@@ -59,6 +59,17 @@ def _far_sentence(doc, i, rng):
   return doc[rng.choice(choices)] if choices else None
 
 
+def check_task(task, num_documents, what):
+  """ValueError for an unknown task, or for nsp_random over fewer than two
+  documents (its negatives come from another one). `what` names the kind
+  in the message ("probe task", "pair task")."""
+  if task not in TASKS:
+    raise ValueError(f"{what} {task!r} is not one of {', '.join(TASKS)}")
+  if task == "nsp_random" and num_documents < 2:
+    raise ValueError("nsp_random needs at least two documents (its negatives come from "
+                     "another document)")
+
+
 def probe_rows(documents, task, seed=12345):
   """The rows of one probe task over `documents`.
 
@@ -77,11 +88,7 @@ def probe_rows(documents, task, seed=12345):
     ValueError: an unknown task, or fewer than two documents for
       nsp_random.
   """
-  if task not in TASKS:
-    raise ValueError(f"probe task {task!r} is not one of {', '.join(TASKS)}")
-  if task == "nsp_random" and len(documents) < 2:
-    raise ValueError("nsp_random needs at least two documents (its negatives come from "
-                     "another document)")
+  check_task(task, len(documents), "probe task")
   rng = random.Random(f"{seed}:{task}")
   rows = []
   for d, i in _anchors(documents):

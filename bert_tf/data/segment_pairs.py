@@ -32,7 +32,9 @@ the same for NSP and SOP heads.
 
 import random
 
-TASKS = ("nsp_random", "nsp_same_doc", "sop")
+from bert_tf.data import probes
+
+TASKS = probes.TASKS  # the same three tasks as the sentence-level probes
 
 
 def _chunks(document, max_tokens, rng):
@@ -96,11 +98,7 @@ def segment_pairs(documents, task, max_tokens, seed=12345):
     ValueError: an unknown task, or fewer than two documents for
       nsp_random.
   """
-  if task not in TASKS:
-    raise ValueError(f"pair task {task!r} is not one of {', '.join(TASKS)}")
-  if task == "nsp_random" and len(documents) < 2:
-    raise ValueError("nsp_random needs at least two documents (its negatives come from "
-                     "another document)")
+  probes.check_task(task, len(documents), "pair task")
   rng = random.Random(f"{seed}:pairs:{task}")
   pairs = []
   for d, document in enumerate(documents):

@@ -617,10 +617,12 @@ def finetune_task(options, directory, task, vocab_file, bert_config, init_checkp
   return results, False
 
 
-def instrument_figures(options, run_dir, model_dir, bert_config, vocab_file, pair_sets):
+def instrument_figures(options, run_dir, model_dir, bert_config, vocab_file, pair_sets,
+                       task_data):
   """The head and frozen-probe figures of one run (runs/<key>/
   instruments.json, extended when tasks are added): {metric: {"value",
-  "examples"}}."""
+  "examples"}}. task_data: {task name: finetune.TaskData}, filled on first
+  use and shared by every run (each task is read and tokenized once)."""
   from bert_tf.experiments import instruments  # pylint: disable=g-import-not-at-top
   from bert_tf.training import checkpoints  # pylint: disable=g-import-not-at-top
   path = os.path.join(run_dir, "instruments.json")
@@ -648,12 +650,13 @@ def instrument_figures(options, run_dir, model_dir, bert_config, vocab_file, pai
                                         pairs.dev_labels, None, pair=True)
     figures[f"frozen_{name}_accuracy"] = {"value": value, "examples": len(pairs.dev_labels)}
   for task in options.tasks:
-    config = finetune.FinetuneConfig(
-        train_file=task.file("train"), dev_file=task.file("dev"), output_dir=run_dir,
-        vocab_file=vocab_file, text_a_column=task.text_a_column,
-        text_b_column=task.text_b_column, label_column=task.label_column,
-        do_lower_case=options.do_lower_case, max_seq_length=options.max_seq_length)
-    data = finetune.load_task(config)
+    if task.name not in task_data:
+      task_data[task.name] = finetune.load_task(finetune.FinetuneConfig(
+          train_file=task.file("train"), dev_file=task.file("dev"), output_dir=run_dir,
+          vocab_file=vocab_file, text_a_column=task.text_a_column,
+          text_b_column=task.text_b_column, label_column=task.label_column,
+          do_lower_case=options.do_lower_case, max_seq_length=options.max_seq_length))
+    data = task_data[task.name]
     kind, value = instruments.frozen_probe(encoder, data.train, data.train_labels, data.dev,
                                            data.dev_labels, data.space,
                                            pair=bool(task.text_b_column))
@@ -832,10 +835,9 @@ def run_comparison(options):
   all_tasks = probe_list + list(options.tasks)
   tokenizer = finetune.task_tokenizer(vocab_file, options.do_lower_case)
   with tf.io.gfile.GFile(held_txt, "r") as f:
-    documents = instruments.tokenized_documents(f.read(), tokenizer)
-  pair_sets = instruments.pair_sets(documents, options.probes, tokenizer.vocab,
-                                    options.max_seq_length, options.seed,
-                                    options.max_probe_examples)
+    pair_sets = instruments.pair_sets(f.read(), options.probes, tokenizer,
+                                      options.max_seq_length, options.seed,
+                                      options.max_probe_examples)
   size_notes, chance = preflight(options, heldout_records, held_txt, probe_list, pair_sets)
   runs = plan_runs(options, bert_config)
   unique = []  # the first arm of each distinct run trains it
@@ -848,7 +850,7 @@ def run_comparison(options):
                  f"{len(options.arm_list)} arms x {options.pretrain_seeds} pretraining "
                  f"seed(s) = {len(unique)} distinct runs; budget {options.budget}",
                  seconds=time.time() - start)
-  summaries, measures = {}, {}
+  summaries, measures, task_data = {}, {}, {}
   for run in unique:
     label = f"{run.arm.name} (seed {run.seed_index})"
     run_dir = run.directory(options)
@@ -876,7 +878,7 @@ def run_comparison(options):
                    f"predictions{disc}", skipped, time.time() - t)
     t = time.time()
     figures, skipped = instrument_figures(options, run_dir, summary["model_dir"], bert_config,
-                                          vocab_file, pair_sets)
+                                          vocab_file, pair_sets, task_data)
     progress.stage(f"{label}: " + (", ".join(f"{k} {v['value']:.4f}"
                                              for k, v in sorted(figures.items()))
                                    or "no head or frozen probe (no pair task or --task)"),

@@ -60,11 +60,9 @@ def pair_features(pairs, vocab, max_seq_length):
   return {"input_ids": ids, "input_mask": mask, "segment_ids": segments}, labels
 
 
-def tokenized_documents(text, tokenizer):
-  """Documents of held-out `text` as lists of sentences of token ids (empty
-  sentences dropped)."""
-  from bert_tf.data import probes  # pylint: disable=g-import-not-at-top
-  documents = probes.parse_documents(text)
+def tokenized_documents(documents, tokenizer):
+  """Documents (lists of sentences, str) as lists of sentences of token ids
+  (empty sentences and documents dropped)."""
   flat = [s for d in documents for s in d]
   ids = classification._ids_of(tokenizer, flat) if flat else []  # pylint: disable=protected-access
   out, k = [], 0
@@ -74,15 +72,38 @@ def tokenized_documents(text, tokenizer):
   return [d for d in out if d]
 
 
-def pair_sets(documents, tasks, vocab, max_seq_length, seed, max_examples):
-  """{task: PairSet} of held-out tokenized `documents`; at most
-  `max_examples` train and dev pairs each."""
+# Held-out documents are tokenized in prefixes of this many, doubling, until
+# every pair task has its `max_examples` train and dev pairs: a held-out
+# split 1,000x a test corpus's is not tokenized whole for a few thousand pairs.
+FIRST_DOCUMENTS = 256
+
+
+def _task_pairs(tokenized, tasks, max_seq_length, seed):
+  return {task: segment_pairs.split_pairs(
+      segment_pairs.segment_pairs(tokenized, task, max_seq_length - 3, seed)) for task in tasks}
+
+
+def pair_sets(text, tasks, tokenizer, max_seq_length, seed, max_examples):
+  """{task: PairSet} of held-out `text` (the pretraining format); at most
+  `max_examples` train and dev pairs each. The pairs come from the first
+  documents that give every task that many (all of them for a smaller
+  held-out split: the same pairs as from the whole text then)."""
+  from bert_tf.data import probes  # pylint: disable=g-import-not-at-top
+  documents = probes.parse_documents(text)
+  if not tasks:
+    return {}
+  count = min(FIRST_DOCUMENTS, len(documents))
+  while True:
+    tokenized = tokenized_documents(documents[:count], tokenizer)
+    split = _task_pairs(tokenized, tasks, max_seq_length, seed)
+    if count >= len(documents) or all(min(len(train), len(dev)) >= max_examples
+                                      for train, dev in split.values()):
+      break
+    count = min(2 * count, len(documents))
   sets = {}
-  for task in tasks:
-    pairs = segment_pairs.segment_pairs(documents, task, max_seq_length - 3, seed)
-    train, dev = segment_pairs.split_pairs(pairs)
-    train_x, train_y = pair_features(train[:max_examples], vocab, max_seq_length)
-    dev_x, dev_y = pair_features(dev[:max_examples], vocab, max_seq_length)
+  for task, (train, dev) in split.items():
+    train_x, train_y = pair_features(train[:max_examples], tokenizer.vocab, max_seq_length)
+    dev_x, dev_y = pair_features(dev[:max_examples], tokenizer.vocab, max_seq_length)
     sets[task] = PairSet(task, train_x, train_y, dev_x, dev_y)
   return sets
 

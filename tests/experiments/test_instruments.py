@@ -20,10 +20,21 @@ class Vocab:
   cls_id, sep_id = 2, 3
 
 
-def documents(count=40, sentences=10):
+WORDS = [f"w{i}" for i in range(55)]
+
+
+def tokenizer(tmp_path):
+  """A tokenizer whose ids are [PAD] [UNK] [CLS] [SEP] [MASK] w0 .. w54."""
+  from bert_tf.data import classification  # pylint: disable=g-import-not-at-top
+  path = tmp_path / "vocab.txt"
+  path.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS) + "\n")
+  return classification.make_tokenizer(str(path), True)
+
+
+def corpus_text(count=40, sentences=10):
   rng = np.random.default_rng(0)
-  return [[list(rng.integers(5, 60, rng.integers(3, 7))) for _ in range(sentences)]
-          for _ in range(count)]
+  return "\n\n".join("\n".join(" ".join(rng.choice(WORDS, rng.integers(3, 7)))
+                                 for _ in range(sentences)) for _ in range(count)) + "\n"
 
 
 def test_pair_features_are_the_pretraining_layout():
@@ -38,15 +49,15 @@ def test_pair_features_are_the_pretraining_layout():
 
 
 @pytest.mark.parametrize("bias, answer", [((3.0, 0.0), 0), ((0.0, 3.0), 1)])
-def test_the_head_is_read_as_trained(bias, answer):
+def test_the_head_is_read_as_trained(bias, answer, tmp_path):
   # A head set by hand to one answer: its accuracy is exactly the share of
   # pairs with that label, so class 0 is read as the natural pair.
   model = objectives.get("mlm_nsp").build_model(CONFIG)
   kernel, _ = model.nsp_head.weights
   kernel.assign(np.zeros(kernel.shape, np.float32))
   model.nsp_head.weights[1].assign(np.array(bias, np.float32))
-  sets = instruments.pair_sets(documents(), segment_pairs.TASKS, Vocab, 32, seed=1,
-                               max_examples=1000)
+  sets = instruments.pair_sets(corpus_text(), segment_pairs.TASKS, tokenizer(tmp_path), 32,
+                               seed=1, max_examples=1000)
   for pairs in sets.values():
     accuracy = instruments.head_accuracy(model, pairs.dev, pairs.dev_labels, batch_size=7)
     assert accuracy == pytest.approx(float(np.mean(pairs.dev_labels == answer)))
@@ -86,6 +97,28 @@ def test_a_frozen_probe_finds_what_the_features_hold():
                                   pair=False)[1] == accuracy
 
 
+def test_pair_sets_take_only_the_documents_they_need(tmp_path, monkeypatch):
+  tok = tokenizer(tmp_path)
+  text = corpus_text(count=60)
+  # A cap above what the text gives: every document, the same pairs as the
+  # whole text's.
+  whole = instruments.pair_sets(text, ["sop"], tok, 32, seed=1, max_examples=10000)["sop"]
+  from bert_tf.data import probes  # pylint: disable=g-import-not-at-top
+  tokenized = instruments.tokenized_documents(probes.parse_documents(text), tok)
+  train, dev = segment_pairs.split_pairs(segment_pairs.segment_pairs(tokenized, "sop", 29, 1))
+  assert len(whole.train_labels) == len(train) and len(whole.dev_labels) == len(dev)
+  np.testing.assert_array_equal(whole.dev_labels, [p[2] for p in dev])
+  # A small cap: the first documents that give it, tokenized, no more.
+  monkeypatch.setattr(instruments, "FIRST_DOCUMENTS", 10)
+  seen = []
+  real = instruments.tokenized_documents
+  monkeypatch.setattr(instruments, "tokenized_documents",
+                      lambda docs, t: seen.append(len(docs)) or real(docs, t))
+  small = instruments.pair_sets(text, ["sop", "nsp_random"], tok, 32, seed=1, max_examples=8)
+  assert all(len(p.train_labels) == len(p.dev_labels) == 8 for p in small.values())
+  assert seen[0] == 10 and seen[-1] < 60 and seen == sorted(seen)
+
+
 def test_pair_features_of_the_encoder_compare_a_and_b():
   encoder = modeling.build_encoder(CONFIG)
   features, _ = instruments.pair_features([([7, 8], [9, 10], 0)] * 3, Vocab, 12)
@@ -103,6 +136,8 @@ def test_tokenized_documents_drop_empty_sentences(tmp_path):
                              "went", "."]) + "\n")
   from bert_tf.data import classification
   tokenizer = classification.make_tokenizer(str(path), True)
-  docs = instruments.tokenized_documents("the king went .\n\n\nThe king\n", tokenizer)
+  from bert_tf.data import probes  # pylint: disable=g-import-not-at-top
+  docs = instruments.tokenized_documents(
+      probes.parse_documents("the king went .\n\n\nThe king\n"), tokenizer)
   vocab = wordpiece_vocab.load_vocab(str(path))
   assert docs == [[[5, 6, 7, 8]], [[5, 6]]] and vocab.cls_id == 2
