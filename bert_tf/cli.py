@@ -24,6 +24,7 @@ import sys
 
 from absl import app
 from absl import flags
+from absl import logging
 
 from bert_tf import quiet_import  # noqa: F401  (before TensorFlow: see its docstring)
 
@@ -99,6 +100,21 @@ def options_from_flags(cls, flag_values=None, unset_keeps_default=False, **overr
   if unset_keeps_default:
     values = {k: v for k, v in values.items() if v is not None}
   return cls(**values, **overrides)
+
+
+def note_vocab_not_read(flag_values=None):
+  """Logs a warning when both --vocab_file and --spm_model_file are given:
+  the SentencePiece model is the vocabulary then and vocab_file is not read
+  (google-research/albert's rule), so a flagfile's placeholder vocab_file
+  does not pass unnoticed. Returns the warning's text, or None."""
+  flag_values = flags.FLAGS if flag_values is None else flag_values
+  vocab, spm = flag_values["vocab_file"].value, flag_values["spm_model_file"].value
+  if not (vocab and spm):
+    return None
+  text = (f"--vocab_file={vocab} is not read: --spm_model_file={spm} is the vocabulary "
+          f"(as in google-research/albert); drop --vocab_file")
+  logging.warning("%s", text)
+  return text
 
 
 def _print_help(main, define_flags, full):

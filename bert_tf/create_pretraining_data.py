@@ -98,6 +98,7 @@ def main(argv):
     raise app.UsageError("--input_file is required")
   if not FLAGS.vocab_file and not FLAGS.spm_model_file:
     raise app.UsageError("--vocab_file is required (or --spm_model_file)")
+  cli.note_vocab_not_read(FLAGS)
   try:
     outputs = writer_cli.outputs_from_flags(FLAGS.output_file, FLAGS.output_dir,
                                             FLAGS.num_output_shards, FLAGS.gzip)

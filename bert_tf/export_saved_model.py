@@ -80,6 +80,7 @@ def main(argv):
           or FLAGS.hf_out):
     raise app.UsageError("nothing to write: give --export_dir, --tf1_checkpoint_out, "
                          "--keras_hub_preset_out or --hf_out")
+  cli.note_vocab_not_read(FLAGS)
   from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
   casing = None
   try:  # a transformers folder --checkpoint holds the config and the vocab

@@ -410,3 +410,18 @@ def test_spm_model_file_that_is_not_a_model_is_one_line(files, tmp_path, capsys)
   bad.write_bytes(b"nope")
   assert_fails_cleanly(common_flags(files, vocab_file=None, spm_model_file=str(bad)),
                        ["is not a SentencePiece model"], capsys, files["out"])
+
+
+def test_placeholder_vocab_file_beside_spm_model_file_is_named(files, tmp_path, caplog):
+  """A flagfile's --vocab_file left beside --spm_model_file is not read (the
+  SentencePiece model is the vocabulary, as in google-research/albert): the
+  run says so in a warning naming both, and writes the records of the model
+  alone."""
+  caplog.set_level("WARNING")
+  _spm_run(files, tmp_path / "with", "--vocab_file=YOUR_VOCAB/vocab.txt")
+  _spm_run(files, tmp_path / "without")
+  warned = [r.getMessage() for r in caplog.records if "is not read" in r.getMessage()]
+  assert len(warned) == 1
+  assert "--vocab_file=YOUR_VOCAB/vocab.txt" in warned[0] and SPM_MODEL in warned[0]
+  assert ([p.read_bytes() for p in sorted((tmp_path / "with").glob("*.tfrecord"))]
+          == [p.read_bytes() for p in sorted((tmp_path / "without").glob("*.tfrecord"))])

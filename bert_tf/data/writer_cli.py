@@ -59,6 +59,17 @@ def removed_if_left_empty(folders):
     raise
 
 
+def pair_share_phrase(manifest):
+  """The share of class-1 sentence pairs, named for the records' sentence
+  task: "| NSP random 0.498 " (B from another document), "| SOP swapped
+  0.498 " (A and B in the other order), or "" for records without pairs."""
+  task = manifest.get("flags", {}).get("sentence_task", "nsp")
+  share = manifest["shares"].get("nsp_random")
+  if task == "none" or share is None:
+    return ""
+  return f"| {'SOP swapped' if task == 'sop' else 'NSP random'} {share:.3f} "
+
+
 def log_summary(manifest, outputs):
   """Logs a finished run's summary from its manifest dict (what both drivers
   return): what was written, how fast, the masking and sentence-pair shares,
@@ -69,7 +80,7 @@ def log_summary(manifest, outputs):
                manifest["run"]["seconds"],
                counts["instances"] / max(manifest["run"]["seconds"], 1e-9))
   logging.info("mean tokens %.1f | predictions/instance %.2f | [MASK] %.3f kept %.3f random %.3f "
-               "| NSP random %.3f | undecodable bytes %d", shares["mean_tokens"],
+               "%s| undecodable bytes %d", shares["mean_tokens"],
                shares["predictions_per_instance"], shares["masked"], shares["kept"],
-               shares["random"], shares["nsp_random"], counts["undecodable_bytes"])
+               shares["random"], pair_share_phrase(manifest), counts["undecodable_bytes"])
   logging.info("manifest: %s", outputs.manifest_path())

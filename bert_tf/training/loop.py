@@ -117,7 +117,8 @@ def _files_phrase(info):
 
 def _plan_line(config, bert_config, params, strategy, train_info, eval_info, objective):
   """One readable line of what `run` will do."""
-  parts = [f"BERT {params / 1e6:.2f}M params ({bert_config.num_hidden_layers} layers, "
+  family = "ALBERT" if bert_config.is_albert else "BERT"
+  parts = [f"{family} {params / 1e6:.2f}M params ({bert_config.num_hidden_layers} layers, "
            f"hidden {bert_config.hidden_size}), objective {objective.name}"]
   if train_info:
     parts.append(f"train {config.num_train_steps} steps x batch {config.train_batch_size} x "

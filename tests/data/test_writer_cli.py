@@ -52,3 +52,17 @@ def test_log_summary(monkeypatch):
   text = "\n".join(lines)
   assert "wrote 10 instances from 2 documents to 1 file(s) in 2.0 s (5 instances/s)" in text
   assert "NSP random 0.500" in text and "manifest: out/manifest.json" in text
+
+
+@pytest.mark.parametrize("task, phrase", [("nsp", "| NSP random 0.498 "),
+                                          ("sop", "| SOP swapped 0.498 "),
+                                          ("none", "")])
+def test_the_pair_share_is_named_for_the_records_sentence_task(task, phrase):
+  """Sentence-order records' class-1 pairs are swapped segments, not random
+  ones: the summary names the share for the sentence task the manifest
+  records, and masked-LM-only records print none."""
+  manifest = {"flags": {"sentence_task": task},
+              "shares": {"nsp_random": 0.498 if task != "none" else None}}
+  assert writer_cli.pair_share_phrase(manifest) == phrase
+  assert writer_cli.pair_share_phrase({"shares": {"nsp_random": 0.498}}) == (
+      "| NSP random 0.498 ")  # the original's manifest-less default: NSP

@@ -454,3 +454,16 @@ def test_the_run_builds_the_schedule_it_is_told(tmp_path):
                                tiny_bert_config(), tf.distribute.get_strategy(),
                                objectives.get("mlm_nsp"))
   assert optimizer._learning_rate.warmup == "electra"  # pylint: disable=protected-access
+
+
+def test_the_plan_line_names_an_albert_config_albert(data, caplog):
+  """The plan's first word is the model's family: ALBERT for a config with
+  `embedding_size` (factorized embeddings, shared layers), not BERT."""
+  caplog.set_level(logging.INFO, logger="absl")
+  albert = tiny_bert_config().replace(embedding_size=16)
+  config = tiny_train_config(data, num_train_steps=1, num_warmup_steps=0,
+                             save_checkpoints_steps=1)
+  loop.run(config, albert)
+  plan = [r.getMessage() for r in caplog.records
+          if r.name == "absl" and r.getMessage().startswith("Plan: ")]
+  assert len(plan) == 1 and plan[0].startswith("Plan: ALBERT 0."), plan
