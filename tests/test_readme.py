@@ -142,16 +142,27 @@ def check_command(command):
   return problems
 
 
+def _modules(text):
+  return {shlex.split(c)[2] for c in python_commands(text) if shlex.split(c)[1:2] == ["-m"]}
+
+
 def test_the_readme_commands_are_found():
   text = open(README, encoding="utf-8").read()
-  found = python_commands(text)
-  # The quickstart, the tests, the own-corpus section, a command per tool.
-  modules = {shlex.split(c)[2] for c in found if shlex.split(c)[1:2] == ["-m"]}
+  # The README: the quickstart, the tests, the own-corpus path, a comparison.
   assert {"bert_tf.quickstart", "pytest", "bert_tf.split_corpus", "bert_tf.build_vocab",
           "bert_tf.create_pretraining_data", "bert_tf.run_pretraining",
+          "bert_tf.export_saved_model", "bert_tf.predict",
+          "bert_tf.compare_objectives"} <= _modules(text), _modules(text)
+  assert not [c for c in commands(text) if c.startswith(("import ", "print("))]
+
+
+def test_the_tools_page_has_a_command_per_tool():
+  text = open(os.path.join(REPO, "docs", "tools.md"), encoding="utf-8").read()
+  assert {"bert_tf.split_corpus", "bert_tf.build_vocab", "bert_tf.create_pretraining_data",
+          "bert_tf.inspect_records", "bert_tf.run_pretraining", "bert_tf.distill",
           "bert_tf.export_saved_model", "bert_tf.predict", "bert_tf.finetune",
-          "bert_tf.tasks", "bert_tf.compare_objectives", "bert_tf.distill",
-          "bert_tf.inspect_records"} <= modules, modules
+          "bert_tf.tasks", "bert_tf.compare_objectives",
+          "bert_tf.sample_corpus"} <= _modules(text), _modules(text)
   assert not [c for c in commands(text) if c.startswith(("import ", "print("))]
 
 
