@@ -118,9 +118,9 @@ def config_from_flags():
     values["do_lower_case"] = casing
   config = squad_finetune.SquadConfig(**values)
   try:
-    config.validate(bert_config)
+    config.validate(bert_config, prefix="--")
   except ValueError as e:
-    raise app.UsageError(f"--{e}") from None
+    raise app.UsageError(str(e)) from None
   return config, bert_config
 
 

@@ -221,17 +221,19 @@ class SpanFeature:
   is_impossible: bool = False
 
 
-def check_window(max_seq_length, doc_stride, max_query_length):
+def check_window(max_seq_length, doc_stride, max_query_length, prefix=""):
   """Raises ValueError naming the setting when no window can hold a
-  document piece after the question."""
+  document piece after the question (`prefix` before each name: "--" for
+  flags)."""
   if max_query_length < 1:
-    raise ValueError(f"max_query_length={max_query_length} must be at least 1")
+    raise ValueError(f"{prefix}max_query_length={max_query_length} must be at least 1")
   if doc_stride < 1:
-    raise ValueError(f"doc_stride={doc_stride} must be at least 1")
+    raise ValueError(f"{prefix}doc_stride={doc_stride} must be at least 1")
   if max_seq_length <= max_query_length + 3:
     raise ValueError(
-        f"max_seq_length={max_seq_length} must be greater than max_query_length="
-        f"{max_query_length} + 3 ([CLS], two [SEP]) to leave room for the document")
+        f"{prefix}max_seq_length={max_seq_length} must be greater than {prefix}"
+        f"max_query_length={max_query_length} + 3 ([CLS], two [SEP]) to leave room for "
+        f"the document")
 
 
 def _pieces(tokenizer, texts):

@@ -78,15 +78,16 @@ class SquadConfig:
   null_score_diff_threshold: float = 0.0
   seed: int = 0
 
-  def validate(self, bert_config=None):
-    """Raises ValueError naming the field for a value that cannot run."""
+  def validate(self, bert_config=None, prefix=""):
+    """Raises ValueError naming the field (after `prefix`: "--" for flags)
+    for a value that cannot run."""
     if not self.do_train and not self.do_predict:
-      raise ValueError("do_train or do_predict: at least one must be set")
+      raise ValueError(f"{prefix}do_train or {prefix}do_predict: at least one must be set")
     needed = ["vocab_file", "output_dir"] + (["train_file"] if self.do_train else []) + (
         ["predict_file"] if self.do_predict else [])
     for name in needed:
       if not getattr(self, name):
-        raise ValueError(f"{name} is required")
+        raise ValueError(f"{prefix}{name} is required")
     for name, ok in (("train_batch_size", self.train_batch_size >= 1),
                      ("predict_batch_size", self.predict_batch_size >= 1),
                      ("learning_rate", self.learning_rate > 0),
@@ -96,10 +97,10 @@ class SquadConfig:
                      ("n_best_size", self.n_best_size >= 1),
                      ("max_answer_length", self.max_answer_length >= 1)):
       if not ok:
-        raise ValueError(f"{name}={getattr(self, name)} is out of range")
-    squad.check_window(self.max_seq_length, self.doc_stride, self.max_query_length)
+        raise ValueError(f"{prefix}{name}={getattr(self, name)} is out of range")
+    squad.check_window(self.max_seq_length, self.doc_stride, self.max_query_length, prefix)
     if bert_config is not None and self.max_seq_length > bert_config.max_position_embeddings:
-      raise ValueError(f"max_seq_length={self.max_seq_length} exceeds the bert_config's "
+      raise ValueError(f"{prefix}max_seq_length={self.max_seq_length} exceeds the bert_config's "
                        f"max_position_embeddings={bert_config.max_position_embeddings}")
 
 
