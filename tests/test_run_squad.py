@@ -92,7 +92,7 @@ def test_a_window_that_cannot_hold_the_question(model_files, tmp_path):
 
 def test_nothing_to_do_and_missing_files(model_files, tmp_path):
   child = run_tool(model_files + [f"--output_dir={tmp_path / 'o'}"], tmp_path)
-  assert child.returncode == 2 and "do_train or do_predict" in child.stderr
+  assert child.returncode == 2 and "--do_train or --do_predict" in child.stderr
   child = run_tool(model_files + ["--do_predict", f"--predict_file={tmp_path / 'no.json'}",
                                   f"--output_dir={tmp_path / 'o'}"], tmp_path)
   assert child.returncode == 1 and "no.json: no such SQuAD file" in child.stderr
