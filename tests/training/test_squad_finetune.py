@@ -115,9 +115,42 @@ def test_exact_match_rises_on_a_learnable_task(tmp_path):
   before = squad_finetune.run(config_for(tmp_path, do_train=False), tiny_config())
   assert "span head is untrained" in before["init"]
   trained = squad_finetune.run(config_for(tmp_path, num_train_epochs=30.0), tiny_config())
+  print(f"untrained: EM {before['exact_match']:.1f} F1 {before['f1']:.1f}; after "
+        f"{trained['num_train_steps']} steps: EM {trained['exact_match']:.1f} "
+        f"F1 {trained['f1']:.1f}")
   assert before["exact_match"] < 40
   assert trained["exact_match"] > 80 and trained["f1"] > 80, trained
   # Prediction alone reads the fine-tuned model the training run left.
   again = squad_finetune.run(config_for(tmp_path, do_train=False), tiny_config())
   assert again["init"].startswith("read the fine-tuned span model")
   assert again["exact_match"] == trained["exact_match"]
+
+
+def test_the_encoder_comes_from_a_tf1_release_or_an_electra_run(tmp_path):
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from bert_tf.models import modeling  # pylint: disable=g-import-not-at-top
+  from bert_tf.models import tf1_checkpoint  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import objectives  # pylint: disable=g-import-not-at-top
+  config = tiny_config()
+  source = modeling.BertPretrainer(config)
+  rng = np.random.default_rng(0)
+  for w in source.weights:
+    w.assign(rng.normal(size=w.shape).astype("float32"))
+  tf1_checkpoint.save_tf1_checkpoint(source, str(tmp_path / "release" / "bert_model.ckpt"))
+  model, described = squad_finetune.build_span_model(config, str(tmp_path / "release"))
+  assert "original TF1 checkpoint" in described
+  for ours, theirs in zip(model.encoder.weights, source.encoder.weights):
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+  electra = objectives.ElectraObjective()
+  pretrainer = electra.build_model(config)
+  tf.train.Checkpoint(model=pretrainer, **objectives.checkpoint_variables(electra)).save(
+      str(tmp_path / "electra" / "ckpt"))
+  model, described = squad_finetune.build_span_model(config, str(tmp_path / "electra"))
+  assert described.startswith("initialized the ELECTRA discriminator's")
+  for ours, theirs in zip(model.encoder.weights, pretrainer.encoder.weights):
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+  ids = np.full((2, 8), 7, np.int32)
+  start, end = model({"input_ids": ids, "input_mask": np.ones_like(ids),
+                      "segment_ids": np.zeros_like(ids)})
+  assert start.shape == end.shape == (2, 8)
