@@ -27,6 +27,7 @@ answer decoding uses to align a predicted span to the original text.
 
 import collections
 import dataclasses
+import functools
 import unicodedata
 
 import numpy as np
@@ -161,19 +162,31 @@ def read_examples(path, is_training, version_2_with_negative=False):
 # ------------------------------------------------------------------------------
 
 
+_DROP, _SPACE, _CJK, _PUNCT, _OTHER = range(5)
+
+
+@functools.lru_cache(maxsize=65536)
+def _kind(ch):
+  """The class of a character for basic_tokenize (cached: decoding calls it
+  for every character of every candidate answer)."""
+  if unicode_tables.is_dropped(ch):
+    return _DROP
+  if unicode_tables.is_whitespace(ch):
+    return _SPACE
+  if unicode_tables.is_cjk(ord(ch)):
+    return _CJK
+  return _PUNCT if unicode_tables.is_punctuation(ch) else _OTHER
+
+
 def basic_tokenize(text, do_lower_case):
   """The original BasicTokenizer: text -> words (punctuation split off, CJK
   characters alone; with do_lower_case lower-cased and accents stripped)."""
   spaced = []
   for ch in text:
-    if unicode_tables.is_dropped(ch):
+    kind = _kind(ch)
+    if kind == _DROP:
       continue
-    if unicode_tables.is_whitespace(ch):
-      spaced.append(" ")
-    elif unicode_tables.is_cjk(ord(ch)):
-      spaced.append(f" {ch} ")
-    else:
-      spaced.append(ch)
+    spaced.append(" " if kind == _SPACE else f" {ch} " if kind == _CJK else ch)
   out = []
   for word in "".join(spaced).split():
     if do_lower_case:
@@ -181,7 +194,7 @@ def basic_tokenize(text, do_lower_case):
                      if unicodedata.category(c) != "Mn")
     current = ""
     for ch in word:
-      if unicode_tables.is_punctuation(ch):
+      if _kind(ch) == _PUNCT:
         if current:
           out.append(current)
         out.append(ch)

@@ -99,8 +99,9 @@ def _candidates(features, results, n_best_size, max_answer_length):
     score = starts[0] + ends[0]
     if null is None or score < null[0]:
       null = (score, _Candidate(index, 0, 0, starts[0], ends[0]))
+    best_ends = best_indexes(ends, n_best_size)
     for s in best_indexes(starts, n_best_size):
-      for e in best_indexes(ends, n_best_size):
+      for e in best_ends:
         if (s >= len(feature.tokens) or e >= len(feature.tokens)
             or s not in feature.token_to_orig_map or e not in feature.token_to_orig_map
             or not feature.token_is_max_context.get(s, False)

@@ -278,6 +278,10 @@ def run(config: SquadConfig, bert_config: BertConfig):
   if len(tokenizer.vocab) != bert_config.vocab_size:
     raise ValueError(f"vocab file {config.vocab_file} has {len(tokenizer.vocab)} tokens but "
                      f"the bert_config's vocab_size is {bert_config.vocab_size}")
+  for name in ("train_file", "predict_file"):  # before hours of training
+    path = getattr(config, name)
+    if path and not tf.io.gfile.exists(path):
+      raise FileNotFoundError(f"{path}: no such SQuAD file (--{name})")
   tf.io.gfile.makedirs(config.output_dir)
   results, written = {}, []
   if config.do_train:
