@@ -45,6 +45,7 @@ setuptools.setup(
             "bert_tf_tasks=bert_tf.tasks:run",
             "bert_tf_compare_objectives=bert_tf.compare_objectives:run",
             "bert_tf_distill=bert_tf.distill:run",
+            "bert_tf_run_squad=bert_tf.run_squad:run",
         ],
     },
 )
