@@ -60,6 +60,8 @@ class Progress:
     seconds, untimed = self.eta()
     if not untimed:
       return f"ETA {seconds / 60:.1f} min"
+    if not seconds:
+      return f"ETA ? ({', '.join(untimed)} not timed yet)"
     return f"ETA at least {seconds / 60:.1f} min ({', '.join(untimed)} not timed yet)"
 
   def stage(self, text, skipped=False, seconds=0.0):

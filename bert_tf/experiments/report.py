@@ -290,7 +290,11 @@ def notes(options, bert_config, runs, summaries, size_notes):
   """The notes under the table: corpus, model, budget, arms, what each
   figure is (runs: the plan's Runs; summaries: {run key: pretrain.json})."""
   from bert_tf.experiments import heldout_reading  # pylint: disable=g-import-not-at-top
-  budget = {"steps": f"equal steps: every arm pretrained {options.num_train_steps} steps",
+  own_steps = [arm.name for arm in options.arm_list
+               if "num_train_steps" in dict(arm.training_flags)]
+  budget = {"steps": f"equal steps: {options.num_train_steps} steps per arm"
+                     + (f" (but {', '.join(own_steps)} set their own num_train_steps)"
+                        if own_steps else ""),
             "flops": f"equal training FLOPs (--budget=flops): {options.arm_list[0].name} "
                      f"pretrained {options.num_train_steps} steps, each other arm the "
                      "steps of the same FLOPs (bert_tf/models/flops.py: matmuls, 3 x forward)"}
@@ -315,21 +319,27 @@ def notes(options, bert_config, runs, summaries, size_notes):
     out.append("identical pretraining (one run shared): " + "; ".join(same))
   spread = ("its ± is the sd over the pretraining runs" if options.pretrain_seeds > 1 else
             "its se is the binomial standard error over the predictions")
-  out.append(f"masked_lm_accuracy: on the same static held-out records for every arm; {spread}")
+  mlm_metrics = sorted({heldout_reading.reading(arm.objective).mlm_metric
+                        for arm in options.arm_list})
+  out.append(f"{', '.join(mlm_metrics)}: on the same static held-out records for every arm; "
+             f"{spread}")
   readings = {}
   for arm in options.arm_list:
     note = heldout_reading.reading(arm.objective).note
     if note:
       readings.setdefault(note, []).append(arm.name)
   out += [f"{', '.join(names)}: {note}" for note, names in readings.items()]
-  if options.pair_tasks or options.tasks:
+  if options.pair_tasks:
     out.append(
-        "head_*: the model's own sentence head as trained, on held-out segment pairs built "
-        "like pretraining pairs (bert_tf/data/segment_pairs.py; class 0 = B follows A / in "
-        "order); frozen_*: a linear probe (logistic regression to convergence, "
-        "bert_tf/experiments/linear_probe.py) on the frozen encoder's features ([CLS], the "
-        "means u, v of A and B, |u - v|, u * v), fitted on the train pairs, scored on the "
-        "same dev pairs as the head; no fine-tuning noise in either")
+        "head_*: the model's own sentence head as trained (for the arms that have one), on "
+        "held-out segment pairs built like pretraining pairs (bert_tf/data/segment_pairs.py; "
+        "class 0 = B follows A / in order); frozen_*: a linear probe (logistic regression to "
+        "convergence, bert_tf/experiments/linear_probe.py) on the frozen encoder's features "
+        "([CLS], the means u, v of A and B, |u - v|, u * v), fitted on the train pairs, "
+        "scored on the same dev pairs as the head; no fine-tuning noise in either")
+  if options.tasks:
+    out.append("frozen_<task>: the same linear probe for each --task, fitted on its train.tsv "
+               "and scored on its dev.tsv ([CLS] and the mean token vector for a single text)")
     out.append(
         f"probe_* (the pair tasks of bert_tf/data/pair_tasks.py) and task metrics: "
         f"fine-tuned (all weights) for {options.finetune_epochs:g} epochs at lr "
