@@ -41,8 +41,9 @@ shortfall named in one message, before any pretraining:
   held-out masked LM   one masked-LM prediction in the held-out documents
   pair tasks           a row per pair of consecutive sentences of 3+ words;
     (probe_*)          dev is every 5th held-out document, so 20 dev rows
-                       need about 100 such pairs held out (about 200 for
-                       nsp_same_doc), 200 rows about 1,000
+                       need about 100 such pairs held out (more for
+                       nsp_same_doc in documents of under 5 such
+                       sentences), 200 rows about 1,000
   heads, frozen probes a segment pair fills --max_seq_length tokens: 20 dev
     (head_*, frozen_*) pairs need about 100 x max_seq_length held-out tokens
                        (6,400 at the default 64)

@@ -7,9 +7,9 @@ pretraining starts, and said in one message.
                         below WARN_EVAL_EXAMPLES) and 2 train rows. A row is
                         a pair of consecutive sentences of 3+ words, and dev
                         is every DEV_EVERY-th held-out document: 20 dev rows
-                        need about 100 such sentence pairs held out (200
-                        for nsp_same_doc, which needs documents of 4+
-                        usable sentences), 200 rows about 1,000
+                        need about 100 such sentence pairs held out (more
+                        for nsp_same_doc, whose negatives need documents
+                        of 5+ usable sentences), 200 rows about 1,000
   heads and frozen      the same per segment-pair set; a pair fills
     probes (head_*,     --max_seq_length tokens, so 20 dev pairs need about
     frozen_*)           DEV_EVERY x 20 x max_seq_length tokens held out
@@ -59,7 +59,8 @@ def needs(options):
         f"pair tasks ({', '.join('probe_' + t for t in options.pair_tasks)}): "
         f"{MIN_EVAL_EXAMPLES} dev rows each ({WARN_EVAL_EXAMPLES} to avoid a warning), "
         f"about {DEV_EVERY * MIN_EVAL_EXAMPLES} held-out pairs of consecutive sentences of "
-        f"{pair_tasks.MIN_WORDS}+ words (twice that for nsp_same_doc)")
+        f"{pair_tasks.MIN_WORDS}+ words (more for nsp_same_doc in documents of under 5 "
+        "such sentences)")
     tokens = DEV_EVERY * MIN_EVAL_EXAMPLES * options.max_seq_length
     parts.append(f"heads and frozen probes (head_*, frozen_*): {MIN_EVAL_EXAMPLES} dev "
                  f"segment pairs each, about {tokens:,} held-out tokens at "
@@ -91,8 +92,9 @@ def preflight(options, heldout_records, held_txt, task_list, pair_sets):
   """Checks what every stage needs before the first pretraining starts:
   held-out masked-LM predictions, evaluation sets large enough, readable
   tasks. Returns (the warning lines, also printed; {metric: the share of
-  its dev set's majority class}; {task name: its train rows}). Raises one ValueError (one line) naming
-  every instrument that falls short, what each needs, and what to change."""
+  its dev set's majority class}; {task name: its train rows}). Raises one
+  ValueError (one line) naming every instrument that falls short, what
+  each needs, and what to change."""
   from bert_tf.data import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
   hint = "use a larger corpus or a smaller --heldout_every"
   problems, notes, chance, train_rows = [], [], {}, {}
