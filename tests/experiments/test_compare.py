@@ -108,6 +108,10 @@ def test_a_whole_comparison_writes_its_results_and_a_rerun_skips_finished_work(
   assert held.count("instances") % 32 != 0
   assert by[("mlm", "masked_lm_accuracy")]["eval_examples"] == held.count("predictions")
   table = (out / "results.md").read_text()
+  # A verdict first, in plain words; then the table.
+  assert table.startswith("# Pretraining objectives compared\n\nVerdict:\n\n- One "
+                          "pretraining run per arm: no difference below is evidence")
+  assert table.index("Verdict:") < table.index("| arm |")
   assert all(f"| {n} |" in table for n in names)
   assert "NO difference here is evidence about the objectives" in table
   assert "- **head_sop_accuracy** (majority class 0." in table
