@@ -101,7 +101,8 @@ def run_comparison(options):
   runs = plan_lib.plan_runs(options, bert_config)
   unique = plan_lib.distinct_runs(runs)
   progress = progress_lib.Progress(
-      _planned_stages(options, bert_config, unique, train_txt, task_list, train_rows))
+      _planned_stages(options, bert_config, unique, train_txt, task_list, train_rows),
+      start=start)
   progress.stage(f"text: split, vocab ({bert_config.vocab_size} entries), held-out records, "
                  f"{len(task_list)} fine-tuning tasks, {len(pair_sets)} pair sets; "
                  f"{len(options.arm_list)} arms x {options.pretrain_seeds} pretraining "

@@ -37,11 +37,12 @@ class Progress:
   """Prints `[k/total] text | elapsed, ETA` for each stage of `planned`,
   in order."""
 
-  def __init__(self, planned, clock=time.time):
+  def __init__(self, planned, clock=time.time, start=None):
+    """start: when the plan started (clock's time; default now)."""
     self.planned = list(planned)
     self.done = 0
     self.clock = clock
-    self.start = clock()
+    self.start = clock() if start is None else start
     self.seconds, self.units = {}, {}
 
   def eta(self):
