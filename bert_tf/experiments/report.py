@@ -19,9 +19,10 @@ times that error, else "within noise".
   - A metric without a measured spread (a loss; an sd of 0 from one
     fine-tuning seed; every run equal) is "not compared", never "within
     noise".
-A metric with a majority-class share (`chance`) sits at chance for an arm
-whose value is not beyond noise above that share; nothing at or below
-chance is called best. Differences are written with their direction in
+A metric with a majority-class share (`chance`) is not shown above chance
+for an arm whose value is not beyond noise above that share (the same t
+rule, one-sided against a constant); nothing at or below chance, or not
+shown above it, is called best. Differences are written with their direction in
 words ("lower by 0.0161"), never as a bare signed number.
 """
 
@@ -73,6 +74,8 @@ class Gap:
               f"{self.runs} pretraining runs: no spread to measure it against)")
     if self.status == "unmeasured":
       return f"{self.arm} not compared (no spread measured)"
+    if self.gap == 0:
+      return f"{self.arm} equal: {self.status} noise (SE {self.se:.4f}; {self.how})"
     return (f"{self.arm} {word} by {self.gap:.4f}: {self.status} noise "
             f"({self.gap / self.se:.1f} SE of {self.se:.4f}; {self.how})")
 
@@ -159,7 +162,7 @@ def noise_line(reading):
   chance_text = f" (majority class {chance:.4f})" if chance not in ("", None) else ""
   value = f"{leader['arm']} ({leader['mean']:.4f})"
   if leader["arm"] in reading.at_chance:
-    head = f"no arm above chance: highest {value}"
+    head = f"no arm shown above chance: highest {value}"
   elif reading.direction == 0:
     head = f"highest {value}"
   else:
@@ -205,8 +208,7 @@ def verdict(rows):
   beyond, within, unmeasured, chance_lines = [], [], [], []
   for r in readings:
     if r.all_at_chance:
-      chance_lines.append(f"{r.metric} (every arm within noise of the majority class "
-                          f"{r.chance:.4f})")
+      chance_lines.append(f"{r.metric} (every arm; majority class {r.chance:.4f})")
       continue
     if r.at_chance:
       chance_lines.append(f"{r.metric}: {', '.join(r.at_chance)} (majority class "
@@ -223,16 +225,21 @@ def verdict(rows):
   out.append("Beyond noise: " + ("; ".join(beyond) if beyond else "no difference") + ".")
   if within:
     out.append("Within noise (some arms not told apart): " + ", ".join(within) + ".")
+  chance_lines += [f"{r['metric']}: {r['arm']} (majority class {r['chance']:.4f})"
+                   for r in rows if _only_arm(rows, r["metric"]) and at_chance(r)]
   if chance_lines:
-    out.append("At chance, so saying nothing about those arms: " + "; ".join(chance_lines)
-               + ".")
+    out.append("Not shown above chance (within noise of the majority class), so saying "
+               "nothing about those arms: " + "; ".join(chance_lines) + ".")
   if unmeasured:
     out.append("Not compared (no spread measured): " + ", ".join(unmeasured) + ".")
-  single = [m for m in results_lib.metrics_of(rows)
-            if sum(r["metric"] == m for r in rows) == 1]
+  single = [m for m in results_lib.metrics_of(rows) if _only_arm(rows, m)]
   if single:
     out.append("Measured for one arm only: " + ", ".join(single) + ".")
   return [f"- {line}" for line in out]
+
+
+def _only_arm(rows, metric):
+  return sum(r["metric"] == metric for r in rows) == 1
 
 
 def _cell(r):

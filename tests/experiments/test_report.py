@@ -106,19 +106,26 @@ def test_nothing_at_or_below_chance_is_called_best():
   rows = [_runs("bert", {0: 0.4537, 1: 0.4600}, "head_sop_accuracy", chance=0.5185),
           _runs("mlm", {0: 0.4300, 1: 0.4400}, "head_sop_accuracy", chance=0.5185)]
   line = report.noise_lines(rows)[0]
-  assert line.startswith("- **head_sop_accuracy** (majority class 0.5185): no arm above "
-                         "chance: highest bert (0.4568)")
+  assert line.startswith("- **head_sop_accuracy** (majority class 0.5185): no arm shown "
+                         "above chance: highest bert (0.4568)")
   assert "best" not in line
   # Above the share but within noise of it is at chance too.
   near = [_runs("bert", {0: 0.52, 1: 0.56}, "head_sop_accuracy", chance=0.5185),
           _runs("mlm", {0: 0.50, 1: 0.51}, "head_sop_accuracy", chance=0.5185)]
-  assert "no arm above chance" in report.noise_lines(near)[0]
+  assert "no arm shown above chance" in report.noise_lines(near)[0]
   # Clearly above it: best.
   clear = [_runs("bert", {0: 0.90, 1: 0.91}, "head_sop_accuracy", chance=0.5185),
            _runs("mlm", {0: 0.50, 1: 0.51}, "head_sop_accuracy", chance=0.5185)]
   assert "best bert (0.9050)" in report.noise_lines(clear)[0]
   verdict = "\n".join(report.verdict(clear))
-  assert "At chance, so saying nothing about those arms: head_sop_accuracy: mlm" in verdict
+  assert ("Not shown above chance (within noise of the majority class), so saying nothing "
+          "about those arms: head_sop_accuracy: mlm (majority class 0.5185)") in verdict
+  # A metric only one arm has is checked against chance too.
+  alone = report.verdict([near[1]])
+  assert "saying nothing about those arms: head_sop_accuracy: mlm" in "\n".join(alone)
+  # Equal values: said as equal, not as "lower by 0.0000".
+  equal = [_runs("a", {0: 0.8, 1: 0.9}), _runs("b", {0: 0.9, 1: 0.8})]
+  assert "b equal: within noise (SE " in report.noise_lines(equal)[0]
 
 
 def test_results_md_opens_with_a_verdict_in_plain_words():
@@ -135,8 +142,8 @@ def test_results_md_opens_with_a_verdict_in_plain_words():
       "- 3 pretraining runs per arm.",
       "- Beyond noise: head_nsp_random_accuracy: bert higher than mlm by 0.0533.",
       "- Within noise (some arms not told apart): probe_sop_accuracy.",
-      "- At chance, so saying nothing about those arms: head_sop_accuracy (every arm within "
-      "noise of the majority class 0.5500)."]
+      "- Not shown above chance (within noise of the majority class), so saying nothing "
+      "about those arms: head_sop_accuracy (every arm; majority class 0.5500)."]
   # The table follows the verdict; the noise lines after it.
   assert lines[lines.index("", 4) + 1].startswith("| arm |")
   # One run each: the verdict says first that nothing is evidence.
