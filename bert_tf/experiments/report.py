@@ -204,7 +204,10 @@ def verdict(rows):
            "(a second pretraining run could move it as much); \"beyond noise\" here means "
            "beyond fine-tuning seeds and the held-out sample only."]
   else:
-    out = [f"{' or '.join(str(k) for k in runs)} pretraining runs per arm."]
+    out = [f"{' or '.join(str(k) for k in runs)} pretraining runs per arm: a paired "
+           "difference is beyond noise above "
+           + " or ".join(f"{statistics.t_quantile(k - 1):.1f}" for k in runs if k > 1)
+           + " standard errors."]
   beyond, within, unmeasured, chance_lines = [], [], [], []
   for r in readings:
     if r.all_at_chance:

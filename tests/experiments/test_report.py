@@ -82,7 +82,8 @@ def test_the_numbers_of_runs_are_those_of_the_table():
   text = report.markdown(two, "t")
   assert "with 2 runs a paired difference needs 12.7 standard errors" in text
   assert "3 runs" not in text and "4.3" not in text
-  assert "- 2 pretraining runs per arm." in text
+  assert ("- 2 pretraining runs per arm: a paired difference is beyond noise above 12.7 "
+          "standard errors." in text)
 
 
 def test_a_metric_without_spread_is_not_compared():
@@ -139,7 +140,8 @@ def test_results_md_opens_with_a_verdict_in_plain_words():
   assert lines[:3] == ["# Objectives", "", "Verdict:"]
   verdict = lines[4:lines.index("", 4)]
   assert verdict == [
-      "- 3 pretraining runs per arm.",
+      "- 3 pretraining runs per arm: a paired difference is beyond noise above 4.3 standard "
+      "errors.",
       "- Beyond noise: head_nsp_random_accuracy: bert higher than mlm by 0.0533.",
       "- Within noise (some arms not told apart): probe_sop_accuracy.",
       "- Not shown above chance (within noise of the majority class), so saying nothing "
