@@ -22,16 +22,35 @@ full sentences with dynamic masking, ALBERT's sentence order; ELECTRA reads
 BERT's), the same model pretrained on the same batch x tokens for the same
 steps (--budget=steps) or the same training FLOPs (--budget=flops: the
 first objective's --num_train_steps), held-out masked-LM accuracy on one
-shared set of records (ELECTRA: its generator's, and its discriminator's
-figures), the model's own NSP/SOP head on held-out segment pairs
-(random-document and same-document negatives, swapped order), linear
-probes on the frozen encoder for those pairs and each --task, and the
-sentence-pair probes and each --task fine-tuned over --seeds. Every metric
-is the mean and sd over the pretraining runs. Writes results.md (the table,
-and which differences are beyond pretraining noise), results.csv, plots/
-and hparams/ (TensorBoard's HPARAMS tab). A rerun skips finished stages; a
-rerun with another corpus, split, vocab or length on the same --output_dir
-is refused.
+shared set of records (and the objective's own held-out figures, such as
+ELECTRA's discriminator's), the model's own NSP/SOP head on held-out
+segment pairs (random-document and same-document negatives, swapped
+order), frozen linear probes on the encoder for those pairs and each
+--task, and the pair tasks (--probes: sentence pairs from the held-out
+text) and each --task fine-tuned over --seeds. Every metric is the mean and
+sd over the pretraining runs. Writes results.md (a verdict first, then the
+table and which differences are beyond pretraining noise), results.csv,
+plots/ and hparams/ (TensorBoard's HPARAMS tab). A rerun skips finished
+stages; a rerun with another corpus, split, vocab or length on the same
+--output_dir is refused.
+
+How large a corpus: every --heldout_every-th document is held out, and
+every evaluation set needs at least 20 dev rows (below 200, a warning says
+which differences it cannot tell apart); all of it is checked, and every
+shortfall named in one message, before any pretraining:
+  held-out masked LM   one masked-LM prediction in the held-out documents
+  pair tasks           a row per pair of consecutive sentences of 3+ words;
+    (probe_*)          dev is every 5th held-out document, so 20 dev rows
+                       need about 100 such pairs held out (more for
+                       nsp_same_doc in documents of under 5 such
+                       sentences), 200 rows about 1,000
+  heads, frozen probes a segment pair fills --max_seq_length tokens: 20 dev
+    (head_*, frozen_*) pairs need about 100 x max_seq_length held-out tokens
+                       (6,400 at the default 64)
+  --task               2 train rows and 20 dev rows
+At the defaults (--heldout_every=10, --max_seq_length=64) that is a corpus
+of at least 64,000 tokens in documents of several sentences each, and ten
+times that for evaluation sets without a warning.
 """
 
 import os
@@ -84,7 +103,9 @@ def define_flags(flag_values):
   flags.DEFINE_float("learning_rate", 1e-3, "Pretraining peak learning rate (10% warmup, "
                      "linear decay).", flag_values=f)
   flags.DEFINE_list("probes", ["nsp_random", "nsp_same_doc", "sop"],
-                    "Sentence-pair probes built from the held-out text.", flag_values=f)
+                    "Pair tasks built from the held-out text (bert_tf/data/pair_tasks.py), "
+                    "fine-tuned from each model (metrics probe_<task>_accuracy); their "
+                    "segment-pair versions feed the heads and frozen probes.", flag_values=f)
   flags.DEFINE_multi_string("task", [], "A downstream TSV task: NAME=DIR,TEXT_A[,TEXT_B],LABEL "
                             "(DIR holds train.tsv and dev.tsv; columns by header name or "
                             "0-based index). Repeat for several.", flag_values=f)
@@ -93,7 +114,7 @@ def define_flags(flag_values):
   flags.DEFINE_float("finetune_learning_rate", 1e-4, "Fine-tuning learning rate.",
                      flag_values=f)
   flags.DEFINE_integer("max_probe_examples", 4000, "At most this many train (and dev) rows "
-                       "per probe.", flag_values=f)
+                       "per pair task and per segment-pair set.", flag_values=f)
   flags.DEFINE_integer("seed", 12345, "Seed of data, initialization and fine-tuning.",
                        flag_values=f)
 
@@ -102,27 +123,29 @@ def main(argv):
   del argv
   from absl import app  # pylint: disable=g-import-not-at-top
   from bert_tf.experiments import compare  # pylint: disable=g-import-not-at-top
+  from bert_tf.experiments import plan  # pylint: disable=g-import-not-at-top
+  from bert_tf.experiments import stages  # pylint: disable=g-import-not-at-top
   for name in ("corpus", "output_dir"):
     if not flags.FLAGS[name].value:
       raise app.UsageError(f"--{name} is required")
   from bert_tf.experiments import arms  # pylint: disable=g-import-not-at-top
   fv = flags.FLAGS
   try:
-    tasks = tuple(compare.Task.parse(spec) for spec in fv.task)
+    tasks = tuple(plan.Task.parse(spec) for spec in fv.task)
     arm_list = [arms.Arm.parse(spec) for spec in fv.arm]
     if fv.arms_file:
       arm_list += arms.parse_arms_file(fv.arms_file)
     if arm_list and fv["objectives"].present:
       arm_list = [arms.Arm.preset(name) for name in fv.objectives] + arm_list
     options = cli.options_from_flags(
-        compare.CompareOptions, objectives=tuple(fv.objectives), arms=tuple(arm_list),
-        probes=tuple(fv.probes), tasks=tasks)
+        plan.CompareOptions, objectives=tuple(fv.objectives), arms=tuple(arm_list),
+        pair_tasks=tuple(fv.probes), tasks=tasks)
     options.validate()
   except (ValueError, FileNotFoundError) as e:
     raise app.UsageError(str(e)) from None
   try:
     compare.run_comparison(options)
-  except compare.RunStopped as e:
+  except stages.RunStopped as e:
     raise cli.Error(str(e)) from None
 
 

@@ -47,3 +47,18 @@ def test_a_bad_arms_file_or_corpus_is_one_line(tmp_path):
   assert result.returncode == 1, result.stderr
   assert "--corpus=" in result.stderr and "no such file" in result.stderr
   assert not out.exists()
+
+
+def test_help_says_up_front_how_large_a_corpus_each_instrument_needs():
+  from bert_tf.experiments import preflight  # pylint: disable=g-import-not-at-top
+  result = run_tool("--help")
+  assert result.returncode == 0, result.stderr
+  text = " ".join(result.stdout.split())
+  assert "How large a corpus" in text
+  # The figures the preflight applies, for each instrument.
+  assert (f"every evaluation set needs at least {preflight.MIN_EVAL_EXAMPLES} dev rows (below "
+          f"{preflight.WARN_EVAL_EXAMPLES}, a warning" in text)
+  assert f"dev is every {preflight.DEV_EVERY}th held-out document" in text
+  for instrument in ("held-out masked LM", "pair tasks", "heads, frozen probes", "--task"):
+    assert instrument in text, instrument
+  assert "--probes" in text and "pair_tasks.py" in text

@@ -1,5 +1,5 @@
 """Held-out segment pairs built like pretraining pairs, for the sentence
-heads and frozen-feature probes of compare_objectives.
+heads and the frozen linear probes of compare_objectives.
 
 The pretraining writer (bert_tf.data.instances) pairs a segment A of whole
 sentences with a segment B, together up to max_seq_length - 3 tokens. These
@@ -32,9 +32,9 @@ the same for NSP and SOP heads.
 
 import random
 
-from bert_tf.data import probes
+from bert_tf.data import pair_tasks
 
-TASKS = probes.TASKS  # the same three tasks as the sentence-level probes
+TASKS = pair_tasks.TASKS  # the same three tasks as the sentence-level pair tasks
 
 
 def _chunks(document, max_tokens, rng):
@@ -98,7 +98,7 @@ def segment_pairs(documents, task, max_tokens, seed=12345):
     ValueError: an unknown task, or fewer than two documents for
       nsp_random.
   """
-  probes.check_task(task, len(documents), "pair task")
+  pair_tasks.check_task(task, len(documents), "segment pair task")
   rng = random.Random(f"{seed}:pairs:{task}")
   pairs = []
   for d, document in enumerate(documents):

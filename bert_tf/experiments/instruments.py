@@ -88,8 +88,8 @@ def pair_sets(text, tasks, tokenizer, max_seq_length, seed, max_examples):
   `max_examples` train and dev pairs each. The pairs come from the first
   documents that give every task that many (all of them for a smaller
   held-out split: the same pairs as from the whole text then)."""
-  from bert_tf.data import probes  # pylint: disable=g-import-not-at-top
-  documents = probes.parse_documents(text)
+  from bert_tf.data import pair_tasks  # pylint: disable=g-import-not-at-top
+  documents = pair_tasks.parse_documents(text)
   if not tasks:
     return {}
   count = min(FIRST_DOCUMENTS, len(documents))

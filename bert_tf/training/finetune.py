@@ -36,6 +36,7 @@ from absl import logging
 
 from bert_tf.data import classification
 from bert_tf import file_io as files
+from bert_tf import statistics
 from bert_tf.models import classifier as classifier_lib
 from bert_tf.models import hf_checkpoint
 from bert_tf.models import modeling
@@ -196,9 +197,9 @@ def summarize(per_seed):
   """Mean and sample sd (ddof=1; 0.0 for one seed) of each metric over seeds."""
   out = {}
   for key in per_seed[0]:
-    values = np.asarray([m[key] for m in per_seed], np.float64)
-    out[key] = float(values.mean())
-    out[f"{key}_sd"] = float(values.std(ddof=1)) if len(values) > 1 else 0.0
+    values = [m[key] for m in per_seed]
+    out[key] = statistics.mean(values)
+    out[f"{key}_sd"] = statistics.sample_sd(values)
   return out
 
 

@@ -1,5 +1,6 @@
-"""Tests of bert_tf.experiments.compare: a whole tiny comparison (records,
-pretraining, held-out masked-LM accuracy, heads, frozen probes, probes and
+"""Tests of the comparison (bert_tf.experiments.compare and the plan,
+stages and preflight it runs): a whole tiny comparison (records,
+pretraining, held-out masked-LM accuracy, heads, frozen probes, pair tasks and
 a task over seeds, the results files), its rerun skipping finished stages,
 arms over pretraining seeds with identical ones reused, ELECTRA against
 BERT at equal training FLOPs, the steps each budget plans, the rerun check
@@ -19,6 +20,10 @@ import numpy as np
 import pytest
 
 from bert_tf.experiments import compare
+from bert_tf.experiments import heldout_reading
+from bert_tf.experiments import plan
+from bert_tf.experiments import preflight
+from bert_tf.experiments import stages
 from bert_tf.models.config import BertConfig
 from bert_tf.training import objectives
 
@@ -51,7 +56,7 @@ def write_task(directory, n=64, seed=1):
       lines.append(f"the {a} went\tthe {b} came\t{int(a == b)}")
     with open(os.path.join(directory, f"{split}.tsv"), "w", encoding="utf-8") as f:
       f.write("\n".join(lines) + "\n")
-  return compare.Task("same", str(directory), "first", "second", "label")
+  return plan.Task("same", str(directory), "first", "second", "label")
 
 
 def tiny_options(tmp_path, **kw):
@@ -64,10 +69,10 @@ def tiny_options(tmp_path, **kw):
   defaults = dict(corpus=write_corpus(tmp_path / "corpus.txt"), output_dir=str(tmp_path / "cmp"),
                   bert_config_file=str(config), vocab_size=120, heldout_every=2,
                   max_seq_length=32, dupe_factor=1, num_train_steps=3, train_batch_size=8,
-                  probes=("sop",), tasks=(write_task(tmp_path / "task"),), seeds=2,
+                  pair_tasks=("sop",), tasks=(write_task(tmp_path / "task"),), seeds=2,
                   finetune_epochs=1.0, finetune_batch_size=8, max_probe_examples=64)
   defaults.update(kw)
-  return compare.CompareOptions(**defaults)
+  return plan.CompareOptions(**defaults)
 
 
 def test_a_whole_comparison_writes_its_results_and_a_rerun_skips_finished_work(
@@ -80,7 +85,7 @@ def test_a_whole_comparison_writes_its_results_and_a_rerun_skips_finished_work(
   assert not [w for w in tf_warnings if "retracing" in w], tf_warnings
   assert not [w for w in our_warnings if "shards" in w], our_warnings
   names = list(options.objectives)
-  by = {(r["objective"], r["metric"]): r for r in rows}
+  by = {(r["arm"], r["metric"]): r for r in rows}
   frozen = ["frozen_sop_accuracy", "frozen_same_accuracy"]
   tuned = ["probe_sop_accuracy", "same_accuracy"]
   # The heads of the objectives that have one; frozen probes for every arm.
@@ -91,7 +96,7 @@ def test_a_whole_comparison_writes_its_results_and_a_rerun_skips_finished_work(
   for r in rows:
     assert 0.0 <= r["mean"] <= 1.0 and r["pretrain_steps"] == 3 and r["pretrain_seeds"] == 1
     assert r["n"] == (2 if r["metric"] in tuned else 1)
-    assert r["eval_examples"] >= compare.MIN_EVAL_EXAMPLES
+    assert r["eval_examples"] >= preflight.MIN_EVAL_EXAMPLES
     # What always answering the dev set's majority class scores, beside each
     # classification metric but masked LM's.
     assert (r["chance"] == "") == (r["metric"] == "masked_lm_accuracy")
@@ -103,6 +108,10 @@ def test_a_whole_comparison_writes_its_results_and_a_rerun_skips_finished_work(
   assert held.count("instances") % 32 != 0
   assert by[("mlm", "masked_lm_accuracy")]["eval_examples"] == held.count("predictions")
   table = (out / "results.md").read_text()
+  # A verdict first, in plain words; then the table.
+  assert table.startswith("# Pretraining objectives compared\n\nVerdict:\n\n- One "
+                          "pretraining run per arm: no difference below is evidence")
+  assert table.index("Verdict:") < table.index("| arm |")
   assert all(f"| {n} |" in table for n in names)
   assert "NO difference here is evidence about the objectives" in table
   assert "- **head_sop_accuracy** (majority class 0." in table
@@ -113,8 +122,8 @@ def test_a_whole_comparison_writes_its_results_and_a_rerun_skips_finished_work(
   assert sorted(os.listdir(out / "plots")) == sorted(f"{m}.png" for m in compare_metrics(rows))
   assert set(names) <= set(os.listdir(out / "hparams"))
   printed = capsys.readouterr().out
-  stages = 1 + len(names) * 6  # records, pretraining, held-out, instruments, 2 fine-tunes
-  assert f"[{stages}/{stages}]" in printed and "ETA" in printed
+  count = 1 + len(names) * 6  # records, pretraining, held-out, instruments, 2 fine-tunes
+  assert f"[{count}/{count}]" in printed and "ETA" in printed
   # The rerun reads every finished stage back and gives the same table.
   assert compare.run_comparison(options) == rows
   printed = capsys.readouterr().out
@@ -143,7 +152,7 @@ def test_arms_over_pretraining_seeds_share_what_is_identical(tmp_path):
   described = [json.loads((out / "runs" / r / "run.json").read_text()) for r in runs]
   assert sorted((d["arm"].split(":")[0], d["seed"]) for d in described) == [
       ("bert", 12345), ("bert", 12346), ("mask100", 12345), ("mask100", 12346)]
-  by = {(r["objective"], r["metric"]): r for r in rows}
+  by = {(r["arm"], r["metric"]): r for r in rows}
   for arm in ("bert", "again", "mask100"):
     r = by[(arm, "masked_lm_accuracy")]
     assert r["pretrain_seeds"] == r["n"] == 2 and sorted(r["values"]) == [0, 1]
@@ -180,12 +189,12 @@ def test_arms_over_pretraining_seeds_share_what_is_identical(tmp_path):
 
 def test_a_rerun_with_other_inputs_is_refused_naming_them(tmp_path):
   options = tiny_options(tmp_path)
-  compare.check_plan(options)
-  compare.check_plan(options)  # the same inputs: fine
+  plan.check_plan(options)
+  plan.check_plan(options)  # the same inputs: fine
   changed = dataclasses.replace(options, heldout_every=3, max_seq_length=48)
   with pytest.raises(ValueError, match=r"holds a comparison of other inputs \(heldout_every 2 "
                                        r"-> 3; max_seq_length 32 -> 48\)") as error:
-    compare.check_plan(changed)
+    plan.check_plan(changed)
   # It names what changed and recommends no flag it would ignore.
   assert "--heldout_every" not in str(error.value) and "another --output_dir" in str(error.value)
   # A corpus edited in place, same size, other text: another corpus.
@@ -193,38 +202,45 @@ def test_a_rerun_with_other_inputs_is_refused_naming_them(tmp_path):
   with open(options.corpus, "w", encoding="utf-8") as f:
     f.write(corpus.replace("king", "kong", 1))
   with pytest.raises(ValueError, match="corpus_sha256"):
-    compare.check_plan(options)
+    plan.check_plan(options)
   old = tmp_path / "old"
   old.mkdir()
   (old / "train.txt").write_text("x\n")
   with pytest.raises(ValueError, match="written by an earlier bert_tf"):
-    compare.check_plan(dataclasses.replace(options, output_dir=str(old)))
+    plan.check_plan(dataclasses.replace(options, output_dir=str(old)))
 
 
 def test_what_every_stage_needs_is_checked_before_pretraining(tmp_path):
-  # Ten documents hold out two: too few sentence pairs to measure anything,
-  # said before any record or model is written for training.
-  options = tiny_options(tmp_path, corpus=write_corpus(tmp_path / "small.txt", documents=10),
-                         heldout_every=5)
-  with pytest.raises(ValueError, match="too few sentence pairs|evaluation rows, fewer than 20"
-                     ) as error:
+  # 72 documents, every 10th held out: seven, too few evaluation rows for
+  # the pair task and the segment pairs. ONE message names every instrument
+  # that falls short and what each needs, before any training record or
+  # model is written.
+  options = tiny_options(tmp_path, corpus=write_corpus(tmp_path / "small.txt", documents=72),
+                         heldout_every=10, pair_tasks=("sop", "nsp_random"))
+  with pytest.raises(ValueError, match="too few evaluation rows for this comparison") as error:
     compare.run_comparison(options)
-  assert "\n" not in str(error.value) and "--heldout_every" in str(error.value)
+  message = str(error.value)
+  assert "\n" not in message and "--heldout_every" in message
+  for short in ("probe_sop (dev", "probe_nsp_random (dev", "pairs sop", "pairs nsp_random"):
+    assert short in message, short
+  assert "same (dev" not in message  # the --task's 64 dev rows are enough
+  assert f"What each instrument needs: {preflight.needs(options)}" in message
+  assert "about 3,200 held-out tokens at --max_seq_length=32" in message
   assert not (tmp_path / "cmp" / "runs").exists()
   assert os.listdir(tmp_path / "cmp" / "records") == ["heldout"]
   # The eval-size rule: refused below 20 rows, a warning below 200.
   with pytest.raises(ValueError, match="x: 19 evaluation rows"):
-    compare.eval_size_note("x", 19, "hint")
-  assert "differences below 0.14" in compare.eval_size_note("x", 100, "hint")
-  assert compare.eval_size_note("x", 200, "hint") is None
+    preflight.eval_size_note("x", 19, "hint")
+  assert "differences below 0.14" in preflight.eval_size_note("x", 100, "hint")
+  assert preflight.eval_size_note("x", 200, "hint") is None
 
 
 def test_task_specs_and_bad_options_are_one_line_errors(tmp_path):
-  task = compare.Task.parse("wic=/data/wic,sentence1,sentence2,label")
-  assert task == compare.Task("wic", "/data/wic", "sentence1", "sentence2", "label")
-  assert compare.Task.parse("gloss=gs://b/gloss,3,4").text_b_column == ""
+  task = plan.Task.parse("wic=/data/wic,sentence1,sentence2,label")
+  assert task == plan.Task("wic", "/data/wic", "sentence1", "sentence2", "label")
+  assert plan.Task.parse("gloss=gs://b/gloss,3,4").text_b_column == ""
   with pytest.raises(ValueError, match="expected NAME=DIR,TEXT_A"):
-    compare.Task.parse("wic:/data/wic")
+    plan.Task.parse("wic:/data/wic")
   with pytest.raises(ValueError, match="--objectives: 'nsp' is not one of mlm_nsp"):
     tiny_options(tmp_path, objectives=("nsp",)).validate()
   from bert_tf.experiments import arms  # pylint: disable=g-import-not-at-top
@@ -233,7 +249,7 @@ def test_task_specs_and_bad_options_are_one_line_errors(tmp_path):
   with pytest.raises(ValueError, match="--pretrain_seeds=0: must be at least 1"):
     tiny_options(tmp_path, pretrain_seeds=0).validate()
   with pytest.raises(ValueError, match="--probes: 'order' is not one of"):
-    tiny_options(tmp_path, probes=("order",)).validate()
+    tiny_options(tmp_path, pair_tasks=("order",)).validate()
 
 
 def test_flops_budget_plans_the_first_objectives_flops_for_every_other():
@@ -242,15 +258,15 @@ def test_flops_budget_plans_the_first_objectives_flops_for_every_other():
   # ELECTRA (its generator and per-token head), 5,469,888 for mlm.
   config = BertConfig(vocab_size=100, hidden_size=16, num_hidden_layers=1,
                       num_attention_heads=2, intermediate_size=32, max_position_embeddings=32)
-  options = compare.CompareOptions(corpus="c", output_dir="o", bert_config_file="b",
+  options = plan.CompareOptions(corpus="c", output_dir="o", bert_config_file="b",
                                    objectives=("mlm_nsp", "electra", "mlm"),
                                    max_seq_length=32, train_batch_size=8, num_train_steps=1000)
-  assert compare.plan_steps(options, config) == {"mlm_nsp": 1000, "electra": 1000, "mlm": 1000}
+  assert plan.plan_steps(options, config) == {"mlm_nsp": 1000, "electra": 1000, "mlm": 1000}
   flops = dataclasses.replace(options, budget="flops")
   # round(1000 x 5484576 / 6629568) = round(827.3); round(1000 x 5484576 / 5469888)
-  assert compare.plan_steps(flops, config) == {"mlm_nsp": 1000, "electra": 827, "mlm": 1003}
+  assert plan.plan_steps(flops, config) == {"mlm_nsp": 1000, "electra": 827, "mlm": 1003}
   first_electra = dataclasses.replace(flops, objectives=("electra", "mlm_nsp"))
-  assert compare.plan_steps(first_electra, config) == {"electra": 1000, "mlm_nsp": 1209}
+  assert plan.plan_steps(first_electra, config) == {"electra": 1000, "mlm_nsp": 1209}
   with pytest.raises(ValueError, match="--budget='time' is not one of steps, flops"):
     dataclasses.replace(options, budget="time").validate()
   assert objectives.get("distill_mlm").train_flops is None  # no FLOPs model
@@ -264,7 +280,7 @@ def test_electra_against_bert_at_equal_flops(tmp_path, capsys):
   rows = compare.run_comparison(options)
   out = tmp_path / "cmp"
   bert_config = BertConfig.from_json_file(str(out / "bert_config.json"))
-  flops = {n: compare.step_flops(options, n, bert_config) for n in options.objectives}
+  flops = {n: plan.step_flops(options, n, bert_config) for n in options.objectives}
   run_dirs = {json.loads((d / "run.json").read_text())["objective"]: d
               for d in (out / "runs").iterdir()}
   summaries = {n: json.loads((run_dirs[n] / "pretrain.json").read_text()) for n in flops}
@@ -279,9 +295,9 @@ def test_electra_against_bert_at_equal_flops(tmp_path, capsys):
       <= flops["electra"] / 2
   # ELECTRA read the mlm_nsp records; none were written for it.
   assert len(os.listdir(out / "records")) == 2 and (out / "records" / "heldout").is_dir()
-  by = {(r["objective"], r["metric"]): r for r in rows}
+  by = {(r["arm"], r["metric"]): r for r in rows}
   heldout = json.loads((run_dirs["electra"] / "heldout_mlm.json").read_text())
-  discriminator = [m for m, _ in compare.DISCRIMINATOR_ROWS]
+  discriminator = [m for m, _ in heldout_reading.reading("electra").rows]
   assert [m for (o, m) in by if o == "mlm_nsp"] == ["masked_lm_accuracy", "head_sop_accuracy",
                                                     "frozen_sop_accuracy", "probe_sop_accuracy"]
   # ELECTRA's held-out masked-LM figure is its generator's: a column of its own.
@@ -324,12 +340,15 @@ def test_electra_against_bert_at_equal_flops(tmp_path, capsys):
   assert table_rows["electra"]["masked_lm_accuracy"] == ""
   assert table_rows["electra"]["replaced_share"].startswith(f"{share:.4f} (se ")
   assert "budget equal training FLOPs" in table
+  assert "electra: generator_masked_lm_accuracy is a generator's" in table
   assert "not the same quantity as masked_lm_accuracy" in table
   with open(out / "results.csv", encoding="utf-8") as f:
     csv_rows = list(csv.DictReader(f))
   assert len(csv_rows) == len(rows) and "train_flops" in csv_rows[0]
-  assert not any(r["objective"] == "mlm_nsp" and r["metric"].startswith("discriminator")
+  assert not any(r["arm"] == "mlm_nsp" and r["metric"].startswith("discriminator")
                  for r in csv_rows)
+  assert {(r["arm"], r["objective"]) for r in csv_rows} == {("mlm_nsp", "mlm_nsp"),
+                                                            ("electra", "electra")}
   capsys.readouterr()
   # The rerun skips every finished stage: records, pretraining, held-out,
   # instruments, probe.
@@ -351,15 +370,15 @@ def _warnings(logger_name):
 
 
 def test_records_get_no_more_shards_than_blocks(tmp_path):
-  block = compare.RECORD_BLOCK_BYTES
-  assert [compare.record_shards(n * block) for n in (0, 1, 3, 4, 40)] == [1, 1, 1, 2, 2]
+  block = plan.RECORD_BLOCK_BYTES
+  assert [plan.record_shards(n * block) for n in (0, 1, 3, 4, 40)] == [1, 1, 1, 2, 2]
   # A small corpus is one block: one shard, and the writer has nothing to warn
   # about (it used to say "1 blocks for 2 shards ... lower --block_bytes or
   # --num_output_shards", flags compare_objectives does not have).
   with _warnings("absl") as messages:
     options = tiny_options(tmp_path)
-    train_txt, _, vocab_file, _ = compare.prepare_text(options)
-    records, written = compare.write_records(options, train_txt, vocab_file, "mlm_nsp",
+    train_txt, _, vocab_file, _ = stages.prepare_text(options)
+    records, written = stages.write_records(options, train_txt, vocab_file, "mlm_nsp",
                                              options.base_data_options(options.seed))
   assert not written and len(tf_glob(records)) == 1
   assert not [m for m in messages if "shards" in m], messages
@@ -376,7 +395,7 @@ def test_objectives_with_the_same_record_options_share_their_records(tmp_path):
                       num_attention_heads=2, intermediate_size=32, max_position_embeddings=32)
   options = tiny_options(tmp_path, objectives=("mlm_nsp", "electra", "mlm", "mlm_sop"),
                          pretrain_seeds=2)
-  runs = compare.plan_runs(options, config)
+  runs = plan.plan_runs(options, config)
   keys = {(r.arm.name, r.seed_index): r.records_key for r in runs}
   assert keys[("electra", 0)] == keys[("mlm_nsp", 0)] != keys[("mlm_nsp", 1)]
   assert len({keys[(n, 0)] for n in ("mlm_nsp", "mlm", "mlm_sop")}) == 3
@@ -392,10 +411,10 @@ def test_a_pretraining_stopped_by_a_signal_is_not_marked_done(tmp_path, monkeypa
   # model of fewer steps.
   options = tiny_options(tmp_path, tasks=())
   config = BertConfig.from_json_file(options.bert_config_file)
-  run = compare.plan_runs(options, config)[0]
-  monkeypatch.setattr(compare.loop, "run",
+  run = plan.plan_runs(options, config)[0]
+  monkeypatch.setattr(stages.loop, "run",
                       lambda *a: {"global_step": 2, "stopped_by_signal": True})
-  with pytest.raises(compare.RunStopped,
+  with pytest.raises(stages.RunStopped,
                      match=r"mlm_nsp \(seed 0\) stopped at step 2 of 3 \(signal\).*run the same"):
-    compare.pretrain(options, run, "records", config)
+    stages.pretrain(options, run, "records", config)
   assert not os.path.exists(os.path.join(run.directory(options), "pretrain.json"))

@@ -103,8 +103,8 @@ def test_pair_sets_take_only_the_documents_they_need(tmp_path, monkeypatch):
   # A cap above what the text gives: every document, the same pairs as the
   # whole text's.
   whole = instruments.pair_sets(text, ["sop"], tok, 32, seed=1, max_examples=10000)["sop"]
-  from bert_tf.data import probes  # pylint: disable=g-import-not-at-top
-  tokenized = instruments.tokenized_documents(probes.parse_documents(text), tok)
+  from bert_tf.data import pair_tasks  # pylint: disable=g-import-not-at-top
+  tokenized = instruments.tokenized_documents(pair_tasks.parse_documents(text), tok)
   train, dev = segment_pairs.split_pairs(segment_pairs.segment_pairs(tokenized, "sop", 29, 1))
   assert len(whole.train_labels) == len(train) and len(whole.dev_labels) == len(dev)
   np.testing.assert_array_equal(whole.dev_labels, [p[2] for p in dev])
@@ -136,8 +136,8 @@ def test_tokenized_documents_drop_empty_sentences(tmp_path):
                              "went", "."]) + "\n")
   from bert_tf.data import classification
   tokenizer = classification.make_tokenizer(str(path), True)
-  from bert_tf.data import probes  # pylint: disable=g-import-not-at-top
+  from bert_tf.data import pair_tasks  # pylint: disable=g-import-not-at-top
   docs = instruments.tokenized_documents(
-      probes.parse_documents("the king went .\n\n\nThe king\n"), tokenizer)
+      pair_tasks.parse_documents("the king went .\n\n\nThe king\n"), tokenizer)
   vocab = wordpiece_vocab.load_vocab(str(path))
   assert docs == [[[5, 6, 7, 8]], [[5, 6]]] and vocab.cls_id == 2

@@ -1,9 +1,9 @@
-"""Tests of bert_tf.data.probes: each probe's rows follow its rule, are
+"""Tests of bert_tf.data.pair_tasks: each pair task's rows follow its rule, are
 balanced and deterministic, and dev shares no document with train."""
 
 import pytest
 
-from bert_tf.data import probes
+from bert_tf.data import pair_tasks
 
 
 def _documents(n_docs=40, n_sentences=8):
@@ -18,17 +18,17 @@ def _where(sentence):
 
 def test_parse_documents_splits_on_blank_lines():
   text = "one two three.\nfour five six.\n\n\n  seven eight nine.  \r\n\nlast one here.\n"
-  assert probes.parse_documents(text) == [["one two three.", "four five six."],
+  assert pair_tasks.parse_documents(text) == [["one two three.", "four five six."],
                                           ["seven eight nine."], ["last one here."]]
 
 
-@pytest.mark.parametrize("task", probes.TASKS)
-def test_each_probe_follows_its_rule(task):
+@pytest.mark.parametrize("task", pair_tasks.TASKS)
+def test_each_pair_task_follows_its_rule(task):
   docs = _documents()
-  rows = probes.probe_rows(docs, task, seed=7)
-  assert rows == probes.probe_rows(docs, task, seed=7)
-  assert rows != probes.probe_rows(docs, task, seed=8)
-  assert 0.4 < probes.label_share(rows) < 0.6  # 280 anchors: 5 sd is about 0.15
+  rows = pair_tasks.task_rows(docs, task, seed=7)
+  assert rows == pair_tasks.task_rows(docs, task, seed=7)
+  assert rows != pair_tasks.task_rows(docs, task, seed=8)
+  assert 0.4 < pair_tasks.label_share(rows) < 0.6  # 280 anchors: 5 sd is about 0.15
   for d, a, b, label in rows:
     (da, ia), (db, ib) = _where(a), _where(b)
     if label == "1":
@@ -43,16 +43,16 @@ def test_each_probe_follows_its_rule(task):
 
 def test_short_sentences_make_no_anchor_and_small_documents_no_same_doc_negative():
   docs = [["a b", "c d e", "f g h"], ["i j k", "l m n"], ["o p q", "r s t"]]
-  rows = probes.probe_rows(docs, "sop", seed=1)
+  rows = pair_tasks.task_rows(docs, "sop", seed=1)
   assert {(a, b) for _, a, b, label in rows if label == "1"} <= {
       ("c d e", "f g h"), ("i j k", "l m n"), ("o p q", "r s t")}
-  same_doc = probes.probe_rows(docs, "nsp_same_doc", seed=1)
+  same_doc = pair_tasks.task_rows(docs, "nsp_same_doc", seed=1)
   assert all(label == "1" for *_, label in same_doc)
 
 
 def test_dev_rows_come_from_other_documents_than_train():
-  rows = probes.probe_rows(_documents(), "nsp_random", seed=3)
-  train, dev = probes.split_rows(rows, dev_every=5)
+  rows = pair_tasks.task_rows(_documents(), "nsp_random", seed=3)
+  train, dev = pair_tasks.split_rows(rows, dev_every=5)
   train_docs = {_where(a)[0] for a, _, _ in train}
   dev_docs = {_where(a)[0] for a, _, _ in dev}
   assert dev and train and not train_docs & dev_docs
@@ -60,12 +60,12 @@ def test_dev_rows_come_from_other_documents_than_train():
 
 
 def test_tsv_has_a_header_and_no_stray_tabs():
-  text = probes.to_tsv([("a\tb", "c\nd", "1")])
+  text = pair_tasks.to_tsv([("a\tb", "c\nd", "1")])
   assert text == "text_a\ttext_b\tlabel\na b\tc d\t1\n"
 
 
 def test_bad_requests_are_one_line_errors():
   with pytest.raises(ValueError, match="'nsp' is not one of nsp_random"):
-    probes.probe_rows(_documents(), "nsp")
+    pair_tasks.task_rows(_documents(), "nsp")
   with pytest.raises(ValueError, match="nsp_random needs at least two documents"):
-    probes.probe_rows(_documents(n_docs=1), "nsp_random")
+    pair_tasks.task_rows(_documents(n_docs=1), "nsp_random")

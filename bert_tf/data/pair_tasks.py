@@ -1,8 +1,12 @@
-"""Sentence-pair probes built from held-out text: no labelled data needed.
+"""Sentence-pair tasks built from held-out text: no labelled data needed.
 
-Three binary tasks, each a list of (text_a, text_b, label) rows drawn from
-documents in the pretraining format (one sentence a line, a blank line
-between documents):
+A PAIR TASK is a small binary classification task that a comparison
+fine-tunes every pretrained encoder on. compare_objectives names them by
+its --probes flag and reports them as `probe_<task>_accuracy`: fine-tuned
+tasks, unlike the frozen linear probes of experiments/linear_probe.py
+(`frozen_<task>_accuracy`). Three tasks, each a list of (text_a, text_b,
+label) rows drawn from documents in the pretraining format (one sentence a
+line, a blank line between documents):
 
   nsp_random    BERT's next-sentence prediction: B follows A (label 1), or
                 B is a sentence of another, random document (label 0). A
@@ -15,15 +19,16 @@ between documents):
 
 ALBERT's paper (Lan et al. 2020, Table 5) found that a model pretrained with
 NSP scores near chance on SOP while one pretrained with SOP does well on NSP:
-these probes repeat that comparison on a user's own corpus. A and B are
+these tasks repeat that comparison on a user's own corpus. A and B are
 single sentences (lines), not the multi-sentence segments pretraining uses,
-so every probe row is one decision about one sentence boundary.
+so every row is one decision about one sentence boundary.
 
 Each task is balanced: every anchor pair (sentence i, sentence i+1 of a
-document) gives one row, positive or negative with probability 1/2. Rows are
-split into train and dev BY DOCUMENT (every `dev_every`-th document is dev),
-so no sentence of a dev row was seen in a train row. Everything is a pure
-function of the documents and the seed.
+document, both of at least MIN_WORDS words) gives one row, positive or
+negative with probability 1/2. Rows are split into train and dev BY
+DOCUMENT (every `dev_every`-th document is dev), so no sentence of a dev
+row was seen in a train row. Everything is a pure function of the
+documents and the seed.
 """
 
 import random
@@ -33,7 +38,7 @@ from bert_tf.data import split
 TASKS = ("nsp_random", "nsp_same_doc", "sop")
 LABELS = ("0", "1")
 # Anchors need sentences of a few words; shorter lines ("Amen.") carry no
-# signal a probe could learn from.
+# signal a classifier could learn from.
 MIN_WORDS = 3
 
 
@@ -62,7 +67,7 @@ def _far_sentence(doc, i, rng):
 def check_task(task, num_documents, what):
   """ValueError for an unknown task, or for nsp_random over fewer than two
   documents (its negatives come from another one). `what` names the kind
-  in the message ("probe task", "pair task")."""
+  in the message ("pair task", "segment pair task")."""
   if task not in TASKS:
     raise ValueError(f"{what} {task!r} is not one of {', '.join(TASKS)}")
   if task == "nsp_random" and num_documents < 2:
@@ -70,8 +75,8 @@ def check_task(task, num_documents, what):
                      "another document)")
 
 
-def probe_rows(documents, task, seed=12345):
-  """The rows of one probe task over `documents`.
+def task_rows(documents, task, seed=12345):
+  """The rows of one pair task over `documents`.
 
   Args:
     documents: list of documents, each a list of sentences (str).
@@ -88,7 +93,7 @@ def probe_rows(documents, task, seed=12345):
     ValueError: an unknown task, or fewer than two documents for
       nsp_random.
   """
-  check_task(task, len(documents), "probe task")
+  check_task(task, len(documents), "pair task")
   rng = random.Random(f"{seed}:{task}")
   rows = []
   for d, i in _anchors(documents):

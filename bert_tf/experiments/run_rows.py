@@ -1,0 +1,95 @@
+"""From the stages' results to the table's rows: one run's measures, and an
+arm's rows over its pretraining runs (experiments.results says what a
+row's mean and spread are).
+"""
+
+import math
+
+from bert_tf import statistics
+from bert_tf.experiments import heldout_reading
+from bert_tf.experiments import results as results_lib
+
+
+def figure_order(figures, pair_names, task_names):
+  """The instrument metrics of `figures` in table order: heads, then frozen
+  probes of the pair sets, then of the user tasks (each in its flag's
+  order)."""
+  wanted = ([f"head_{n}_accuracy" for n in pair_names]
+            + [f"frozen_{n}_accuracy" for n in pair_names]
+            + [f"frozen_{n}_{kind}" for n in task_names for kind in ("accuracy", "pearson")])
+  return [m for m in wanted if m in figures]
+
+
+def run_measures(objective, heldout, figures, task_results, order=None):
+  """One run's figures: [(metric, value, its spread within the run (a
+  standard error; for fine-tuned metrics the fine-tuning seeds' sd; None:
+  not measured), the fine-tuning seeds (else 1), what the spread measures,
+  evaluation examples)]. objective: the run's objective name (how its
+  held-out figures read: experiments.heldout_reading)."""
+  sample, tuned = results_lib.SPREAD_SAMPLE, results_lib.SPREAD_FINETUNE
+  reading = heldout_reading.reading(objective)
+  p = heldout["masked_lm_accuracy"]
+  predictions = int(heldout["predictions"])
+  out = [(reading.mlm_metric, p, statistics.binomial_se(p, predictions), 1, sample,
+          predictions)]
+  for metric, count in reading.rows:
+    if metric in heldout:
+      if count is None:
+        out.append((metric, heldout[metric], None, 1, results_lib.SPREAD_NONE, None))
+      else:
+        out.append((metric, heldout[metric],
+                    statistics.binomial_se(heldout[metric], heldout[count]), 1, sample,
+                    int(heldout[count])))
+  for metric in order if order is not None else sorted(figures):
+    value, n = figures[metric]["value"], figures[metric]["examples"]
+    se = (statistics.binomial_se(value, n) if metric.endswith("_accuracy")
+          else statistics.correlation_se(value, n))
+    out.append((metric, value, se, 1, sample, n))
+  for task_name, res in task_results:
+    key = "pearson" if res.get("task_type") == "regression" else "accuracy"
+    out.append((f"{task_name}_{key}", res[key], res[f"{key}_sd"], res["num_seeds"], tuned,
+                res.get("num_dev_examples")))
+  return out
+
+
+def _mean_summary(summaries):
+  """The first run's pretraining summary with its rates and seconds the
+  mean over the runs."""
+  summary = dict(summaries[0])
+  for key in ("seconds", "examples_per_second", "flops_per_second"):
+    values = [s[key] for s in summaries if s.get(key) not in (None, "")]
+    if values:
+      summary[key] = statistics.mean(values)
+  return summary
+
+
+def arm_rows(arm_name, objective, per_run):
+  """Result rows of one arm from [(seed index, summary, measures)] (see
+  experiments.results: mean and sd over pretraining runs when there are
+  several, else the run's own spread)."""
+  summary = _mean_summary([s for _, s, _ in per_run])
+  metrics = []
+  for _, _, measures in per_run:
+    metrics += [m[0] for m in measures if m[0] not in metrics]
+  rows = []
+  for metric in metrics:
+    found = [(k, next(m for m in measures if m[0] == metric)) for k, _, measures in per_run
+             if any(m[0] == metric for m in measures)]
+    values = {k: m[1] for k, m in found}
+    examples = found[0][1][5]
+    if len(found) > 1:
+      rows.append(results_lib.row(arm_name, metric, statistics.mean(values.values()),
+                                  statistics.sample_sd(values.values()), len(found), summary,
+                                  pretrain_seeds=len(found), eval_examples=examples,
+                                  values=values, objective=objective))
+      continue
+    _, (_, value, spread_value, n, spread, _) = found[0]
+    if spread == results_lib.SPREAD_FINETUNE:
+      sd = spread_value
+      se = sd / math.sqrt(n) if n > 1 and sd > 0 else float("nan")
+    else:
+      sd, se = 0.0, float("nan") if spread_value is None else spread_value
+    rows.append(results_lib.row(arm_name, metric, value, sd, n, summary, se=se,
+                                eval_examples=examples, spread=spread, values=values,
+                                objective=objective))
+  return rows

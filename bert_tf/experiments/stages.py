@@ -1,0 +1,332 @@
+"""The comparison's stages: each makes one result under output_dir and is
+skipped when that result is already there, so a rerun continues where a
+run stopped.
+
+  text          train.txt / heldout.txt, vocab.txt, bert_config.json
+  records       records/<key>/ (done when its manifest exists)
+  pretrain      runs/<key>/pretrain.json (the loop resumes from its
+                checkpoint until then)
+  heldout       runs/<key>/heldout_mlm.json
+  pair tasks    probes/<task>/{train,dev}.tsv (the fine-tuned pair tasks)
+  finetune      runs/<key>/finetune/<task>-<settings key>/results.json
+  instruments   runs/<key>/instruments.json (extended when tasks are added)
+
+Every JSON result goes through `cached`, the one rule for reusing a stage:
+read the file when it holds a complete result, else compute and write it.
+"""
+
+import dataclasses
+import os
+import time
+
+from absl import logging
+
+from bert_tf import file_io as files
+from bert_tf.data import pair_tasks
+from bert_tf.data import pipeline
+from bert_tf.data import split
+from bert_tf.data import vocab_learning as vocab_lib
+from bert_tf.data import wordpiece_vocab
+from bert_tf.data import writer
+from bert_tf.experiments import arms as arms_lib
+from bert_tf.experiments import plan as plan_lib
+from bert_tf.models import config as config_lib
+from bert_tf.training import finetune
+from bert_tf.training import loop
+from bert_tf.training import objectives
+
+
+class RunStopped(Exception):
+  """A pretraining run stopped by a signal before its last step: the plan
+  stops too (nothing marked done), and the same command continues it."""
+
+
+def cached(path, compute, complete=lambda result: True):
+  """A stage's JSON result: (the result at `path`, True) when it is there
+  and `complete(result)`; else (compute(the partial result or None),
+  False), written to `path` once computed (never a half-written file)."""
+  previous = files.read_json(path, "stage result") if plan_lib.exists(path) else None
+  if previous is not None and complete(previous):
+    return previous, True
+  result = compute(previous)
+  files.write_json(path, result)
+  return result, False
+
+
+# ------------------------------------------------------------------------------
+# Text and records
+# ------------------------------------------------------------------------------
+
+
+def prepare_text(options):
+  """Held-out split, vocab and model config; returns (train.txt, heldout.txt,
+  vocab file, BertConfig)."""
+  out = options.output_dir
+  train_txt, held_txt = os.path.join(out, "train.txt"), os.path.join(out, "heldout.txt")
+  if not (plan_lib.exists(train_txt) and plan_lib.exists(held_txt)):
+    split.split_corpus(options.corpus, train_txt, held_txt, options.heldout_every)
+  vocab_file = options.vocab_file
+  if not vocab_file:
+    vocab_file = os.path.join(out, "vocab.txt")
+    if not plan_lib.exists(vocab_file):
+      tokens = vocab_lib.build_vocab([train_txt], options.vocab_size,
+                                     do_lower_case=options.do_lower_case)
+      vocab_lib.write_vocab(tokens, vocab_file)
+  vocab_size = len(wordpiece_vocab.load_vocab(vocab_file).tokens)
+  config_path = os.path.join(out, "bert_config.json")
+  bert_config = config_lib.write_bert_config(
+      options.bert_config_file, vocab_size, config_path,
+      max_position_embeddings=max(options.max_seq_length,
+                                  config_lib.BertConfig.from_json_file(
+                                      options.bert_config_file).max_position_embeddings))
+  return train_txt, held_txt, vocab_file, bert_config
+
+
+def records_outputs(options, name, text_file):
+  """The writer.Outputs of the records `name` of `text_file`."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  return writer.Outputs(directory=os.path.join(options.output_dir, "records", name),
+                        num_shards=plan_lib.record_shards(tf.io.gfile.stat(text_file).length))
+
+
+def write_records(options, text_file, vocab_file, name, data_options):
+  """Records of `text_file` under output_dir/records/<name> (skipped when
+  their manifest exists); returns (the records glob, whether they were
+  written before)."""
+  outputs = records_outputs(options, name, text_file)
+  written = plan_lib.exists(outputs.manifest_path())
+  if not written:
+    writer.create_pretraining_data(text_file, outputs, vocab_file, data_options,
+                                   num_workers=writer.default_num_workers())
+  return outputs.directory + "/*.tfrecord", written
+
+
+# ------------------------------------------------------------------------------
+# Pretraining
+# ------------------------------------------------------------------------------
+
+
+def steady_examples_per_second(history):
+  """The training rate of a run: the mean examples/s of its host loops after
+  the first (which includes tracing and compiling the step), or the first's
+  when it is the only one; 0.0 for a run that trained no step."""
+  rates = [h["examples_per_second"] for h in history]
+  steady = rates[1:] or rates
+  return sum(steady) / len(steady) if steady else 0.0
+
+
+def pretrain_path(options, run):
+  return os.path.join(run.directory(options), "pretrain.json")
+
+
+def pretrain(options, run, records, bert_config):
+  """Pretrains `run` on `records`; returns (its summary dict, whether it was
+  done before). The summary is runs/<key>/pretrain.json."""
+  return cached(pretrain_path(options, run),
+                lambda _: _pretrain(options, run, records, bert_config), complete=bool)
+
+
+def _pretrain(options, run, records, bert_config):
+  directory = run.directory(options)
+  model_dir = os.path.join(directory, "model")
+  config = plan_lib.train_config(options, run.arm, records, model_dir, run.steps, run.seed)
+  files.write_json(os.path.join(directory, "run.json"),
+                   {"arm": run.arm.describe(), "objective": run.arm.objective,
+                    "pretrain_seed": run.seed_index, "seed": run.seed, "steps": run.steps,
+                    "records": records,
+                    "train_config": {k: v for k, v in dataclasses.asdict(config).items()
+                                     if v != getattr(loop.TrainConfig, k, None)}})
+  start = time.time()
+  verbosity = logging.get_verbosity()
+  logging.set_verbosity(logging.INFO)  # the loop's progress lines: losses, rate, ETA
+  try:
+    result = loop.run(config, bert_config)
+  finally:
+    logging.set_verbosity(verbosity)
+  if result.get("stopped_by_signal") or result["global_step"] < run.steps:
+    # Stopped by SIGTERM (a preempted VM): the checkpoint is saved, the run
+    # is not finished; a rerun resumes it. Nothing is marked done.
+    raise RunStopped(f"{run.arm.name} (seed {run.seed_index}) stopped at step "
+                     f"{result['global_step']} of {run.steps} (signal); its checkpoint is in "
+                     f"{model_dir}: run the same command again to continue")
+  params = int(result["model"].count_params())
+  flops = plan_lib.step_flops(options, run.arm.objective, bert_config, config.train_batch_size)
+  summary = {"objective": run.arm.objective, "arm": run.arm.name, "model_dir": model_dir,
+             "steps": result["global_step"], "num_train_steps": run.steps,
+             "budget": options.budget, "seed": run.seed, "seconds": time.time() - start,
+             "parameters": params,
+             "train_tokens": run.steps * config.train_batch_size * options.max_seq_length,
+             "step_flops": flops, "train_flops": result["global_step"] * flops,
+             "final_train_metrics": result["train"]}
+  rate = steady_examples_per_second(result["train_history"])
+  summary.update(examples_per_second=rate,
+                 flops_per_second=rate / config.train_batch_size * summary["step_flops"])
+  return summary
+
+
+# ------------------------------------------------------------------------------
+# Held-out masked LM
+# ------------------------------------------------------------------------------
+
+
+def heldout_path(options, run):
+  return os.path.join(run.directory(options), "heldout_mlm.json")
+
+
+def heldout(options, run, bert_config, model_dir, records):
+  """(the held-out figures of `run`'s model, whether measured before):
+  runs/<key>/heldout_mlm.json."""
+  return cached(heldout_path(options, run),
+                lambda _: heldout_metrics(options, bert_config, model_dir, records))
+
+
+def heldout_metrics(options, bert_config, model_dir, records, max_batches=50):
+  """Held-out figures of the model in model_dir on the shared static
+  held-out records (every record up to max_batches batches of 32, a short
+  last batch included): masked-LM accuracy and its prediction count, and
+  the objective's own `heldout_figures` (experiments.heldout_reading says
+  how they read in the table)."""
+  from bert_tf.training import checkpoints  # pylint: disable=g-import-not-at-top
+  objective = objectives.from_checkpoint(model_dir)
+  model, _ = checkpoints.load_pretrainer(bert_config, model_dir, objective)
+  info = pipeline.check_data(records, options.max_seq_length, options.max_predictions_per_seq)
+  dataset = pipeline.make_dataset(info.files, 32, options.max_seq_length,
+                                  options.max_predictions_per_seq, is_training=False,
+                                  compression=info.compression, drop_remainder=False)
+  evaluator = loop.Evaluator(model, objective, sums=objective.heldout_sums)
+  totals, _ = evaluator.totals(dataset, max_batches)
+  weight = totals.get("mlm_weight_sum", 0.0)
+  if not weight:
+    raise ValueError(f"held-out records {records} hold no masked-LM prediction")
+  return {"masked_lm_accuracy": totals["mlm_correct"] / weight, "predictions": weight,
+          **objective.heldout_figures(totals)}
+
+
+# ------------------------------------------------------------------------------
+# Fine-tuning: the pair tasks and the user's tasks
+# ------------------------------------------------------------------------------
+
+
+def pair_task_files(options, held_txt):
+  """Writes the pair tasks' TSVs (data.pair_tasks) from the held-out
+  documents under output_dir/probes/<task>/; returns [plan.Task], named
+  probe_<task> (the names of their metrics)."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  with tf.io.gfile.GFile(held_txt, "r") as f:
+    documents = pair_tasks.parse_documents(f.read())
+  tasks = []
+  for name in options.pair_tasks:
+    directory = os.path.join(options.output_dir, "probes", name)
+    train_path, dev_path = os.path.join(directory, "train.tsv"), os.path.join(directory, "dev.tsv")
+    if not plan_lib.exists(dev_path):
+      rows = pair_tasks.task_rows(documents, name, seed=options.seed)
+      train, dev = pair_tasks.split_rows(rows)
+      limit = options.max_probe_examples
+      # Written even when small: the preflight counts their rows and says
+      # what a larger held-out share would give.
+      files.atomic_write(train_path, pair_tasks.to_tsv(train[:limit]))
+      files.atomic_write(dev_path, pair_tasks.to_tsv(dev[:limit]))
+    tasks.append(plan_lib.Task(f"probe_{name}", directory, "text_a", "text_b", "label"))
+  return tasks
+
+
+def finetune_path(options, run, task):
+  """Where the fine-tuning of `task` from `run` keeps its results (by the
+  fine-tuning settings: other settings are other results)."""
+  settings = {"epochs": options.finetune_epochs, "lr": options.finetune_learning_rate,
+              "batch": options.finetune_batch_size, "seeds": options.seeds,
+              "seed": options.seed, "task": dataclasses.asdict(task)}
+  out = os.path.join(run.directory(options), "finetune",
+                     f"{task.name}-{arms_lib.key_of(settings)[:8]}")
+  return os.path.join(out, "results.json")
+
+
+def finetune_task(options, run, task, vocab_file, bert_config, init_checkpoint):
+  """(the results dict of `finetune.run` for `task` from `init_checkpoint`
+  over the seeds, whether done before)."""
+  path = finetune_path(options, run, task)
+
+  def compute(_):
+    config = finetune.FinetuneConfig(
+        train_file=task.file("train"), dev_file=task.file("dev"),
+        output_dir=os.path.dirname(path), vocab_file=vocab_file,
+        text_a_column=task.text_a_column, text_b_column=task.text_b_column,
+        label_column=task.label_column, do_lower_case=options.do_lower_case,
+        max_seq_length=options.max_seq_length, init_checkpoint=init_checkpoint,
+        num_train_epochs=options.finetune_epochs, learning_rate=options.finetune_learning_rate,
+        train_batch_size=options.finetune_batch_size, seeds=options.seeds, seed=options.seed,
+        save_model=False)
+    return finetune.run(config, bert_config)
+
+  return cached(path, compute, complete=bool)
+
+
+# ------------------------------------------------------------------------------
+# Instruments: the sentence head and frozen linear probes
+# ------------------------------------------------------------------------------
+
+
+def instruments_path(options, run):
+  return os.path.join(run.directory(options), "instruments.json")
+
+
+def wanted_instruments(options, pair_sets, has_head):
+  """The metric stems one run's instruments.json must hold."""
+  wanted = [f"frozen_{name}_accuracy" for name in pair_sets] + [
+      f"frozen_{t.name}" for t in options.tasks]
+  if has_head:
+    wanted += [f"head_{name}_accuracy" for name in pair_sets]
+  return wanted
+
+
+def instrument_figures(options, run, model_dir, bert_config, vocab_file, pair_sets, task_data):
+  """(the head and frozen-probe figures of one run, whether measured
+  before): {metric: {"value", "examples"}} in runs/<key>/instruments.json,
+  extended when tasks are added. task_data: {task name:
+  finetune.TaskData}, filled on first use and shared by every run (each
+  task is read and tokenized once)."""
+  objective = objectives.from_checkpoint(model_dir)
+  has_head = objective.export_objective.sentence_name is not None
+  wanted = wanted_instruments(options, pair_sets, has_head)
+
+  def complete(figures):
+    return all(any(k == m or k.startswith(m + "_") for k in figures) for m in wanted)
+
+  def compute(previous):
+    return _measure_instruments(options, run, model_dir, bert_config, vocab_file, pair_sets,
+                                task_data, objective, has_head, dict(previous or {}))
+
+  return cached(instruments_path(options, run), compute, complete)
+
+
+def _measure_instruments(options, run, model_dir, bert_config, vocab_file, pair_sets,
+                         task_data, objective, has_head, figures):
+  from bert_tf.experiments import instruments  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import checkpoints  # pylint: disable=g-import-not-at-top
+  if has_head:
+    pretrainer, _ = checkpoints.load_pretrainer(bert_config, model_dir, objective)
+    for name, pairs in pair_sets.items():
+      figures[f"head_{name}_accuracy"] = {
+          "value": instruments.head_accuracy(pretrainer, pairs.dev, pairs.dev_labels),
+          "examples": len(pairs.dev_labels)}
+    del pretrainer
+  classifier, _ = finetune.build_classifier(bert_config, 2, init_checkpoint=model_dir)
+  encoder = classifier.encoder
+  for name, pairs in pair_sets.items():
+    _, value = instruments.frozen_probe(encoder, pairs.train, pairs.train_labels, pairs.dev,
+                                        pairs.dev_labels, None, pair=True)
+    figures[f"frozen_{name}_accuracy"] = {"value": value, "examples": len(pairs.dev_labels)}
+  for task in options.tasks:
+    if task.name not in task_data:
+      task_data[task.name] = finetune.load_task(finetune.FinetuneConfig(
+          train_file=task.file("train"), dev_file=task.file("dev"),
+          output_dir=run.directory(options), vocab_file=vocab_file,
+          text_a_column=task.text_a_column, text_b_column=task.text_b_column,
+          label_column=task.label_column, do_lower_case=options.do_lower_case,
+          max_seq_length=options.max_seq_length))
+    data = task_data[task.name]
+    kind, value = instruments.frozen_probe(encoder, data.train, data.train_labels, data.dev,
+                                           data.dev_labels, data.space,
+                                           pair=bool(task.text_b_column))
+    figures[f"frozen_{task.name}_{kind}"] = {"value": value, "examples": len(data.dev_labels)}
+  return figures
