@@ -40,6 +40,7 @@ from bert_tf.training import checkpoints
 from bert_tf.training import objectives
 from bert_tf.training import optimization
 from bert_tf.training import progress
+from bert_tf.training import run_identity
 from bert_tf.training import strategy as strategies
 from bert_tf.training import train_config
 from bert_tf.training.train_config import TrainConfig
@@ -467,14 +468,17 @@ class _RunDirectory:
   eval results yet, so a failed run leaves nothing behind.
   """
 
-  def __init__(self, config, is_chief):
+  def __init__(self, config, is_chief, identity=None):
     self.dir, self.is_chief, self.do_eval = config.output_dir, is_chief, config.do_eval
+    self.identity = identity  # run_identity's, recorded on entering
     self.existed = tf.io.gfile.exists(self.dir)
     self.train = self.eval = tf.summary.create_noop_writer()
 
   def __enter__(self):
     if self.is_chief:
       tf.io.gfile.makedirs(self.dir)
+      if self.identity is not None:
+        run_identity.write(self.dir, self.identity)
       self.train = tf.summary.create_file_writer(os.path.join(self.dir, "train"))
       if self.do_eval:
         self.eval = tf.summary.create_file_writer(os.path.join(self.dir, "eval"))
@@ -564,6 +568,8 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
   model, optimizer, global_step = build(config, bert_config, strategy, objective)
   logging.info("%s", _plan_line(config, bert_config, model.count_params(), strategy,
                                 train_info, eval_info, objective))
+  identity = run_identity.identity_of(bert_config, objective, train_info)
+  run_identity.check(config.output_dir, identity)  # another run there: a one-line error
   _, manager, ckpt_dir, resumed = _checkpoint(
       config, strategy, is_chief, model, optimizer, global_step, objective)
   trainer = Trainer(strategy, model, optimizer, objective, global_step,
@@ -576,7 +582,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
             "model": model, "optimizer": optimizer,
             "replicas": strategy.num_replicas_in_sync}
 
-  with _RunDirectory(config, is_chief) as out, _StopOnSignal() as stop:
+  with _RunDirectory(config, is_chief, identity) as out, _StopOnSignal() as stop:
     # === Train ===
     if config.do_train and step < config.num_train_steps:
       train_input = _TrainInput(iter(pipeline.distributed_dataset(
