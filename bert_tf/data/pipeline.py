@@ -21,6 +21,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import file_io as files_lib
+from bert_tf.data import damaged_records
 from bert_tf.data import dynamic_masking
 from bert_tf.data import manifest as manifest_lib
 from bert_tf.data import schema
@@ -51,9 +52,17 @@ class DataInfo:
 
 
 def _first_record(path, compression):
-  for record in tf.data.TFRecordDataset(path, compression_type=compression).take(1):
-    return record.numpy()
+  with damaged_records.naming_the_file([path], compression):
+    for record in tf.data.TFRecordDataset(path, compression_type=compression).take(1):
+      return record.numpy()
   raise ValueError(f"record file {path} holds no records")
+
+
+def naming_damage(info, what="records"):
+  """A `with` block around reads of `info`'s records (a DataInfo): a
+  truncated or corrupt file in it becomes a one-line
+  damaged_records.DamagedRecordsError naming the file and offset."""
+  return damaged_records.naming_the_file(info.files, info.compression, what)
 
 
 def check_data(input_patterns, max_seq_length, max_predictions_per_seq,

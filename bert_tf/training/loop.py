@@ -36,6 +36,7 @@ from absl import logging
 from bert_tf import file_io as files
 from bert_tf.data import pipeline
 from bert_tf.models.config import BertConfig
+from bert_tf.training import chance_level
 from bert_tf.training import checkpoints
 from bert_tf.training import objectives
 from bert_tf.training import optimization
@@ -350,7 +351,8 @@ def evaluate(evaluator, eval_info, config, step):
   start = time.time()
   dataset = pipeline.distributed_dataset(evaluator.strategy, eval_info,
                                          config.eval_batch_size, is_training=False)
-  totals, batch_losses = evaluator.totals(dataset, config.max_eval_steps)
+  with pipeline.naming_damage(eval_info, "eval records"):
+    totals, batch_losses = evaluator.totals(dataset, config.max_eval_steps)
   if not batch_losses:
     raise ValueError(f"eval data {config.eval_input_file or config.input_file} holds fewer "
                      f"than eval_batch_size={config.eval_batch_size} records")
@@ -595,8 +597,9 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
         eta = progress.EtaEstimator(step, time.time(), config.num_train_steps)
         while step < config.num_train_steps:
           loop_start = time.time()
-          metrics, done, finite = trainer.train_steps(
-              train_input.iterator, tf.constant(_steps_to_next_stop(step, config), tf.int32))
+          with pipeline.naming_damage(train_info, "training records"):
+            metrics, done, finite = trainer.train_steps(
+                train_input.iterator, tf.constant(_steps_to_next_stop(step, config), tf.int32))
           elapsed = time.time() - loop_start
           step = int(global_step.numpy())
           eta.loop_done(step, time.time())
@@ -637,6 +640,10 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
         history.append(evaluate(evaluator, eval_info, config, step))
         out.scalars(out.eval, step, {k: history[-1][k] for k in objective.metric_keys})
       result["eval"] = history[-1]
+      result["chance_warning"] = chance_level.warning(result["eval"], bert_config.vocab_size,
+                                                      config)
+      if result["chance_warning"]:
+        logging.warning("%s", result["chance_warning"])
 
       # === Save ===
       if is_chief:
