@@ -92,6 +92,7 @@ def check_data(input_patterns, max_seq_length, max_predictions_per_seq,
   manifest = manifest_lib.Manifest.find(input_patterns) if use_manifest else None
   if manifest is not None:
     manifest.check(max_seq_length, max_predictions_per_seq, vocab_size, sentence_task)
+    _check_listed(manifest, files)
   # The bytes, not the manifest or the name: they cannot be stale.
   compression = files_lib.compression_of(files[0])
   if manifest is not None and manifest.gzip is not None and manifest.gzip != (compression == "GZIP"):
@@ -114,6 +115,21 @@ def check_data(input_patterns, max_seq_length, max_predictions_per_seq,
                   max_predictions_per_seq=preds,
                   num_instances=manifest.instances if manifest is not None else None,
                   manifest=manifest, sentence_task=task, masking=masking)
+
+
+def _check_listed(manifest, files):
+  """ValueError naming a record file beside `manifest` that it does not list
+  (a shard of another run left in the folder, whose records it does not
+  describe)."""
+  if manifest.files is None or manifest.path is None:
+    return
+  folder = files_lib.parent_of(manifest.path)
+  listed = {path.rsplit("/", 1)[-1] for path in manifest.files}
+  for path in files:
+    if files_lib.parent_of(path) == folder and path.rsplit("/", 1)[-1] not in listed:
+      raise ValueError(f"{path} is not one of the {len(listed)} record files its manifest "
+                       f"{manifest.path} lists: another run's file? leave it out of the "
+                       "pattern or move it away")
 
 
 def _variant_of(manifest, path, masked, has_label):

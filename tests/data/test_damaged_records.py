@@ -78,3 +78,21 @@ def test_an_intact_set_reads_through(shards):
   with damaged_records.naming_the_file(shards, ""):
     count = sum(1 for _ in tf.data.TFRecordDataset(shards))
   assert count == 120
+
+
+def test_a_record_file_its_manifest_does_not_list_is_named(tmp_path):
+  from bert_tf.data import writer
+  import test_writer as tw
+  vocab = tw.write_vocab(tmp_path / "vocab.txt")
+  tw.write_corpus(tmp_path / "corpus.txt")
+  options = writer.DataOptions(max_seq_length=SEQ, max_predictions_per_seq=PREDS, dupe_factor=1,
+                               random_seed=7)
+  out = tmp_path / "rec"
+  writer.create_pretraining_data(str(tmp_path / "corpus.txt"),
+                                 writer.Outputs(directory=str(out), num_shards=1), vocab,
+                                 options, num_workers=1)
+  assert pipeline.check_data(str(out / "*.tfrecord"), SEQ, PREDS).num_instances > 0
+  stray = write_records(out / "pretrain-00003-of-00004.tfrecord", 4)  # another run's shard
+  with pytest.raises(ValueError, match=f"^{stray} is not one of the 1 record files its manifest "
+                     f"{out / 'manifest.json'} lists"):
+    pipeline.check_data(str(out / "*.tfrecord"), SEQ, PREDS)
