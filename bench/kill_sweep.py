@@ -182,12 +182,12 @@ def writer_args(inputs, out):
           "--block_bytes=3000"]
 
 
-def trainer_args(inputs, records, out, steps=6):
+def trainer_args(inputs, records, out, keep=2):
   return [f"--bert_config_file={inputs['config']}", f"--input_file={records}/*.tfrecord",
           f"--output_dir={out}", "--do_train", "--train_batch_size=8", "--max_seq_length=32",
-          "--max_predictions_per_seq=5", f"--num_train_steps={steps}", "--num_warmup_steps=1",
+          "--max_predictions_per_seq=5", "--num_train_steps=6", "--num_warmup_steps=1",
           "--learning_rate=1e-3", "--save_checkpoints_steps=2", "--iterations_per_loop=2",
-          "--log_steps=2", "--keep_checkpoint_max=2"]
+          "--log_steps=2", f"--keep_checkpoint_max={keep}"]
 
 
 def exporter_args(inputs, checkpoint, out):
@@ -238,15 +238,27 @@ def sweep_trainer(work, inputs, records, count, log):
   code, err = run_tool(TRAINER, trainer_args(inputs, records, ref), work, events_log=events_log)
   assert code == 0, err[-2000:]
   events = read_events(events_log)
-  references = {}  # resumed-at step -> final weights of an uninterrupted run resumed there
+  # resumed-at step -> final weights of the uninterrupted run resumed there:
+  # its checkpoint of that step alone in a folder, and the same command.
+  references = {0: model_weights(os.path.join(ref, "ckpt-6"))}
+  references[6] = references[0]
+  every = os.path.join(work, "trainer_every_checkpoint")
+  if count:
+    code, err = run_tool(TRAINER, trainer_args(inputs, records, every, keep=10), work)
+    assert code == 0, err[-2000:]
 
   def reference(step):
     if step not in references:
       out = os.path.join(work, f"trainer_resumed_at_{step}")
-      if step:
-        run_tool(TRAINER, trainer_args(inputs, records, out, steps=step), work)
+      os.makedirs(out)
+      for name in os.listdir(every):
+        if name.startswith(f"ckpt-{step}.") or name == "run_identity.json":
+          shutil.copy(os.path.join(every, name), out)
+      with open(os.path.join(out, "checkpoint"), "w", encoding="utf-8") as f:
+        f.write(f'model_checkpoint_path: "ckpt-{step}"\n'
+                f'all_model_checkpoint_paths: "ckpt-{step}"\n')
       code, err = run_tool(TRAINER, trainer_args(inputs, records, out), work)
-      assert code == 0, err[-2000:]
+      assert code == 0 and f"at step {step}" in err, err[-2000:]
       references[step] = model_weights(os.path.join(out, "ckpt-6"))
     return references[step]
 
