@@ -70,6 +70,8 @@ def choose_points(events, count, first_event=None):
   """Up to `count` (event index, delay) kill points: structural events and
   evenly spaced others from `first_event` (a name: its first occurrence) on;
   saves also with delays into their own writes."""
+  if count < 1:
+    return []
   start = events.index(first_event) if first_event in events else 0
   indices = range(start + 1, len(events) + 1)
   structural = [i for i in indices if any(s in events[i - 1] for s in STRUCTURAL)]
