@@ -98,7 +98,8 @@ def atomic_path(path, tmp=None):
   whole directory. The parent directory is created. On success the temporary
   replaces `path` (an existing directory at `path` is removed first: then
   there is a short moment with neither, as rename cannot replace a
-  directory); on any exception the temporary is removed and `path` is left as
+  directory; on an object store a directory is moved file by file, its
+  completing file last: `publish_files`); on any exception the temporary is removed and `path` is left as
   it was. Never half a file under the final name.
 
   `tmp` names the temporary (default: a fresh `temp_path(path)`). The record
@@ -116,13 +117,50 @@ def atomic_path(path, tmp=None):
     yield tmp
     if _gfile().isdir(tmp) and _gfile().isdir(path):
       _gfile().rmtree(path)
-    _gfile().rename(tmp, path, overwrite=True)
+    if _gfile().isdir(tmp) and not renames_directories_whole(path):
+      publish_files(tmp, path)
+    else:
+      _gfile().rename(tmp, path, overwrite=True)
   except BaseException:
     _remove(tmp)
     if created and _gfile().exists(created) and not any(
         names for _, _, names in _gfile().walk(created)):
       _gfile().rmtree(created)
     raise
+
+
+# The files a reader opens first to decide that a folder is a model:
+# TensorFlow's SavedModel loader, transformers and keras-hub. Published last.
+COMPLETING_NAMES = ("saved_model.pb", "config.json")
+
+
+def renames_directories_whole(path):
+  """Whether renaming a directory at `path` is one atomic step: on a local
+  filesystem; not on object stores (gs://, s3://), where TensorFlow renames
+  a directory as a copy and a delete per object."""
+  return "://" not in path or path.startswith("file://")
+
+
+def publish_files(tmp, path):
+  """Moves the files of the directory `tmp` to `path` one by one, each
+  COMPLETING_NAMES file after every other file (deepest first), then removes
+  `tmp`. Stopped half-way (a kill), `path` lacks its saved_model.pb or
+  config.json, so the readers of those formats see no model there rather
+  than part of one."""
+  names = []
+  for root, _, files in _gfile().walk(tmp):
+    rel = root[len(tmp):].strip("/")
+    names += [f"{rel}/{name}" if rel else name for name in files]
+
+  def order(name):
+    completing = name.rsplit("/", 1)[-1] in COMPLETING_NAMES
+    return (completing, -name.count("/") if completing else 0, name)
+
+  for name in sorted(names, key=order):
+    target = f"{path.rstrip('/')}/{name}"
+    _gfile().makedirs(parent_of(target))
+    _gfile().rename(f"{tmp.rstrip('/')}/{name}", target, overwrite=True)
+  _gfile().rmtree(tmp)
 
 
 @contextlib.contextmanager

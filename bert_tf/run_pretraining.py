@@ -7,8 +7,10 @@ run_pretraining.py, plus --strategy, --eval_input_file, --eval_every_steps,
 --optimizer (and its Adam settings), --mixed_precision, --jit_compile,
 --grad_accum_steps, --log_steps, --keep_checkpoint_max, --seed, --objective
 and ELECTRA's generator and discriminator flags. Running the same command
-again resumes from the latest checkpoint in --output_dir. --flagfile works
-(absl).
+again resumes from the latest checkpoint in --output_dir; a command of another
+run (another model config, objective or training records: run_identity.json
+there) is refused, and --init_checkpoint starts from that run's weights
+instead. --flagfile works (absl).
 
 A short run that learns (the original's defaults, lr 5e-5 with 10000 warmup
 steps, are for BERT-base over 100k+ steps; a tiny model wants a higher rate

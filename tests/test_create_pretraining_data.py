@@ -285,6 +285,43 @@ def test_cli_awkward_input_works(files, tmp_path):
 
 
 # ---------------------------------------------------------------------------
+# Another input into the same --output_dir
+# ---------------------------------------------------------------------------
+
+def test_another_input_into_an_output_dir_is_refused_unless_overwrite(files, tmp_path, capsys):
+  run_main(common_flags(files))
+  out = files["out"]
+  first = {p.name: p.read_bytes() for p in out.glob("*.tfrecord")}
+  # The same command again resumes: every shard reused, the same bytes.
+  run_main(common_flags(files))
+  manifest = json.loads((out / "manifest.json").read_text())
+  assert manifest["run"]["reused_shards"] == 1
+  before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+  assert "writer_run.json" in before and "manifest.json" in before
+  assert {name: before[name] for name in first} == first
+  other = write_corpus(tmp_path / "other.txt", seed=5)
+  for overrides, expected in (
+      ({"input_file": other}, [f"inputs {files['corpus']} -> {other}", "--overwrite"]),
+      ({"dupe_factor": "2"}, ["options dupe_factor 1 -> 2"]),
+      ({"num_output_shards": "2"}, ["num_output_shards 1 -> 2"])):
+    with pytest.raises(SystemExit) as info:
+      run_main(common_flags(files, **overrides))
+    assert info.value.code not in (0, None)
+    line = last_line(capsys.readouterr().err)
+    assert line.startswith("bert_tf.create_pretraining_data: error: --output_dir=")
+    assert "holds the records of another run" in line
+    for text in expected:
+      assert text in line, line
+    for name, data in before.items():  # nothing rewritten
+      assert (out / name).read_bytes() == data, name
+  run_main(common_flags(files, input_file=other, num_output_shards="2", overwrite="true"))
+  assert sorted(p.name for p in out.glob("*.tfrecord")) == [
+      "pretrain-00000-of-00002.tfrecord", "pretrain-00001-of-00002.tfrecord"]
+  manifest = json.loads((out / "manifest.json").read_text())
+  assert manifest["flags"]["input_file"] == other
+
+
+# ---------------------------------------------------------------------------
 # Killed and resumed
 # ---------------------------------------------------------------------------
 

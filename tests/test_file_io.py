@@ -203,3 +203,27 @@ def test_read_json_names_the_file_and_what_it_should_be(tmp_path):
   (tmp_path / "bad.json").write_text("{not json")
   with pytest.raises(ValueError, match=r"bad\.json: not a bert_tf manifest \(invalid JSON: "):
     files.read_json(str(tmp_path / "bad.json"), "bert_tf manifest")
+
+
+def test_a_directory_on_an_object_store_is_published_completing_file_last(tmp_path, monkeypatch):
+  assert files.renames_directories_whole(str(tmp_path))
+  assert not files.renames_directories_whole("gs://bucket/export")
+  src = tmp_path / "export.tmp"
+  for name in ("saved_model.pb", "fingerprint.pb", "variables/variables.index",
+               "variables/variables.data-00000-of-00001", "generator/config.json", "config.json",
+               "vocab.txt"):
+    (src / name).parent.mkdir(parents=True, exist_ok=True)
+    (src / name).write_text(name)
+  moved = []
+  real_rename = tf.io.gfile.rename
+  monkeypatch.setattr(tf.io.gfile, "rename",
+                      lambda a, b, overwrite=False: (moved.append(b), real_rename(a, b, overwrite)))
+  files.publish_files(str(src), str(tmp_path / "export"))
+  names = [os.path.relpath(m, tmp_path / "export") for m in moved]
+  assert names[-3:] == ["generator/config.json", "config.json", "saved_model.pb"]
+  assert sorted(names) == sorted(["saved_model.pb", "fingerprint.pb", "variables/variables.index",
+                                  "variables/variables.data-00000-of-00001", "generator/config.json",
+                                  "config.json", "vocab.txt"])
+  assert not src.exists()
+  assert (tmp_path / "export" / "variables" / "variables.index").read_text() == (
+      "variables/variables.index")

@@ -21,6 +21,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import file_io as files_lib
+from bert_tf.data import damaged_records
 from bert_tf.data import dynamic_masking
 from bert_tf.data import manifest as manifest_lib
 from bert_tf.data import schema
@@ -51,9 +52,17 @@ class DataInfo:
 
 
 def _first_record(path, compression):
-  for record in tf.data.TFRecordDataset(path, compression_type=compression).take(1):
-    return record.numpy()
+  with damaged_records.naming_the_file([path], compression):
+    for record in tf.data.TFRecordDataset(path, compression_type=compression).take(1):
+      return record.numpy()
   raise ValueError(f"record file {path} holds no records")
+
+
+def naming_damage(info, what="records"):
+  """A `with` block around reads of `info`'s records (a DataInfo): a
+  truncated or corrupt file in it becomes a one-line
+  damaged_records.DamagedRecordsError naming the file and offset."""
+  return damaged_records.naming_the_file(info.files, info.compression, what)
 
 
 def check_data(input_patterns, max_seq_length, max_predictions_per_seq,
@@ -83,6 +92,7 @@ def check_data(input_patterns, max_seq_length, max_predictions_per_seq,
   manifest = manifest_lib.Manifest.find(input_patterns) if use_manifest else None
   if manifest is not None:
     manifest.check(max_seq_length, max_predictions_per_seq, vocab_size, sentence_task)
+    _check_listed(manifest, files)
   # The bytes, not the manifest or the name: they cannot be stale.
   compression = files_lib.compression_of(files[0])
   if manifest is not None and manifest.gzip is not None and manifest.gzip != (compression == "GZIP"):
@@ -105,6 +115,21 @@ def check_data(input_patterns, max_seq_length, max_predictions_per_seq,
                   max_predictions_per_seq=preds,
                   num_instances=manifest.instances if manifest is not None else None,
                   manifest=manifest, sentence_task=task, masking=masking)
+
+
+def _check_listed(manifest, files):
+  """ValueError naming a record file beside `manifest` that it does not list
+  (a shard of another run left in the folder, whose records it does not
+  describe)."""
+  if manifest.files is None or manifest.path is None:
+    return
+  folder = files_lib.parent_of(manifest.path)
+  listed = {path.rsplit("/", 1)[-1] for path in manifest.files}
+  for path in files:
+    if files_lib.parent_of(path) == folder and path.rsplit("/", 1)[-1] not in listed:
+      raise ValueError(f"{path} is not one of the {len(listed)} record files its manifest "
+                       f"{manifest.path} lists: another run's file? leave it out of the "
+                       "pattern or move it away")
 
 
 def _variant_of(manifest, path, masked, has_label):

@@ -41,6 +41,15 @@ def _compression(files):
   return next(iter(by_kind))
 
 
+def _numpy_batches(dataset, files, compression):
+  """The batches of `dataset` (over `files`) as numpy dicts; a damaged
+  file is a one-line error naming it (damaged_records)."""
+  from bert_tf.data import damaged_records
+  with damaged_records.naming_the_file(files, compression):
+    for batch in dataset:
+      yield {k: v.numpy() for k, v in batch.items()}
+
+
 def record_statistics(input_patterns, mask_id, batch_size=1024, flag="--input_file"):
   """Statistics of the records matched by `input_patterns`.
 
@@ -62,20 +71,22 @@ def record_statistics(input_patterns, mask_id, batch_size=1024, flag="--input_fi
   from bert_tf.data import schema
   files = manifest_lib.record_files(input_patterns, flag)
   compression = _compression(files)
-  first = next(iter(tf.data.TFRecordDataset(files[:1], compression_type=compression)), None)
+  first = next(_numpy_batches(tf.data.TFRecordDataset(files[:1], compression_type=compression)
+                              .batch(1).map(lambda x: {"record": x}), files[:1], compression),
+               None)
   if first is None:
     raise ValueError(f"{files[0]}: no record")
-  seq, preds = schema.shapes_of_record(first.numpy())
+  first = first["record"][0]
+  seq, preds = schema.shapes_of_record(first)
   # Records of the variants may lack the masks (dynamic masking: figures of
   # masks are 0) or the sentence label (nsp_random None).
-  has_masks, has_label = schema.features_of_record(first.numpy())
+  has_masks, has_label = schema.features_of_record(first)
   ds = (tf.data.TFRecordDataset(files, compression_type=compression)
         .batch(batch_size)
         .map(lambda x: schema.parse_examples(x, seq, preds or 0, masked=has_masks,
                                              sentence_label=has_label)))
   n = tokens = predictions = masked = kept = negatives = short = 0
-  for batch in ds:
-    b = {k: v.numpy() for k, v in batch.items()}
+  for b in _numpy_batches(ds, files, compression):
     n += len(b["input_ids"])
     lengths = b["input_mask"].sum(axis=1)
     tokens += int(lengths.sum())

@@ -103,8 +103,9 @@ def restore_training_state(checkpoint, directory):
     The prefix restored, or None when `directory` holds no checkpoint.
 
   Raises:
-    AssertionError: the saved state does not fit the objects (another
-      model or optimizer in the same output_dir).
+    ValueError: one line, when the saved state does not fit the objects
+      (another model or optimizer in the same output_dir) or cannot be read
+      (e.g. a shard its index lists is missing).
   """
   latest = tf.train.latest_checkpoint(directory)
   if latest:
@@ -112,8 +113,38 @@ def restore_training_state(checkpoint, directory):
     # checkpoints of older bert_tf runs do not have it.
     state = tf.train.Checkpoint(model=checkpoint.model, optimizer=checkpoint.optimizer,
                                 step=checkpoint.step)
-    state.restore(latest).assert_existing_objects_matched()
+    check_readable(latest)
+    try:
+      state.restore(latest).assert_existing_objects_matched()
+    except (AssertionError, ValueError, tf.errors.OpError) as e:
+      raise ValueError(
+          f"cannot resume from {latest}: {_first_line(e)}; {directory} may hold another run "
+          "(use a new --output_dir, or --init_checkpoint to start from its weights)") from None
   return latest
+
+
+def _first_line(error):
+  message = getattr(error, "message", None) or str(error)
+  return (message.strip().splitlines() or [type(error).__name__])[0][:300]
+
+
+def check_readable(prefix):
+  """Raises ValueError in one line naming `prefix` and what is wrong when
+  its checkpoint cannot be read, e.g. a data shard its index lists is
+  missing (a copy or a save that did not finish)."""
+  advice = ("(a damaged or partly copied checkpoint: remove it, and its 'checkpoint' entry, "
+            "to resume from the one before)")
+  try:
+    tf.train.load_checkpoint(prefix)  # reads the index only
+  except (tf.errors.OpError, ValueError) as e:
+    raise ValueError(f"cannot resume from {prefix}: {_first_line(e)} {advice}") from None
+  # The data shards are opened only when a tensor is read: check their names.
+  shards = tf.io.gfile.glob(prefix + ".data-*-of-*")
+  total = int(shards[0].rsplit("-of-", 1)[1]) if shards else 1
+  for k in range(total):
+    name = f"{prefix}.data-{k:05d}-of-{total:05d}"
+    if name not in shards:
+      raise ValueError(f"cannot resume from {prefix}: its data shard {name} is missing {advice}")
 
 
 

@@ -36,10 +36,12 @@ from absl import logging
 from bert_tf import file_io as files
 from bert_tf.data import pipeline
 from bert_tf.models.config import BertConfig
+from bert_tf.training import chance_level
 from bert_tf.training import checkpoints
 from bert_tf.training import objectives
 from bert_tf.training import optimization
 from bert_tf.training import progress
+from bert_tf.training import run_identity
 from bert_tf.training import strategy as strategies
 from bert_tf.training import train_config
 from bert_tf.training.train_config import TrainConfig
@@ -350,7 +352,8 @@ def evaluate(evaluator, eval_info, config, step):
   start = time.time()
   dataset = pipeline.distributed_dataset(evaluator.strategy, eval_info,
                                          config.eval_batch_size, is_training=False)
-  totals, batch_losses = evaluator.totals(dataset, config.max_eval_steps)
+  with pipeline.naming_damage(eval_info, "eval records"):
+    totals, batch_losses = evaluator.totals(dataset, config.max_eval_steps)
   if not batch_losses:
     raise ValueError(f"eval data {config.eval_input_file or config.input_file} holds fewer "
                      f"than eval_batch_size={config.eval_batch_size} records")
@@ -468,14 +471,17 @@ class _RunDirectory:
   eval results yet, so a failed run leaves nothing behind.
   """
 
-  def __init__(self, config, is_chief):
+  def __init__(self, config, is_chief, identity=None):
     self.dir, self.is_chief, self.do_eval = config.output_dir, is_chief, config.do_eval
+    self.identity = identity  # run_identity's, recorded on entering
     self.existed = tf.io.gfile.exists(self.dir)
     self.train = self.eval = tf.summary.create_noop_writer()
 
   def __enter__(self):
     if self.is_chief:
       tf.io.gfile.makedirs(self.dir)
+      if self.identity is not None:
+        run_identity.write(self.dir, self.identity)
       self.train = tf.summary.create_file_writer(os.path.join(self.dir, "train"))
       if self.do_eval:
         self.eval = tf.summary.create_file_writer(os.path.join(self.dir, "eval"))
@@ -565,6 +571,8 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
   model, optimizer, global_step = build(config, bert_config, strategy, objective)
   logging.info("%s", _plan_line(config, bert_config, model.count_params(), strategy,
                                 train_info, eval_info, objective))
+  identity = run_identity.identity_of(bert_config, objective, train_info)
+  run_identity.check(config.output_dir, identity)  # another run there: a one-line error
   _, manager, ckpt_dir, resumed = _checkpoint(
       config, strategy, is_chief, model, optimizer, global_step, objective)
   trainer = Trainer(strategy, model, optimizer, objective, global_step,
@@ -577,7 +585,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
             "model": model, "optimizer": optimizer,
             "replicas": strategy.num_replicas_in_sync}
 
-  with _RunDirectory(config, is_chief) as out, _StopOnSignal() as stop:
+  with _RunDirectory(config, is_chief, identity) as out, _StopOnSignal() as stop:
     # === Train ===
     if config.do_train and step < config.num_train_steps:
       train_input = _TrainInput(iter(pipeline.distributed_dataset(
@@ -590,8 +598,9 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
         eta = progress.EtaEstimator(step, time.time(), config.num_train_steps)
         while step < config.num_train_steps:
           loop_start = time.time()
-          metrics, done, finite = trainer.train_steps(
-              train_input.iterator, tf.constant(_steps_to_next_stop(step, config), tf.int32))
+          with pipeline.naming_damage(train_info, "training records"):
+            metrics, done, finite = trainer.train_steps(
+                train_input.iterator, tf.constant(_steps_to_next_stop(step, config), tf.int32))
           elapsed = time.time() - loop_start
           step = int(global_step.numpy())
           eta.loop_done(step, time.time())
@@ -632,6 +641,10 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
         history.append(evaluate(evaluator, eval_info, config, step))
         out.scalars(out.eval, step, {k: history[-1][k] for k in objective.metric_keys})
       result["eval"] = history[-1]
+      result["chance_warning"] = chance_level.warning(result["eval"], bert_config.vocab_size,
+                                                      config)
+      if result["chance_warning"]:
+        logging.warning("%s", result["chance_warning"])
 
       # === Save ===
       if is_chief:

@@ -119,6 +119,10 @@ def test_nan_loss_stops_naming_the_step_and_keeps_last_good_checkpoint(data):
   loop.run(tiny_train_config(data, num_train_steps=4, save_checkpoints_steps=2),
                tiny_bert_config())
   write_records(data / "bad.tfrecord", 32, nan_weights=True)
+  # Continuing the run on other records is refused (run_identity) unless the
+  # folder records no identity: resume it unchecked, as a folder of a run
+  # that wrote none.
+  (data / "out" / "run_identity.json").unlink()
   bad = tiny_train_config(data, input_file=str(data / "bad.tfrecord"), num_train_steps=8,
                           save_checkpoints_steps=2, iterations_per_loop=4, log_steps=4)
   with pytest.raises(loop.TrainingDivergedError, match=r"NaN or Inf at step 5\b"):
