@@ -101,6 +101,36 @@ def options_from_flags(cls, flag_values=None, unset_keeps_default=False, **overr
   return cls(**values, **overrides)
 
 
+_DEFINE = {float: flags.DEFINE_float, int: flags.DEFINE_integer, bool: flags.DEFINE_bool,
+           str: flags.DEFINE_string}
+
+
+def define_option_flags(option_flags, flag_values, module_name):
+  """Defines the flags of an objective's options (`objectives.options
+  .flags_of(options_type)`): an enum for a field with choices, else the
+  field's type, with its default and help; `--help` lists them under
+  `module_name` (the calling tool's __name__)."""
+  if module_name == "__main__":  # as absl names the module run with -m
+    module_name = sys.argv[0]
+  for flag in option_flags:
+    if flag.choices:
+      flags.DEFINE_enum(flag.name, flag.flag_default, list(flag.choices), flag.help,
+                        flag_values=flag_values, module_name=module_name)
+    else:
+      _DEFINE[flag.kind](flag.name, flag.flag_default, flag.help, flag_values=flag_values,
+                         module_name=module_name)
+
+
+def option_flag_values(option_flags, flag_values=None, given_only=False):
+  """{flag name: value} of option flags that have a value (a flag without a
+  default, not given, has none); given_only: only those given on the
+  command line (or in a --flagfile)."""
+  flag_values = flags.FLAGS if flag_values is None else flag_values
+  return {f.name: flag_values[f.name].value for f in option_flags
+          if f.name in flag_values and flag_values[f.name].value is not None
+          and (flag_values[f.name].present or not given_only)}
+
+
 def _print_help(main, define_flags, full):
   """The tool's docstring and its own flags (absl's too with --helpfull)."""
   module = sys.modules.get(main.__module__)

@@ -6,9 +6,9 @@ Same flags, meanings and defaults as google-research/bert's
 run_pretraining.py, plus --strategy, --eval_input_file, --eval_every_steps,
 --optimizer (and its Adam settings), --mixed_precision, --jit_compile,
 --grad_accum_steps, --log_steps, --keep_checkpoint_max, --seed, --objective
-and ELECTRA's generator and discriminator flags. Running the same command
-again resumes from the latest checkpoint in --output_dir. --flagfile works
-(absl).
+and the options of the objectives that take any (ELECTRA's generator and
+discriminator flags). Running the same command again resumes from the
+latest checkpoint in --output_dir. --flagfile works (absl).
 
 A short run that learns (the original's defaults, lr 5e-5 with 10000 warmup
 steps, are for BERT-base over 100k+ steps; a tiny model wants a higher rate
@@ -22,13 +22,17 @@ and a warmup of about 10% of its steps):
 TPUs, as in the original: --use_tpu --tpu_name=NAME (see --strategy).
 """
 
+import dataclasses
+
 from absl import app
 from absl import flags
 from absl import logging
 
 from bert_tf import cli
 from bert_tf.training import objective_names
+from bert_tf.training import objectives
 from bert_tf.training import train_config
+from bert_tf.training.objectives import options
 
 FLAGS = flags.FLAGS
 
@@ -140,28 +144,32 @@ def define_flags(flag_values):
                     "electra: ELECTRA's generator + replaced-token discriminator (the "
                     "records' masked positions; sentence labels unused).",
                     flag_values=f)
-  # ELECTRA (--objective=electra).
-  flags.DEFINE_float("generator_hidden_size", d.generator_hidden_size,
-                     "ELECTRA: the generator's hidden size, heads and intermediate size as a "
-                     "fraction of the discriminator's (the original's 0.25).", flag_values=f)
-  flags.DEFINE_float("generator_layers", d.generator_layers,
-                     "ELECTRA: the generator's layers as a fraction of the discriminator's.",
-                     flag_values=f)
-  flags.DEFINE_string("generator_config_file", d.generator_config_file,
-                      "ELECTRA: a bert_config.json for the generator (instead of the "
-                      "fractions); at most the discriminator's size.", flag_values=f)
-  flags.DEFINE_float("discriminator_weight", d.discriminator_weight,
-                     "ELECTRA: weight of the discriminator loss (the original's 50).",
-                     flag_values=f)
-  flags.DEFINE_enum("electra_mask_rule", d.electra_mask_rule,
-                    list(objective_names.ELECTRA_MASK_RULES),
-                    "ELECTRA: how the records' masked positions are corrupted for the "
-                    "generator: electra (85% [MASK], 15% kept, the original's), bert "
-                    "(80/10/10 redrawn each step), records (the records' input as written).",
-                    flag_values=f)
+  # The options of each objective that takes any (its options dataclass's
+  # flags; distill's are bert_tf.distill's).
+  for family, options_type in objectives.OPTIONS.items():
+    if family != objective_names.DISTILL:
+      cli.define_option_flags(options.flags_of(options_type), f, __name__)
 
 
-def config_from_flags(bert_config=None, flag_values=None):
+def objective_options_from_flags(fv, objective):
+  """The options dataclass of `objective`'s family from its flags (None for
+  a family without options); app.UsageError for a bad value, or for another
+  family's option flag given (it would do nothing)."""
+  own = objectives.options_type(objective)
+  for family, options_type in objectives.OPTIONS.items():
+    if options_type is not own:
+      for name in cli.option_flag_values(options.flags_of(options_type), fv, given_only=True):
+        raise app.UsageError(f"--{name} is an option of objective {family}; this run's "
+                             f"objective is {objective}")
+  if own is None:
+    return None
+  try:
+    return options.from_flags(own, cli.option_flag_values(options.flags_of(own), fv))
+  except ValueError as e:
+    raise app.UsageError(str(e)) from None
+
+
+def config_from_flags(bert_config=None, flag_values=None, objective=None):
   """Returns (TrainConfig, BertConfig) from the flags; raises app.UsageError.
 
   Logs a warning for each TPU flag that has no effect (see --strategy).
@@ -171,8 +179,11 @@ def config_from_flags(bert_config=None, flag_values=None):
       default student); None reads --bert_config_file, then required.
     flag_values: the parsed flags (None: this module's FLAGS); a tool that
       adds flags to these (distill) passes its own.
+    objective: the run's objective when the tool fixes it (distill), else
+      --objective.
   """
   fv = FLAGS if flag_values is None else flag_values
+  objective = objective or fv.objective
   from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
   if not fv.output_dir:
     raise app.UsageError("--output_dir is required")
@@ -192,9 +203,13 @@ def config_from_flags(bert_config=None, flag_values=None):
     except ValueError as e:
       raise app.UsageError(str(e)) from None
   # Every TrainConfig field with a flag of its name; not given (None) is "".
-  overrides = train_config.objective_defaults(fv.objective, fv["learning_rate"].present)
+  given = {f.name for f in dataclasses.fields(train_config.TrainConfig)
+           if f.name in fv and fv[f.name].present}
+  overrides = train_config.objective_defaults(objective, given)
   config = cli.options_from_flags(train_config.TrainConfig, fv, unset_keeps_default=True,
-                                  strategy=strategy, tpu_name=tpu_name, **overrides)
+                                  strategy=strategy, tpu_name=tpu_name, objective=objective,
+                                  objective_options=objective_options_from_flags(fv, objective),
+                                  **overrides)
   try:
     config.validate()
   except ValueError as e:

@@ -25,7 +25,7 @@ def exported(tmp_path_factory):
   config_file = root / "bert_config.json"
   config_file.write_text(json.dumps(CONFIG.to_dict()))
   objective = objectives.ElectraObjective(
-      objectives.ElectraOptions(generator_hidden_size=0.5, mask_token_id=4))
+      objectives.ElectraSettings(generator_hidden_size=0.5, mask_token_id=4))
   model = objective.build_model(CONFIG)
   tf.train.Checkpoint(model=model, **objectives.checkpoint_variables(objective)).save(
       str(root / "train" / "ckpt"))

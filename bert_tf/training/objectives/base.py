@@ -15,8 +15,9 @@ An objective is everything that changes when the pretraining task changes:
                  `pretraining`/`encode` (bert_tf/serving/saved_model.py)
   train_flops    the training FLOPs of one step (`bert_tf/models/flops.py`),
                  which `compare_objectives --budget=flops` equalizes
-  options        a frozen dataclass of its settings (None: it has none),
-                 saved in the checkpoint as JSON (`checkpoint_tag`)
+  options        a frozen dataclass of its settings (None: it has none;
+                 an `options.Options` subclass), saved in the checkpoint
+                 as JSON (`checkpoint_tag`)
 
 and where its network lies for the code after training: `checkpoint_root`
 (the object path of the exported network in a training checkpoint),
@@ -26,7 +27,6 @@ compare_objectives writes its records). The defaults below are those of an
 objective whose model is its own export.
 """
 
-import dataclasses
 import json
 
 import tensorflow as tf
@@ -184,12 +184,3 @@ def ratio(sums, num, den, epsilon):
   if epsilon:
     return sums[num] / (sums[den] + epsilon)
   return tf.math.divide_no_nan(sums[num], sums[den])
-
-
-def options_from_dict(options_type, d):
-  """An options dataclass from a dict of its fields; ValueError naming
-  unknown fields."""
-  unknown = sorted(set(d) - {f.name for f in dataclasses.fields(options_type)})
-  if unknown:
-    raise ValueError(f"unknown {options_type.__name__} field(s) {unknown}")
-  return options_type(**d)
