@@ -88,6 +88,13 @@ class Objective:
     `data` (a pipeline.DataInfo, for what an objective reads from them)."""
     raise NotImplementedError
 
+  @classmethod
+  def members(cls):
+    """{name: objective} of the family's registered members, with default
+    options (what checkpoints, export and compare_objectives look names up
+    in): one, `cls()`, unless the family has several."""
+    return {cls.name: cls()}
+
   def contradiction(self, resolved, sentence_task):
     """The error when --objective names this objective but the records and
     settings train `resolved` (another member of its family)."""

@@ -70,6 +70,11 @@ class BertObjective(base.Objective):
                        f"--objective={names.BERT} trains")
     return BY_TASK[task]
 
+  @classmethod
+  def members(cls):
+    """One member per sentence task."""
+    return BY_NAME
+
   def contradiction(self, resolved, sentence_task):
     """The error when --objective names this member but the records train
     `resolved`."""

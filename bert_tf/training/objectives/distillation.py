@@ -217,6 +217,12 @@ class DistillationObjective(base.Objective):
                            "teacher_masked_lm_accuracy"))
     self.signatures = student_objective.signatures
 
+  @classmethod
+  def members(cls):
+    """One member per student (default options: they serve checkpoints and
+    export, not training)."""
+    return REGISTERED
+
   @property
   def export_objective(self):
     """The student's objective: export and fine-tuning take the student."""
