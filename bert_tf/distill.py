@@ -40,7 +40,6 @@ from bert_tf import cli
 from bert_tf import run_pretraining
 from bert_tf.training import objective_names
 from bert_tf.training import objectives
-from bert_tf.training.objectives import options
 
 FLAGS = flags.FLAGS
 
@@ -55,26 +54,23 @@ def define_flags(flag_values):
   """run_pretraining's flags plus the distillation's options (the teacher,
   the student's start, the loss weights: `DistillOptions`)."""
   run_pretraining.define_flags(flag_values)
-  cli.define_option_flags(options.flags_of(objectives.OPTIONS[objective_names.DISTILL]),
-                          flag_values, __name__)
+  cli.define_option_flags(objectives.OPTIONS[objective_names.DISTILL], flag_values, __name__)
 
 
 def config_from_flags():
-  """(TrainConfig with objective distill, student BertConfig, whether the
-  student config is the default one); raises app.UsageError."""
-  from bert_tf.models import distillation  # pylint: disable=g-import-not-at-top
-  from bert_tf.training.objectives import distillation as distill  # pylint: disable=g-import-not-at-top
+  """(TrainConfig with objective distill and its DistillOptions, student
+  BertConfig); raises app.UsageError."""
+  from bert_tf.training.objectives import distillation  # pylint: disable=g-import-not-at-top
   for name, why in _NOT_USED.items():
     if FLAGS[name].present:
       raise app.UsageError(f"--{name} is not used by distill: {why}")
-  options = run_pretraining.objective_options_from_flags(FLAGS, objective_names.DISTILL)
-  try:
-    teacher_config = distill.required_teacher_config(options)
+  options = cli.objective_options(objective_names.DISTILL, FLAGS)
+  try:  # also checks the teacher's flags when --bert_config_file is given
+    student_config = distillation.default_student_config(options)
   except ValueError as e:
     raise app.UsageError(str(e)) from None
-  student_config = None
-  if not FLAGS.bert_config_file:
-    student_config = distillation.default_student_config(teacher_config)
+  if FLAGS.bert_config_file:
+    student_config = None  # run_pretraining reads it
   return run_pretraining.config_from_flags(student_config, FLAGS, objective_names.DISTILL)
 
 

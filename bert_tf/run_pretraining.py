@@ -22,8 +22,6 @@ and a warmup of about 10% of its steps):
 TPUs, as in the original: --use_tpu --tpu_name=NAME (see --strategy).
 """
 
-import dataclasses
-
 from absl import app
 from absl import flags
 from absl import logging
@@ -32,7 +30,6 @@ from bert_tf import cli
 from bert_tf.training import objective_names
 from bert_tf.training import objectives
 from bert_tf.training import train_config
-from bert_tf.training.objectives import options
 
 FLAGS = flags.FLAGS
 
@@ -148,25 +145,7 @@ def define_flags(flag_values):
   # flags; distill's are bert_tf.distill's).
   for family, options_type in objectives.OPTIONS.items():
     if family != objective_names.DISTILL:
-      cli.define_option_flags(options.flags_of(options_type), f, __name__)
-
-
-def objective_options_from_flags(fv, objective):
-  """The options dataclass of `objective`'s family from its flags (None for
-  a family without options); app.UsageError for a bad value, or for another
-  family's option flag given (it would do nothing)."""
-  own = objectives.options_type(objective)
-  for family, options_type in objectives.OPTIONS.items():
-    if options_type is not own:
-      for name in cli.option_flag_values(options.flags_of(options_type), fv, given_only=True):
-        raise app.UsageError(f"--{name} is an option of objective {family}; this run's "
-                             f"objective is {objective}")
-  if own is None:
-    return None
-  try:
-    return options.from_flags(own, cli.option_flag_values(options.flags_of(own), fv))
-  except ValueError as e:
-    raise app.UsageError(str(e)) from None
+      cli.define_option_flags(options_type, f, __name__)
 
 
 def config_from_flags(bert_config=None, flag_values=None, objective=None):
@@ -179,11 +158,10 @@ def config_from_flags(bert_config=None, flag_values=None, objective=None):
       default student); None reads --bert_config_file, then required.
     flag_values: the parsed flags (None: this module's FLAGS); a tool that
       adds flags to these (distill) passes its own.
-    objective: the run's objective when the tool fixes it (distill), else
+    objective: the run's objective when the tool fixes it (distill); None:
       --objective.
   """
   fv = FLAGS if flag_values is None else flag_values
-  objective = objective or fv.objective
   from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
   if not fv.output_dir:
     raise app.UsageError("--output_dir is required")
@@ -203,13 +181,9 @@ def config_from_flags(bert_config=None, flag_values=None, objective=None):
     except ValueError as e:
       raise app.UsageError(str(e)) from None
   # Every TrainConfig field with a flag of its name; not given (None) is "".
-  given = {f.name for f in dataclasses.fields(train_config.TrainConfig)
-           if f.name in fv and fv[f.name].present}
-  overrides = train_config.objective_defaults(objective, given)
   config = cli.options_from_flags(train_config.TrainConfig, fv, unset_keeps_default=True,
-                                  strategy=strategy, tpu_name=tpu_name, objective=objective,
-                                  objective_options=objective_options_from_flags(fv, objective),
-                                  **overrides)
+                                  strategy=strategy, tpu_name=tpu_name,
+                                  **cli.objective_fields(objective, fv))
   try:
     config.validate()
   except ValueError as e:

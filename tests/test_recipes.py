@@ -31,7 +31,7 @@ def _train_config(flag_values, objective=None):
             if f.name in flag_values and f.name != "objective"}
   config = train_config.TrainConfig(
       **{k: ("" if v is None else v) for k, v in values.items()}, objective=objective,
-      objective_options=run_pretraining.objective_options_from_flags(flag_values, objective))
+      objective_options=cli.objective_options(objective, flag_values))
   config.validate()
   return config
 

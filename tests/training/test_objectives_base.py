@@ -125,7 +125,7 @@ def test_the_worked_examples_options_are_flags_as_the_page_shows(registered, cap
   # The flag becomes the run's TrainConfig.objective_options, and its objective's.
   config = train_config.TrainConfig(
       objective="mlm_smooth", input_file="x", output_dir="y", do_train=True,
-      objective_options=run_pretraining.objective_options_from_flags(flag_values, "mlm_smooth"))
+      objective_options=cli.objective_options("mlm_smooth", flag_values))
   config.validate()
   assert config.objective_options == registered.SmoothingOptions(smoothing=0.2)
   objective = objectives.resolve("mlm_smooth", "none", options=config)
@@ -135,12 +135,12 @@ def test_the_worked_examples_options_are_flags_as_the_page_shows(registered, cap
   bad = cli.parse(run_pretraining.define_flags,
                   ["run_pretraining", "--objective=mlm_smooth", "--label_smoothing=1.5"])
   with pytest.raises(app.UsageError, match=r"^label_smoothing=1.5 must lie in \[0, 1\)$"):
-    run_pretraining.objective_options_from_flags(bad, "mlm_smooth")
+    cli.objective_options("mlm_smooth", bad)
   other = cli.parse(run_pretraining.define_flags,
                     ["run_pretraining", "--objective=mlm", "--label_smoothing=0.2"])
   with pytest.raises(app.UsageError, match="--label_smoothing is an option of objective "
                      "mlm_smooth; this run's objective is mlm"):
-    run_pretraining.objective_options_from_flags(other, "mlm")
+    cli.objective_options("mlm", other)
   # A comparison's arm takes it too.
   arm = arms.Arm.parse("smooth2:objective=mlm_smooth,label_smoothing=0.2")
   assert arm.training_options() == {"objective_options": registered.SmoothingOptions(0.2)}

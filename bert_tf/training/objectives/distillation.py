@@ -92,12 +92,18 @@ def teacher_config_of(teacher_config_file, teacher_checkpoint):
                    "teacher holds its own config)")
 
 
-def required_teacher_config(options):
-  """The teacher's BertConfig of DistillOptions given as flags (bert_tf.distill);
-  ValueError naming the flag: no --teacher_checkpoint, or a bad config."""
+def default_student_config(options):
+  """The student's BertConfig when the distill tool is given none: the
+  teacher's with half its layers (DistilBERT's). ValueError naming the
+  flag: no --teacher_checkpoint, or a bad teacher config.
+
+  Args:
+    options: the run's DistillOptions.
+  """
   if not options.teacher_checkpoint:
     raise ValueError("--teacher_checkpoint is required")
-  return teacher_config_of(options.teacher_config_file, options.teacher_checkpoint)
+  return distillation.default_student_config(
+      teacher_config_of(options.teacher_config_file, options.teacher_checkpoint))
 
 
 def check_teacher_vocab(config):
