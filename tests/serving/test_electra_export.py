@@ -47,6 +47,25 @@ def _ids(texts_tokens):
   return ids, (ids > 0).astype(np.int32)
 
 
+
+def test_the_text_signatures_are_read_from_the_exported_networks_heads(exported):
+  from test_loop import tiny_bert_config  # pylint: disable=g-import-not-at-top
+  config = tiny_bert_config()
+  for name, expected in (("mlm", ("fill_mask",)), ("mlm_nsp", ("fill_mask", "next_sentence")),
+                         ("mlm_sop", ("fill_mask", "sentence_order"))):
+    objective = objectives.get(name)
+    assert saved_model.signatures_of(objective, objective.build_model(config)) == expected
+  # A distilled student exports as its own objective.
+  student = objectives.get("distill_mlm_sop").export_objective
+  assert saved_model.signatures_of(student, student.build_model(config)) == (
+      "fill_mask", "sentence_order")
+  # ELECTRA: the generator's fill_mask and the discriminator's detection.
+  electra_objective = objectives.get("electra")
+  assert saved_model.signatures_of(electra_objective, exported["model"]) == (
+      "fill_mask", "replaced_token_detection")
+  assert {"fill_mask", "replaced_token_detection"} <= set(exported["loaded"].signatures)
+  assert "next_sentence" not in exported["loaded"].signatures
+
 def test_signatures_are_the_discriminator_and_the_generator(exported):
   loaded, model = exported["loaded"], exported["model"]
   assert set(loaded.signatures) == {"serving_default", "pretraining", "encode", "fill_mask",

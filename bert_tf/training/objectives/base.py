@@ -11,8 +11,6 @@ An objective is everything that changes when the pretraining task changes:
                  replica's share of the loss (`replica_loss`), metrics from
                  summed sums (`metrics`); train and eval share all four
   metric_keys    what TensorBoard and eval_results.txt report, in order
-  signatures     the text signatures the SavedModel export adds beside
-                 `pretraining`/`encode` (bert_tf/serving/saved_model.py)
   train_flops    the training FLOPs of one step (`bert_tf/models/flops.py`),
                  which `compare_objectives --budget=flops` equalizes
   options        a frozen dataclass of its settings (None: it has none;
@@ -49,12 +47,10 @@ class Objective:
       "none"), None when it reads no sentence labels.
     sentence_name: metric and signature prefix of its sentence-pair head
       ("next_sentence", "sentence_order") or None.
-    features, sum_keys, metric_keys, signatures: see the module docstring.
+    features, sum_keys, metric_keys: see the module docstring.
     options: an instance of `options_type`, or None.
     record_options: data.writer.DataOptions fields of the records it
       trains on (compare_objectives writes them; {}: the original's).
-    pooled_is_first_token: the encoder has no pooler (ELECTRA): an export's
-      pooled_output is the [CLS] token's sequence output.
     builds_own_encoder: fine-tuning rebuilds this objective's whole model
       to take its encoder (ELECTRA's discriminator, whose embeddings the
       generator shares), instead of reading a BertBackbone's weights.
@@ -69,12 +65,10 @@ class Objective:
   features = INPUT_FEATURES + MLM_FEATURES
   sum_keys = ()
   metric_keys = ()
-  signatures = ()
   options = None
   options_type = None  # the dataclass of `options`; None: no options
   record_options = {}
   checkpoint_root = checkpoints.MODEL_ROOT
-  pooled_is_first_token = False
   builds_own_encoder = False
   train_flops = None
 

@@ -54,7 +54,6 @@ class BertObjective(base.Objective):
     self.metric_keys = ("loss", "masked_lm_loss", "masked_lm_accuracy")
     if has_sentence:
       self.metric_keys += (f"{self.sentence_name}_loss", f"{self.sentence_name}_accuracy")
-    self.signatures = ("fill_mask",) + ((self.sentence_name,) if has_sentence else ())
 
   @classmethod
   def resolve(cls, sentence_task, config=None, data=None):

@@ -221,7 +221,6 @@ class DistillationObjective(base.Objective):
     self.metric_keys = (("loss",) + student_keys
                         + ("kl_loss", "cosine_loss", "teacher_masked_lm_loss",
                            "teacher_masked_lm_accuracy"))
-    self.signatures = student_objective.signatures
 
   @classmethod
   def members(cls):

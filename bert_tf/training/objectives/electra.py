@@ -115,13 +115,11 @@ class ElectraObjective(base.Objective):
   metric_keys = ("loss", "masked_lm_loss", "masked_lm_accuracy", "discriminator_loss",
                  "discriminator_accuracy", "discriminator_precision", "discriminator_recall",
                  "sampled_masked_lm_accuracy", "replaced_share")
-  signatures = ("fill_mask", "replaced_token_detection")
   options_type = ElectraSettings
   # ELECTRA reads BERT's records (it re-masks from their positions and
   # ignores the sentence labels), so compare_objectives shares mlm_nsp's.
   record_options = {}
   builds_own_encoder = True
-  pooled_is_first_token = True  # no pooler (see models/electra.py)
   EPSILON = 1e-6  # the original's, for both losses
 
   def __init__(self, options=None):
