@@ -27,6 +27,9 @@ from absl import flags
 from absl import logging
 
 from bert_tf import quiet_import  # noqa: F401  (before TensorFlow: see its docstring)
+from bert_tf.training import objectives
+from bert_tf.training import train_config
+from bert_tf.training.objectives import options
 
 USAGE_EXIT = 2
 ERROR_EXIT = 1
@@ -115,6 +118,66 @@ def note_vocab_not_read(flag_values=None):
           f"(as in google-research/albert); drop --vocab_file")
   logging.warning("%s", text)
   return text
+
+
+_DEFINE = {float: flags.DEFINE_float, int: flags.DEFINE_integer, bool: flags.DEFINE_bool,
+           str: flags.DEFINE_string}
+
+
+def define_option_flags(options_type, flag_values, module_name):
+  """Defines the flags of an objective's options dataclass
+  (`objectives.options.flags_of`): an enum for a field with choices, else
+  the field's type, with its default and help; `--help` lists them under
+  `module_name` (the calling tool's __name__)."""
+  if module_name == "__main__":  # as absl names the module run with -m
+    module_name = sys.argv[0]
+  for flag in options.flags_of(options_type):
+    if flag.choices:
+      flags.DEFINE_enum(flag.name, flag.flag_default, list(flag.choices), flag.help,
+                        flag_values=flag_values, module_name=module_name)
+    else:
+      _DEFINE[flag.kind](flag.name, flag.flag_default, flag.help, flag_values=flag_values,
+                         module_name=module_name)
+
+
+def _option_flag_values(options_type, flag_values, given_only=False):
+  """{flag name: value} of the option flags defined that have a value (a
+  flag without a default, not given, has none); given_only: only those
+  given on the command line (or in a --flagfile)."""
+  return {f.name: flag_values[f.name].value for f in options.flags_of(options_type)
+          if f.name in flag_values and flag_values[f.name].value is not None
+          and (flag_values[f.name].present or not given_only)}
+
+
+def objective_options(objective, flag_values=None):
+  """The options dataclass of `objective`'s family from its flags (None for
+  a family without options); app.UsageError for a bad value, or for
+  another objective's option flag given (it would do nothing)."""
+  flag_values = flags.FLAGS if flag_values is None else flag_values
+  own = objectives.options_type(objective)
+  for family, options_type in objectives.OPTIONS.items():
+    for name in (_option_flag_values(options_type, flag_values, given_only=True)
+                 if options_type is not own else ()):
+      raise app.UsageError(f"--{name} is an option of objective {family}; this run's "
+                           f"objective is {objective}")
+  if own is None:
+    return None
+  try:
+    return options.from_flags(own, _option_flag_values(own, flag_values))
+  except ValueError as e:
+    raise app.UsageError(str(e)) from None
+
+
+def objective_fields(objective, flag_values=None):
+  """The TrainConfig fields of the run's objective (--objective when None):
+  `objective`, `objective_options` from its option flags, and the fields
+  its options set where no flag was given (ELECTRA's learning rate)."""
+  flag_values = flags.FLAGS if flag_values is None else flag_values
+  objective = objective or flag_values.objective
+  given = {f.name for f in dataclasses.fields(train_config.TrainConfig)
+           if f.name in flag_values and flag_values[f.name].present}
+  return {"objective": objective, "objective_options": objective_options(objective, flag_values),
+          **train_config.objective_defaults(objective, given)}
 
 
 def _print_help(main, define_flags, full):

@@ -12,8 +12,9 @@ on your own corpus, over several pretraining runs.
 An arm (--arm=NAME:objective=OBJ,flag=value,... or a JSON --arms_file) is an
 objective plus any writer flags (masked_lm_prob, masked_token_share,
 random_token_share, kept_token_share, do_whole_word_mask, max_ngram,
-dynamic_masking, dupe_factor, ...) and training flags (learning_rate,
-num_train_steps, generator_hidden_size, ...): bert_tf.experiments.arms.
+dynamic_masking, dupe_factor, ...), training flags (learning_rate,
+num_train_steps, ...) and its objective's options (the flags run_pretraining
+takes for it, e.g. ELECTRA's generator size): bert_tf.experiments.arms.
 --objectives=a,b is one arm per objective, named after it (used alone, or
 beside --arm when given explicitly).
 

@@ -30,7 +30,6 @@ Example (a 4-layer teacher into 2 layers):
     --num_warmup_steps=200 --learning_rate=1e-3
 """
 
-import dataclasses
 import os
 
 from absl import app
@@ -40,7 +39,7 @@ from absl import logging
 from bert_tf import cli
 from bert_tf import run_pretraining
 from bert_tf.training import objective_names
-from bert_tf.training import train_config
+from bert_tf.training import objectives
 
 FLAGS = flags.FLAGS
 
@@ -52,62 +51,27 @@ _NOT_USED = {
 
 
 def define_flags(flag_values):
-  """run_pretraining's flags plus the teacher's and the loss weights."""
+  """run_pretraining's flags plus the distillation's options (the teacher,
+  the student's start, the loss weights: `DistillOptions`)."""
   run_pretraining.define_flags(flag_values)
-  f = flag_values
-  d = train_config.TrainConfig()
-  flags.DEFINE_string("teacher_config_file", None,
-                      "bert_config.json of the teacher (optional for a keras-hub preset, "
-                      "which holds its config).", flag_values=f)
-  flags.DEFINE_string("teacher_checkpoint", None,
-                      "The trained teacher: a training output dir, a checkpoint prefix, an "
-                      "original TF1 BERT checkpoint (.../bert_model.ckpt) with its heads, or a "
-                      "keras-hub BertMaskedLM preset directory (one with the masked-LM head).",
-                      flag_values=f)
-  flags.DEFINE_enum("student_init", d.student_init, list(objective_names.STUDENT_INITS),
-                    "teacher: student layer i starts as teacher layer 2i (plus embeddings, "
-                    "pooler, masked-LM head), as DistilBERT; scratch: random initialization.",
-                    flag_values=f)
-  flags.DEFINE_float("alpha_ce", d.alpha_ce,
-                     "Weight of the KL between the teacher's and student's softened "
-                     "masked-LM distributions (scaled by temperature^2).", flag_values=f)
-  flags.DEFINE_float("alpha_mlm", d.alpha_mlm,
-                     "Weight of the student's masked-LM loss on the true tokens.", flag_values=f)
-  flags.DEFINE_float("alpha_cos", d.alpha_cos,
-                     "Weight of the cosine loss between the last hidden states (real tokens).",
-                     flag_values=f)
-  flags.DEFINE_float("alpha_sentence", d.alpha_sentence,
-                     "Weight of the student's sentence-pair loss (the records' NSP or SOP); "
-                     "0, DistilBERT's choice, trains none and builds no such head.",
-                     flag_values=f)
-  flags.DEFINE_float("temperature", d.temperature,
-                     "Softmax temperature of both distributions in the KL term.", flag_values=f)
-  flags.DEFINE_enum("kl_tokens", d.kl_tokens, list(objective_names.KL_TOKENS),
-                    "Where the KL term is taken: masked (the records' masked positions) or "
-                    "all (every real token, Hugging Face's distiller's default).",
-                    flag_values=f)
+  cli.define_option_flags(objectives.OPTIONS[objective_names.DISTILL], flag_values, __name__)
 
 
 def config_from_flags():
-  """(TrainConfig with objective distill, student BertConfig, whether the
-  student config is the default one); raises app.UsageError."""
-  from bert_tf.models import distillation  # pylint: disable=g-import-not-at-top
+  """(TrainConfig with objective distill and its DistillOptions, student
+  BertConfig); raises app.UsageError."""
+  from bert_tf.training.objectives import distillation  # pylint: disable=g-import-not-at-top
   for name, why in _NOT_USED.items():
     if FLAGS[name].present:
       raise app.UsageError(f"--{name} is not used by distill: {why}")
-  if not FLAGS.teacher_checkpoint:
-    raise app.UsageError("--teacher_checkpoint is required")
-  from bert_tf.training.objectives import distillation as distill  # pylint: disable=g-import-not-at-top
-  try:
-    teacher_config = distill.teacher_config_of(FLAGS.teacher_config_file,
-                                              FLAGS.teacher_checkpoint)
+  options = cli.objective_options(objective_names.DISTILL, FLAGS)
+  try:  # also checks the teacher's flags when --bert_config_file is given
+    student_config = distillation.default_student_config(options)
   except ValueError as e:
     raise app.UsageError(str(e)) from None
-  student_config = None
-  if not FLAGS.bert_config_file:
-    student_config = distillation.default_student_config(teacher_config)
-  config, student_config = run_pretraining.config_from_flags(student_config, FLAGS)
-  return dataclasses.replace(config, objective="distill"), student_config
+  if FLAGS.bert_config_file:
+    student_config = None  # run_pretraining reads it
+  return run_pretraining.config_from_flags(student_config, FLAGS, objective_names.DISTILL)
 
 
 def main(argv):

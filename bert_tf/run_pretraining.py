@@ -6,11 +6,12 @@ Same flags, meanings and defaults as google-research/bert's
 run_pretraining.py, plus --strategy, --eval_input_file, --eval_every_steps,
 --optimizer (and its Adam settings), --mixed_precision, --jit_compile,
 --grad_accum_steps, --log_steps, --keep_checkpoint_max, --seed, --objective
-and ELECTRA's generator and discriminator flags. Running the same command
-again resumes from the latest checkpoint in --output_dir; a command of another
-run (another model config, objective or training records: run_identity.json
-there) is refused, and --init_checkpoint starts from that run's weights
-instead. --flagfile works (absl).
+and the options of the objectives that take any (ELECTRA's generator and
+discriminator flags). Running the same command again resumes from the
+latest checkpoint in --output_dir; a command of another run (another model
+config, objective or training records: run_identity.json there) is refused,
+and --init_checkpoint starts from that run's weights instead. --flagfile
+works (absl).
 
 A short run that learns (the original's defaults, lr 5e-5 with 10000 warmup
 steps, are for BERT-base over 100k+ steps; a tiny model wants a higher rate
@@ -30,6 +31,7 @@ from absl import logging
 
 from bert_tf import cli
 from bert_tf.training import objective_names
+from bert_tf.training import objectives
 from bert_tf.training import train_config
 
 FLAGS = flags.FLAGS
@@ -142,28 +144,14 @@ def define_flags(flag_values):
                     "electra: ELECTRA's generator + replaced-token discriminator (the "
                     "records' masked positions; sentence labels unused).",
                     flag_values=f)
-  # ELECTRA (--objective=electra).
-  flags.DEFINE_float("generator_hidden_size", d.generator_hidden_size,
-                     "ELECTRA: the generator's hidden size, heads and intermediate size as a "
-                     "fraction of the discriminator's (the original's 0.25).", flag_values=f)
-  flags.DEFINE_float("generator_layers", d.generator_layers,
-                     "ELECTRA: the generator's layers as a fraction of the discriminator's.",
-                     flag_values=f)
-  flags.DEFINE_string("generator_config_file", d.generator_config_file,
-                      "ELECTRA: a bert_config.json for the generator (instead of the "
-                      "fractions); at most the discriminator's size.", flag_values=f)
-  flags.DEFINE_float("discriminator_weight", d.discriminator_weight,
-                     "ELECTRA: weight of the discriminator loss (the original's 50).",
-                     flag_values=f)
-  flags.DEFINE_enum("electra_mask_rule", d.electra_mask_rule,
-                    list(objective_names.ELECTRA_MASK_RULES),
-                    "ELECTRA: how the records' masked positions are corrupted for the "
-                    "generator: electra (85% [MASK], 15% kept, the original's), bert "
-                    "(80/10/10 redrawn each step), records (the records' input as written).",
-                    flag_values=f)
+  # The options of each objective that takes any (its options dataclass's
+  # flags; distill's are bert_tf.distill's).
+  for family, options_type in objectives.OPTIONS.items():
+    if family != objective_names.DISTILL:
+      cli.define_option_flags(options_type, f, __name__)
 
 
-def config_from_flags(bert_config=None, flag_values=None):
+def config_from_flags(bert_config=None, flag_values=None, objective=None):
   """Returns (TrainConfig, BertConfig) from the flags; raises app.UsageError.
 
   Logs a warning for each TPU flag that has no effect (see --strategy).
@@ -173,6 +161,8 @@ def config_from_flags(bert_config=None, flag_values=None):
       default student); None reads --bert_config_file, then required.
     flag_values: the parsed flags (None: this module's FLAGS); a tool that
       adds flags to these (distill) passes its own.
+    objective: the run's objective when the tool fixes it (distill); None:
+      --objective.
   """
   fv = FLAGS if flag_values is None else flag_values
   from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
@@ -194,9 +184,9 @@ def config_from_flags(bert_config=None, flag_values=None):
     except ValueError as e:
       raise app.UsageError(str(e)) from None
   # Every TrainConfig field with a flag of its name; not given (None) is "".
-  overrides = train_config.objective_defaults(fv.objective, fv["learning_rate"].present)
   config = cli.options_from_flags(train_config.TrainConfig, fv, unset_keeps_default=True,
-                                  strategy=strategy, tpu_name=tpu_name, **overrides)
+                                  strategy=strategy, tpu_name=tpu_name,
+                                  **cli.objective_fields(objective, fv))
   try:
     config.validate()
   except ValueError as e:

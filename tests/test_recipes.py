@@ -22,10 +22,16 @@ def _parse(define_flags, name, monkeypatch):
   return cli.parse(define_flags, ["tool", f"--flagfile={os.path.join(CONFIGS, name)}"])
 
 
-def _train_config(flag_values):
+def _train_config(flag_values, objective=None):
+  """The TrainConfig of the flags, its objective's options from its option
+  flags (as run_pretraining builds them)."""
+  objective = objective or flag_values.objective
   values = {f.name: flag_values[f.name].value for f in
-            train_config.dataclasses.fields(train_config.TrainConfig) if f.name in flag_values}
-  config = train_config.TrainConfig(**{k: ("" if v is None else v) for k, v in values.items()})
+            train_config.dataclasses.fields(train_config.TrainConfig)
+            if f.name in flag_values and f.name != "objective"}
+  config = train_config.TrainConfig(
+      **{k: ("" if v is None else v) for k, v in values.items()}, objective=objective,
+      objective_options=cli.objective_options(objective, flag_values))
   config.validate()
   return config
 
@@ -70,8 +76,9 @@ def test_electra_small_flags(monkeypatch):
   assert config.learning_rate == 5e-4 and config.weight_decay == 0.01
   assert config.lr_schedule == "electra"
   assert (config.max_seq_length, config.max_predictions_per_seq) == (128, 19)
-  assert (config.generator_hidden_size, config.generator_layers,
-          config.discriminator_weight) == (0.25, 1.0, 50.0)
+  options = config.objective_options
+  assert (options.generator_hidden_size, options.generator_layers,
+          options.discriminator_weight) == (0.25, 1.0, 50.0)
   assert (config.adam_beta1, config.adam_beta2, config.adam_epsilon) == (0.9, 0.999, 1e-6)
   bert_config = BertConfig.from_json_file(os.path.join(REPO, f.bert_config_file))
   assert (bert_config.hidden_size, bert_config.num_hidden_layers,
@@ -111,15 +118,16 @@ def test_data_flags_parse_with_create_pretraining_data(name, expected, monkeypat
 def test_distilbert_flags(monkeypatch):
   from bert_tf import distill  # pylint: disable=g-import-not-at-top
   f = _parse(distill.define_flags, "distilbert.flags", monkeypatch)
-  config = _train_config(f)
+  config = _train_config(f, objective="distill")
+  options = config.objective_options
   # Hugging Face's distiller (train.py defaults, distiller.py's AdamW) and
   # the README's launch command; Sanh et al. Section 3.
-  assert (config.alpha_ce, config.alpha_mlm, config.alpha_cos, config.temperature) == (
+  assert (options.alpha_ce, options.alpha_mlm, options.alpha_cos, options.temperature) == (
       5.0, 2.0, 1.0, 2.0)
   assert (config.optimizer, config.adam_beta1, config.adam_beta2, config.adam_epsilon,
           config.weight_decay, config.clip_norm) == ("adamw", 0.9, 0.98, 1e-6, 0.0, 5.0)
-  assert config.learning_rate == 5e-4 and config.student_init == "teacher"
-  assert config.kl_tokens == "all"
+  assert config.learning_rate == 5e-4 and options.student_init == "teacher"
+  assert options.kl_tokens == "all"
   assert config.num_warmup_steps == 0.05 * config.num_train_steps
   assert config.train_batch_size % config.grad_accum_steps == 0
 

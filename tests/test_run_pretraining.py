@@ -20,7 +20,9 @@ import tensorflow as tf
 from bert_tf import cli
 from bert_tf import run_pretraining
 from bert_tf.training import loop
+from bert_tf.training import objectives
 from bert_tf.training import optimization
+from bert_tf.training.objectives import options
 from test_loop import ORIGINAL_EVAL_KEYS, tiny_bert_config, write_records
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -87,6 +89,43 @@ def test_flag_defaults_are_the_train_config_defaults_and_the_originals():
   assert flag_values["strategy"].parser.enum_values == list(train_config.STRATEGIES)
   assert flag_values["optimizer"].parser.enum_values == list(optimization.OPTIMIZERS)
   assert train_config.OPTIMIZERS == optimization.OPTIMIZERS
+
+
+# The objectives' option flags, as run_pretraining and distill define them
+# from the options dataclasses: name -> (flag type, default, enum choices).
+ELECTRA_FLAGS = {
+    "generator_hidden_size": ("float", 0.25, None), "generator_layers": ("float", 1.0, None),
+    "generator_config_file": ("string", "", None),
+    "discriminator_weight": ("float", 50.0, None),
+    "electra_mask_rule": ("string enum", "electra", ["electra", "bert", "records"])}
+DISTILL_FLAGS = {
+    "teacher_config_file": ("string", None, None), "teacher_checkpoint": ("string", None, None),
+    "student_init": ("string enum", "teacher", ["teacher", "scratch"]),
+    "alpha_ce": ("float", 5.0, None), "alpha_mlm": ("float", 2.0, None),
+    "alpha_cos": ("float", 1.0, None), "alpha_sentence": ("float", 0.0, None),
+    "temperature": ("float", 2.0, None),
+    "kl_tokens": ("string enum", "masked", ["masked", "all"])}
+
+
+@pytest.mark.parametrize("tool, expected", [
+    ("run_pretraining", ELECTRA_FLAGS), ("distill", {**ELECTRA_FLAGS, **DISTILL_FLAGS})])
+def test_the_option_flags_derived_from_the_options_dataclasses(tool, expected):
+  import importlib  # pylint: disable=g-import-not-at-top
+  module = importlib.import_module(f"bert_tf.{tool}")
+  flag_values = cli.parse(module.define_flags, [tool])
+  options_flags = {f.name for t in objectives.OPTIONS.values()
+                   for f in options.flags_of(t)} & set(flag_values)
+  assert options_flags == set(expected)
+  for name, (kind, default, choices) in expected.items():
+    flag = flag_values[name]
+    assert (flag.flag_type(), flag.default, getattr(flag.parser, "enum_values", None)) == (
+        kind, default, choices), name
+    assert flag.help.endswith(".") and len(flag.help) > 30, name
+  # --help lists them with the tools' own flags, not under bert_tf.cli.
+  listed = {f.name for m in (module.__name__, "bert_tf.run_pretraining")
+            for f in flag_values.get_flags_for_module(m)}
+  assert set(expected) <= listed
+  assert not flag_values.get_flags_for_module("bert_tf.cli")
 
 
 @pytest.mark.parametrize("given, expected", [
@@ -247,8 +286,9 @@ def test_electra_flags_and_a_generator_larger_than_the_discriminator(setup, pars
   parse(_common(setup) + ["--do_train", "--objective=electra", "--generator_hidden_size=0.5",
                           "--discriminator_weight=20", "--electra_mask_rule=bert"])
   config, _ = run_pretraining.config_from_flags()
-  assert (config.objective, config.generator_hidden_size, config.discriminator_weight,
-          config.electra_mask_rule) == ("electra", 0.5, 20.0, "bert")
+  options = config.objective_options
+  assert (config.objective, options.generator_hidden_size, options.discriminator_weight,
+          options.mask_rule) == ("electra", 0.5, 20.0, "bert")
   assert config.learning_rate == 5e-4  # ELECTRA's default when none is given
   parse(_common(setup) + ["--do_train", "--objective=electra", "--learning_rate=1e-3"])
   assert run_pretraining.config_from_flags()[0].learning_rate == 1e-3
@@ -262,6 +302,10 @@ def test_electra_flags_and_a_generator_larger_than_the_discriminator(setup, pars
 
   parse(_common(setup) + ["--do_train", "--objective=electra", "--generator_layers=2"])
   fails(cli.USAGE_EXIT, r"generator_layers=2 must lie in \(0, 1\]")
+  # An option of another objective would do nothing: refused.
+  parse(_common(setup) + ["--do_train", "--objective=mlm", "--discriminator_weight=20"])
+  fails(cli.USAGE_EXIT, r"--discriminator_weight is an option of objective electra; this "
+        r"run's objective is mlm")
   big = tiny_bert_config().replace(hidden_size=64)
   big.to_json_file(str(setup / "generator.json"))
   parse(_common(setup) + ["--do_train", "--objective=electra",

@@ -5,7 +5,7 @@ flags that make it a variant.
     --arm=mask100:objective=mlm_nsp,masked_token_share=1.0
     --arm=mask40:objective=mlm,masked_lm_prob=0.4
     --arm=wwm:objective=mlm_nsp,do_whole_word_mask=true
-    --arm=electra_small_gen:objective=electra,generator_hidden_size=0.5
+    --arm=electra_fast:objective=electra,learning_rate=1e-3
 
 or a JSON arms file (`--arms_file`): a list of objects, each with "name",
 "objective" and any of the same flags as keys:
@@ -13,11 +13,13 @@ or a JSON arms file (`--arms_file`): a list of objects, each with "name",
     [{"name": "bert", "objective": "mlm_nsp"},
      {"name": "mask100", "objective": "mlm_nsp", "masked_token_share": 1.0}]
 
-A flag is either a WRITER flag (a `data.writer.DataOptions` field: how the
-arm's records are made, e.g. masked_lm_prob, masked_token_share,
-do_whole_word_mask, max_ngram, dynamic_masking, dupe_factor) or a TRAINING
+A flag is a WRITER flag (a `data.writer.DataOptions` field: how the arm's
+records are made, e.g. masked_lm_prob, masked_token_share,
+do_whole_word_mask, max_ngram, dynamic_masking, dupe_factor), a TRAINING
 flag (a `training.train_config.TrainConfig` field: how it is pretrained,
-e.g. learning_rate, num_train_steps, generator_hidden_size). The settings
+e.g. learning_rate, num_train_steps) or an OPTION of the arm's objective
+(a flag of its options dataclass, `objectives.OPTIONS`: ELECTRA's generator
+size, for one). The settings
 every arm shares (sequence length, predictions, casing, the seed, the
 output places) are the comparison's own flags and cannot be set per arm.
 The objective's own record options (RoBERTa's full sentences and dynamic
@@ -40,6 +42,7 @@ from bert_tf import file_io as files
 from bert_tf.data import writer
 from bert_tf.training import objectives
 from bert_tf.training import train_config
+from bert_tf.training.objectives import options
 
 # Per-comparison settings an arm cannot change: one sequence length and
 # prediction count for every arm (the held-out records are shared), the
@@ -55,8 +58,16 @@ SHARED_TRAINING_FIELDS = (
 
 WRITER_FLAGS = tuple(f.name for f in dataclasses.fields(writer.DataOptions)
                      if f.name not in SHARED_WRITER_FIELDS)
+# objective_options: set by the objective's option flags (`Arm.option_flags`).
 TRAINING_FLAGS = tuple(f.name for f in dataclasses.fields(train_config.TrainConfig)
-                       if f.name not in SHARED_TRAINING_FIELDS)
+                       if f.name not in SHARED_TRAINING_FIELDS + ("objective_options",))
+
+
+def option_flags(objective):
+  """{flag name: options.OptionFlag} of `objective`'s options ({}: it
+  takes none)."""
+  options_type = objectives.options_type(objective)
+  return {f.name: f for f in options.flags_of(options_type)} if options_type else {}
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -111,6 +122,7 @@ class Arm:
       raise ValueError(f"{where}: objective {objective!r} is not one of "
                        f"{', '.join(objectives.OBJECTIVES)}")
     writer_flags, training_flags = {}, {}
+    own_options = option_flags(objective)
     for key, value in (flags or {}).items():
       if key in WRITER_FLAGS:
         writer_flags[key] = _parse_value(_kind(writer.DataOptions, key), value,
@@ -118,15 +130,20 @@ class Arm:
       elif key in TRAINING_FLAGS:
         training_flags[key] = _parse_value(_kind(train_config.TrainConfig, key), value,
                                            f"{where}: {key}")
+      elif key in own_options:
+        training_flags[key] = _parse_value(own_options[key].kind, value, f"{where}: {key}")
       elif key in SHARED_WRITER_FIELDS or key in SHARED_TRAINING_FIELDS:
         raise ValueError(f"{where}: {key} is the same for every arm (a flag of "
                          "compare_objectives itself), not an arm flag")
       else:
-        raise ValueError(f"{where}: unknown flag {key!r} (writer flags: "
-                         f"{', '.join(WRITER_FLAGS)}; training flags: "
-                         f"{', '.join(TRAINING_FLAGS)})")
-    return cls(name, objective, tuple(sorted(writer_flags.items())),
-               tuple(sorted(training_flags.items())))
+        _unknown_flag(key, objective, own_options, where)
+    arm = cls(name, objective, tuple(sorted(writer_flags.items())),
+              tuple(sorted(training_flags.items())))
+    try:
+      arm.training_options()  # the options' validation
+    except ValueError as e:
+      raise ValueError(f"{where}: {e}") from None
+    return arm
 
   @classmethod
   def parse(cls, spec):
@@ -178,8 +195,26 @@ class Arm:
     return options
 
   def training_options(self):
-    """The arm's training flags (dict)."""
-    return dict(self.training_flags)
+    """The TrainConfig fields of the arm's training flags (dict), its
+    objective's option flags as `objective_options` (an instance of its
+    options dataclass; ValueError for a bad value)."""
+    fields = dict(self.training_flags)
+    own = {k: fields.pop(k) for k in list(fields) if k in option_flags(self.objective)}
+    if own:
+      fields["objective_options"] = options.from_flags(
+          objectives.options_type(self.objective), own)
+    return fields
+
+
+def _unknown_flag(key, objective, own_options, where):
+  """The ValueError of an arm flag that is none of the arm's: another
+  objective's option, or no flag at all."""
+  for family, options_type in objectives.OPTIONS.items():
+    if key in {f.name for f in options.flags_of(options_type)}:
+      raise ValueError(f"{where}: {key} is an option of objective {family}, not of "
+                       f"{objective}")
+  raise ValueError(f"{where}: unknown flag {key!r} (writer flags: {', '.join(WRITER_FLAGS)}; "
+                   f"training flags: {', '.join(TRAINING_FLAGS + tuple(own_options))})")
 
 
 def parse_arms_file(path):

@@ -295,7 +295,12 @@ class ElectraPretrainer(keras.Model):
     mlm_head: the generator's keras_hub MaskedLMHead (tied word embeddings).
     discriminator_dense, discriminator_output: the per-token head.
     sample_step: int64 counter of training calls (seeds the noise).
+    has_pooler: False: ELECTRA has no pooler (the encoder's is frozen, see
+      `build_discriminator_encoder`); an export's pooled_output is the [CLS]
+      token's sequence output.
   """
+
+  has_pooler = False
 
   def __init__(self, config, gen_config=None, mask_rule=DEFAULT_MASK_RULE,
                mask_token_id=None, seed=0, dtype=None, **kwargs):

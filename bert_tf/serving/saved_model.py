@@ -45,9 +45,10 @@ its pooled_output is the [CLS] vector, as ELECTRA has no pooler), the
 generator answers `fill_mask` and `pretraining`'s masked_lm_log_probs, and
 `pretraining` adds replaced_probability float32 [batch, seq].
 
-The objective (training.objectives) decides which sentence outputs and
-text signatures exist (its `signatures`); a checkpoint records its
-objective, an original TF1 checkpoint is taken as MLM + NSP.
+The exported network's heads decide which sentence outputs and text
+signatures exist (`signatures_of`: its objective's sentence-pair head,
+ELECTRA's discriminator); a checkpoint records its objective, an original
+TF1 checkpoint is taken as MLM + NSP.
 
 Because TensorFlow checks every op of every function when it loads a
 SavedModel, a server without tensorflow-text's ops (stock TF Serving) cannot
@@ -110,6 +111,24 @@ def check_export_args(bert_config, vocab, max_seq_length, top_k):
         f"{bert_config.max_position_embeddings}]")
   if not 1 <= top_k <= vocab.size:
     raise ValueError(f"top_k={top_k} must lie in [1, vocab size {vocab.size}]")
+
+
+def signatures_of(objective, pretrainer):
+  """The text signatures an export adds for its network, read from its heads:
+  fill_mask (every pretrainer's masked-LM head), the sentence-pair head's
+  (`objective.sentence_name`: next_sentence or sentence_order) and
+  replaced_token_detection for a discriminator (ELECTRA's).
+
+  Args:
+    objective: the export objective (`Objective.export_objective`).
+    pretrainer: its network (`Objective.export_model`).
+  """
+  names = ["fill_mask"]
+  if objective.sentence_name:
+    names.append(objective.sentence_name)
+  if getattr(pretrainer, "discriminator_output", None) is not None:
+    names.append("replaced_token_detection")
+  return tuple(names)
 
 
 class Untracked:
@@ -215,7 +234,7 @@ class BertServingModule(tf.Module):
                         "sentence_order": (self._sentence_order, pair_spec),
                         "replaced_token_detection": (self._replaced_token_detection,
                                                      text_spec)}
-      for name in self.objective.signatures:
+      for name in signatures_of(self.objective, pretrainer):
         function, spec = text_functions[name]
         setattr(self, name, tf.function(function, input_signature=spec))
         self._signature_names.append(name)
@@ -260,7 +279,7 @@ class BertServingModule(tf.Module):
           {"token_ids": input_ids, "segment_ids": segment_ids, "padding_mask": input_mask},
           training=False)
     pooled = outputs["pooled_output"]
-    if self.objective.pooled_is_first_token:
+    if not getattr(self.pretrainer, "has_pooler", True):
       pooled = outputs["sequence_output"][:, 0]  # ELECTRA: no pooler
     return {"sequence_output": tf.cast(outputs["sequence_output"], tf.float32),
             "pooled_output": tf.cast(pooled, tf.float32)}

@@ -1,9 +1,9 @@
-"""The pretraining objectives' names and defaults: the one list that the
-flags, `TrainConfig` and the objectives' registry all read.
+"""The pretraining objectives' names and families: the one list that the
+--objective flag, `TrainConfig` and the objectives' registry all read.
 
-No TensorFlow here: run_pretraining and distill take their flag choices and
-defaults from this module (through `train_config`), so `--help` does not
-wait for TensorFlow to import. The objectives themselves live in
+No TensorFlow here: run_pretraining takes the --objective choices from this
+module, so `--help` does not wait for TensorFlow to import. The objectives
+themselves, and the options of those that take any, live in
 `training/objectives/` (one module per family); each takes its name from
 here, so a name cannot be spelled twice.
 """
@@ -46,41 +46,3 @@ def family_of(objective):
     raise ValueError(f"--objective={objective!r} is not one of "
                      f"{', '.join(FAMILIES + OBJECTIVE_NAMES)}")
   return FAMILY_OF[objective]
-
-
-# --------------------------------------------------------------------------
-# ELECTRA's defaults (google-research/electra's configure_pretraining.py)
-# --------------------------------------------------------------------------
-
-# How the records' masked positions are corrupted for the generator:
-# electra (85% [MASK], 15% kept), bert (80/10/10 redrawn), records (the
-# records' input as written). models/electra.py implements each
-# (`MASK_RULES`, its shares).
-ELECTRA_MASK_RULES = ("electra", "bert", "records")
-DEFAULT_ELECTRA_MASK_RULE = "electra"
-# The generator's hidden size (and heads and intermediate size) and layers
-# as fractions of the discriminator's.
-GENERATOR_HIDDEN_SIZE = 0.25
-GENERATOR_LAYERS = 1.0
-DISCRIMINATOR_WEIGHT = 50.0
-# The original's learning rate for ELECTRA-small (its base and large used
-# 2e-4); its warmup (10000) and weight decay (0.01) are our defaults
-# already. run_pretraining uses it for --objective=electra when
-# --learning_rate is not given.
-ELECTRA_LEARNING_RATE = 5e-4
-
-# --------------------------------------------------------------------------
-# DistilBERT's defaults (Sanh et al. 2019; Hugging Face's distiller)
-# --------------------------------------------------------------------------
-
-# teacher: student layer i starts as teacher layer 2i; scratch: random.
-STUDENT_INITS = ("teacher", "scratch")
-ALPHA_CE = 5.0
-ALPHA_MLM = 2.0
-ALPHA_COS = 1.0
-ALPHA_SENTENCE = 0.0
-TEMPERATURE = 2.0
-# Where the soft-target KL is taken: at the records' masked positions
-# (ours, the distiller's --restrict_ce_to_mask) or at every real token (the
-# distiller's default).
-KL_TOKENS = ("masked", "all")

@@ -3,7 +3,8 @@ rule and the warnings about settings that will not train well.
 
 No TensorFlow here: run_pretraining takes its flag defaults and choices from
 this module, so `--help` does not wait for TensorFlow to import. The
-objectives' names and defaults are objective_names' (read here).
+objectives' names are objective_names'; the options of the run's objective
+are its own dataclass (`objectives.OPTIONS`), held in `objective_options`.
 """
 
 import dataclasses
@@ -11,6 +12,7 @@ import dataclasses
 from absl import logging
 
 from bert_tf.training import objective_names as names
+from bert_tf.training import objectives
 
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 # The Keras dtype policy of each --mixed_precision choice.
@@ -87,31 +89,18 @@ class TrainConfig:
   # The pretraining objective's family (objective_names.FAMILIES) or an
   # objective's name; the records' sentence task picks the BERT member.
   objective: str = names.BERT
-  # --- Distillation (objective "distill", bert_tf.distill; see
-  # training.objectives.DistillOptions). The BertConfig is the student's.
-  teacher_config_file: str = ""
-  teacher_checkpoint: str = ""
-  student_init: str = names.STUDENT_INITS[0]  # one of objective_names.STUDENT_INITS
-  alpha_ce: float = names.ALPHA_CE
-  alpha_mlm: float = names.ALPHA_MLM
-  alpha_cos: float = names.ALPHA_COS
-  alpha_sentence: float = names.ALPHA_SENTENCE
-  temperature: float = names.TEMPERATURE
-  kl_tokens: str = names.KL_TOKENS[0]  # one of objective_names.KL_TOKENS
-  # --- ELECTRA (--objective=electra; models/electra.py, objectives.ElectraOptions) ---
-  # generator_hidden_size: the generator's hidden size (and heads and
-  #   intermediate size) as a fraction of the discriminator's;
-  # generator_layers: its layers as a fraction of the discriminator's;
-  # generator_config_file: a bert_config.json for the generator instead;
-  # discriminator_weight: the discriminator loss's weight (the original's 50);
-  # electra_mask_rule: how the records' masked positions are corrupted for
-  #   the generator: electra (85% [MASK], 15% kept), bert (80/10/10 redrawn),
-  #   records (the records' input as written).
-  generator_hidden_size: float = names.GENERATOR_HIDDEN_SIZE
-  generator_layers: float = names.GENERATOR_LAYERS
-  generator_config_file: str = ""
-  discriminator_weight: float = names.DISCRIMINATOR_WEIGHT
-  electra_mask_rule: str = names.DEFAULT_ELECTRA_MASK_RULE
+  # The options of the objective's family (an instance of
+  # objectives.OPTIONS[family], e.g. ElectraOptions); None: the family's
+  # defaults (and for a family that takes none).
+  objective_options: object = None
+
+  def options(self):
+    """`objective_options`, or the defaults of the objective's family (None
+    for a family that takes no options)."""
+    if self.objective_options is not None:
+      return self.objective_options
+    options_type = objectives.options_type(self.objective)
+    return options_type() if options_type else None
 
   def validate(self):
     """Raises ValueError naming the first bad setting."""
@@ -130,17 +119,13 @@ class TrainConfig:
     objective_names = names.FAMILIES + names.OBJECTIVE_NAMES
     if self.objective not in objective_names:
       raise ValueError(f"objective={self.objective!r} is not one of {', '.join(objective_names)}")
-    if self.kl_tokens not in names.KL_TOKENS:
-      raise ValueError(f"kl_tokens={self.kl_tokens!r} is not one of {', '.join(names.KL_TOKENS)}")
-    if self.electra_mask_rule not in names.ELECTRA_MASK_RULES:
-      raise ValueError(f"electra_mask_rule={self.electra_mask_rule!r} is not one of "
-                       f"{', '.join(names.ELECTRA_MASK_RULES)}")
-    for name in ("generator_hidden_size", "generator_layers"):
-      if not 0 < getattr(self, name) <= 1:
-        raise ValueError(f"{name}={getattr(self, name):g} must lie in (0, 1]: ELECTRA's "
-                         "generator is a fraction of the discriminator, never larger")
-    if self.discriminator_weight < 0:
-      raise ValueError(f"discriminator_weight must be >= 0, got {self.discriminator_weight}")
+    options_type = objectives.options_type(self.objective)
+    if self.objective_options is not None:
+      if options_type is None or not isinstance(self.objective_options, options_type):
+        raise ValueError(f"objective_options holds {type(self.objective_options).__name__}; "
+                         f"objective {self.objective} takes "
+                         f"{options_type.__name__ if options_type else 'no options'}")
+      self.objective_options.validate()
     for name in ("max_seq_length", "max_predictions_per_seq", "train_batch_size",
                  "eval_batch_size", "save_checkpoints_steps", "iterations_per_loop",
                  "grad_accum_steps", "log_steps", "keep_checkpoint_max"):
@@ -160,15 +145,20 @@ class TrainConfig:
         raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
 
 
-def objective_defaults(objective, learning_rate_given):
-  """TrainConfig fields an objective sets where the user gave no flag:
-  ELECTRA's learning rate (objective_names.ELECTRA_LEARNING_RATE) without
-  --learning_rate."""
-  if objective == names.ELECTRA and not learning_rate_given:
-    logging.info("--objective=electra: --learning_rate=%g (ELECTRA's default)",
-                 names.ELECTRA_LEARNING_RATE)
-    return {"learning_rate": names.ELECTRA_LEARNING_RATE}
-  return {}
+def objective_defaults(objective, given):
+  """TrainConfig fields an objective sets where the user gave no flag (its
+  options' `training_defaults`, e.g. ELECTRA's learning rate).
+
+  Args:
+    objective: an --objective value.
+    given: the names of the TrainConfig fields whose flags were given.
+  """
+  options_type = objectives.options_type(objective)
+  defaults = {k: v for k, v in (options_type.training_defaults if options_type else {}).items()
+              if k not in given}
+  for key, value in defaults.items():
+    logging.info("--objective=%s: --%s=%s (the objective's default)", objective, key, value)
+  return defaults
 
 
 def resolve_strategy(strategy="", use_tpu=False, tpu_name="", master="",

@@ -8,6 +8,8 @@ import pytest
 
 from bert_tf.data import writer
 from bert_tf.experiments import arms
+from bert_tf.training import objectives
+from bert_tf.training import train_config
 
 
 def test_an_arm_spec_gives_typed_writer_and_training_flags():
@@ -33,6 +35,26 @@ def test_an_arm_spec_gives_typed_writer_and_training_flags():
   assert not static.dynamic_masking and static.sentence_task == "none"
 
 
+def test_an_objectives_option_flags_are_typed_by_its_options_dataclass():
+  arm = arms.Arm.parse("e:objective=electra,generator_hidden_size=0.5,"
+                       "electra_mask_rule=bert,learning_rate=1e-3")
+  assert dict(arm.training_flags) == {"generator_hidden_size": 0.5,
+                                      "electra_mask_rule": "bert", "learning_rate": 1e-3}
+  assert arms.Arm.parse(arm.describe()) == arm
+  # The TrainConfig fields: the options as the objective's options dataclass.
+  assert arm.training_options() == {
+      "learning_rate": 1e-3, "objective_options": objectives.ElectraOptions(
+          generator_hidden_size=0.5, mask_rule="bert")}
+  config = train_config.TrainConfig(input_file="x", output_dir="y", do_train=True,
+                                    objective="electra", **arm.training_options())
+  config.validate()
+  assert config.options().generator_hidden_size == 0.5
+  # Without option flags the objective takes its defaults.
+  assert arms.Arm.parse("e:objective=electra").training_options() == {}
+  assert "generator_hidden_size" in arms.option_flags("electra")
+  assert arms.option_flags("mlm") == {}
+
+
 def test_the_presets_are_arms_named_after_their_objective():
   assert arms.Arm.preset("electra") == arms.Arm("electra", "electra")
   assert arms.Arm.preset("mlm").describe() == "mlm:objective=mlm"
@@ -50,6 +72,12 @@ def test_the_presets_are_arms_named_after_their_objective():
     ("bert:objective=mlm_nsp,learning_rate", "'learning_rate' is not flag=value"),
     ("bert:objective=mlm_nsp,max_ngram=2,max_ngram=3", "max_ngram given twice"),
     ("b a:objective=mlm_nsp", "the name 'b a' must be"),
+    # An objective's options are its arms' flags only.
+    ("e:objective=mlm,generator_hidden_size=0.5",
+     "generator_hidden_size is an option of objective electra, not of mlm"),
+    ("e:objective=electra,generator_layers=2", r"generator_layers=2 must lie in \(0, 1\]"),
+    ("e:objective=electra,electra_mask_rule=half", "electra_mask_rule='half' is not one of"),
+    ("e:objective=electra,discriminator_weight=heavy", "'heavy' is not a float"),
 ])
 def test_a_bad_arm_is_a_one_line_error_naming_it(spec, message):
   with pytest.raises(ValueError, match=message) as error:

@@ -25,7 +25,7 @@ def exported(tmp_path_factory):
   config_file = root / "bert_config.json"
   config_file.write_text(json.dumps(CONFIG.to_dict()))
   objective = objectives.ElectraObjective(
-      objectives.ElectraOptions(generator_hidden_size=0.5, mask_token_id=4))
+      objectives.ElectraSettings(generator_hidden_size=0.5, mask_token_id=4))
   model = objective.build_model(CONFIG)
   tf.train.Checkpoint(model=model, **objectives.checkpoint_variables(objective)).save(
       str(root / "train" / "ckpt"))
@@ -46,6 +46,25 @@ def _ids(texts_tokens):
     ids[i, :len(tokens)] = [VOCAB.index(t) for t in tokens]
   return ids, (ids > 0).astype(np.int32)
 
+
+
+def test_the_text_signatures_are_read_from_the_exported_networks_heads(exported):
+  from test_loop import tiny_bert_config  # pylint: disable=g-import-not-at-top
+  config = tiny_bert_config()
+  for name, expected in (("mlm", ("fill_mask",)), ("mlm_nsp", ("fill_mask", "next_sentence")),
+                         ("mlm_sop", ("fill_mask", "sentence_order"))):
+    objective = objectives.get(name)
+    assert saved_model.signatures_of(objective, objective.build_model(config)) == expected
+  # A distilled student exports as its own objective.
+  student = objectives.get("distill_mlm_sop").export_objective
+  assert saved_model.signatures_of(student, student.build_model(config)) == (
+      "fill_mask", "sentence_order")
+  # ELECTRA: the generator's fill_mask and the discriminator's detection.
+  electra_objective = objectives.get("electra")
+  assert saved_model.signatures_of(electra_objective, exported["model"]) == (
+      "fill_mask", "replaced_token_detection")
+  assert {"fill_mask", "replaced_token_detection"} <= set(exported["loaded"].signatures)
+  assert "next_sentence" not in exported["loaded"].signatures
 
 def test_signatures_are_the_discriminator_and_the_generator(exported):
   loaded, model = exported["loaded"], exported["model"]

@@ -180,7 +180,7 @@ def test_classifier_exports_take_text_or_text_a_text_b_and_predict_serves_them(t
 
 def test_electra_exports_answer_replaced_token_detection(tmp_path):
   objective = objectives.ElectraObjective(
-      objectives.ElectraOptions(generator_hidden_size=0.5, mask_token_id=4))
+      objectives.ElectraSettings(generator_hidden_size=0.5, mask_token_id=4))
   model = objective.build_model(CONFIG)
   tf.train.Checkpoint(model=model, **objectives.checkpoint_variables(objective)).save(
       str(tmp_path / "train" / "ckpt"))

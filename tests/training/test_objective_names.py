@@ -1,5 +1,6 @@
-"""Tests of bert_tf.training.objective_names: the names and defaults that
-flags, configs and the registry read, without TensorFlow."""
+"""Tests of bert_tf.training.objective_names and the objectives' options
+dataclasses: the names and defaults that flags, configs and the registry
+read, without TensorFlow."""
 
 import subprocess
 import sys
@@ -7,11 +8,13 @@ import sys
 import pytest
 
 from bert_tf.training import objective_names as names
+from bert_tf.training import objectives
 
 
 def test_the_names_import_without_tensorflow():
   # run_pretraining --help reads them; it must not wait for TensorFlow.
   code = ("import sys; import bert_tf.training.objective_names, bert_tf.training.train_config; "
+          "from bert_tf.training import objectives; objectives.OPTIONS; "
           "assert 'tensorflow' not in sys.modules, 'tensorflow imported'")
   subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -28,9 +31,12 @@ def test_every_objective_has_a_family_and_unknown_names_are_one_line_errors():
 
 def test_the_defaults_are_the_papers():
   # ELECTRA's configure_pretraining.py (small): generator 1/4, weight 50, lr 5e-4.
-  assert (names.GENERATOR_HIDDEN_SIZE, names.DISCRIMINATOR_WEIGHT,
-          names.ELECTRA_LEARNING_RATE) == (0.25, 50.0, 5e-4)
+  electra = objectives.ElectraOptions()
+  assert (electra.generator_hidden_size, electra.generator_layers,
+          electra.discriminator_weight) == (0.25, 1.0, 50.0)
+  assert electra.training_defaults == {"learning_rate": 5e-4}
   # DistilBERT: 5.0 KL, 2.0 MLM, 1.0 cosine, T = 2, student from the teacher.
-  assert (names.ALPHA_CE, names.ALPHA_MLM, names.ALPHA_COS, names.TEMPERATURE) == (
+  distill = objectives.DistillOptions()
+  assert (distill.alpha_ce, distill.alpha_mlm, distill.alpha_cos, distill.temperature) == (
       5.0, 2.0, 1.0, 2.0)
-  assert names.STUDENT_INITS[0] == "teacher"
+  assert distill.student_init == "teacher" and distill.kl_tokens == "masked"

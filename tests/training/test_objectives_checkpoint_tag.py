@@ -7,6 +7,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.training import objectives
+from bert_tf.training.objectives import checkpoint_tag
 
 from test_loop import tiny_bert_config
 
@@ -34,7 +35,7 @@ def _tags(prefix):
 
 def test_options_are_saved_as_json_of_the_dataclass_beside_the_name(tmp_path):
   electra = objectives.ElectraObjective(
-      objectives.ElectraOptions(generator_hidden_size=0.5, mask_token_id=4, seed=3))
+      objectives.ElectraSettings(generator_hidden_size=0.5, mask_token_id=4, seed=3))
   tf.train.Checkpoint(**objectives.checkpoint_variables(electra)).save(str(tmp_path / "ckpt"))
   prefix = tf.train.latest_checkpoint(str(tmp_path))
   tags = _tags(prefix)
@@ -57,7 +58,7 @@ def test_a_checkpoint_of_the_earlier_one_variable_format_still_loads(tmp_path):
     variable = tf.Variable(legacy, trainable=False, dtype=tf.string, name="objective")
   tf.train.Checkpoint(objective=variable).save(str(tmp_path / "ckpt"))
   saved = objectives.from_checkpoint(str(tmp_path))
-  assert saved.options == objectives.ElectraOptions(
+  assert saved.options == objectives.ElectraSettings(
       generator_hidden_size=0.5, discriminator_weight=20.0, mask_rule="bert",
       mask_token_id=4, seed=3)
   assert saved.discriminator_weight == 20.0
@@ -66,10 +67,14 @@ def test_a_checkpoint_of_the_earlier_one_variable_format_still_loads(tmp_path):
 
 def test_distillation_options_travel_with_the_checkpoint(tmp_path):
   teacher_config = tiny_bert_config()
-  options = objectives.DistillOptions(teacher_config=teacher_config, teacher_checkpoint="t",
+  options = objectives.DistillSettings(teacher_config=teacher_config, teacher_checkpoint="t",
                                       alpha_ce=3.0, temperature=4.0)
   objective = objectives.DistillationObjective(objectives.get("mlm"), options)
   tf.train.Checkpoint(**objectives.checkpoint_variables(objective)).save(str(tmp_path / "c"))
+  _, options_json = checkpoint_tag.read_tag(tf.train.latest_checkpoint(str(tmp_path)))
+  assert sorted(json.loads(options_json)) == [  # the keys every bert_tf checkpoint holds
+      "alpha_ce", "alpha_cos", "alpha_mlm", "alpha_sentence", "kl_tokens", "student_init",
+      "teacher_checkpoint", "teacher_config", "temperature"]
   saved = objectives.from_checkpoint(str(tmp_path))
   assert saved.name == "distill_mlm" and saved.options == options
   assert saved.options.teacher_config == teacher_config

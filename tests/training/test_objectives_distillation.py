@@ -35,8 +35,8 @@ def _log_softmax(x):
 
 
 def test_distillation_loss_terms_against_numpy():
-  options = objectives.DistillOptions(alpha_ce=5.0, alpha_mlm=2.0, alpha_cos=1.0,
-                                      temperature=2.0)
+  options = objectives.DistillSettings(alpha_ce=5.0, alpha_mlm=2.0, alpha_cos=1.0,
+                                       temperature=2.0)
   objective = objectives.DistillationObjective(objectives.get("mlm"), options)
   outputs, features = _distill_outputs(vocab_size=30)
   metrics = objective.metrics(objective.loss_sums(outputs, features), mlm_epsilon=0)
@@ -113,7 +113,7 @@ def test_soft_target_kl_and_its_gradient_are_the_reference(temperature):
 
 def test_distillation_replica_shares_add_up_to_the_loss_of_the_whole_batch():
   objective = objectives.DistillationObjective(
-      objectives.get("mlm_nsp"), objectives.DistillOptions(alpha_sentence=0.5))
+      objectives.get("mlm_nsp"), objectives.DistillSettings(alpha_sentence=0.5))
   outputs, features = _distill_outputs(vocab_size=30, seed=4)
   features["next_sentence_labels"] = np.array([[0], [1], [1], [0]], np.int32)
   outputs["nsp_logits"] = np.random.default_rng(5).normal(size=(BATCH, 2)).astype(np.float32)
@@ -133,14 +133,14 @@ def test_distillation_resolves_from_its_options():
   config = train_config.TrainConfig(objective="distill")
   with pytest.raises(ValueError, match="objective distill needs --teacher_config_file"):
     objectives.resolve("distill", "nsp", config)
-  options = objectives.DistillOptions(teacher_config=tiny_bert_config(),
-                                      teacher_checkpoint="x")
+  options = objectives.DistillSettings(teacher_config=tiny_bert_config(),
+                                       teacher_checkpoint="x")
   assert objectives.resolve("distill", "nsp", options).name == "distill_mlm"
   with_nsp = objectives.resolve("distill", "nsp", dataclasses.replace(options, alpha_sentence=1))
   assert with_nsp.name == "distill_mlm_nsp"
   assert with_nsp.student_objective is objectives.get("mlm_nsp")
-  with pytest.raises(ValueError, match="--temperature must be positive, got 0"):
-    objectives.resolve("distill", "nsp", dataclasses.replace(options, temperature=0))
+  with pytest.raises(ValueError, match="temperature must be positive, got 0"):
+    dataclasses.replace(options, temperature=0)
   # A checkpoint of a distillation run names the student's heads for export.
   assert objectives.get("distill_mlm").student_objective is objectives.get("mlm")
   assert objectives.get("distill_mlm").checkpoint_root == ("model", "student")
@@ -151,8 +151,8 @@ def test_a_keras_hub_preset_teacher_initializes_the_student(tmp_path):
   teacher_config = dataclasses.replace(tiny_bert_config(dropout=0.0), num_hidden_layers=4)
   write_masked_lm_preset(tmp_path / "preset", teacher_config)
   # No teacher config file: the preset holds it.
-  config = train_config.TrainConfig(objective="distill",
-                                    teacher_checkpoint=str(tmp_path / "preset"))
+  config = train_config.TrainConfig(objective="distill", objective_options=(
+      objectives.DistillOptions(teacher_checkpoint=str(tmp_path / "preset"))))
   objective = objectives.resolve("distill", "nsp", config)
   assert objective.options.teacher_config == teacher_config
   student_config = dataclasses.replace(teacher_config, num_hidden_layers=2)
@@ -173,8 +173,8 @@ def test_the_kl_on_every_real_token_as_the_distillers_default():
   """kl_tokens="all": the KL at every real token (padding skipped), mean
   over their count (the distiller's KLDivLoss "batchmean" of the selected
   tokens); the masked-LM term stays at the masked positions."""
-  options = objectives.DistillOptions(alpha_ce=5.0, alpha_mlm=2.0, alpha_cos=1.0,
-                                      temperature=2.0, kl_tokens="all")
+  options = objectives.DistillSettings(alpha_ce=5.0, alpha_mlm=2.0, alpha_cos=1.0,
+                                       temperature=2.0, kl_tokens="all")
   objective = objectives.DistillationObjective(objectives.get("mlm"), options)
   outputs, features = _distill_outputs(vocab_size=30)
   rng = np.random.default_rng(5)
@@ -195,15 +195,15 @@ def test_the_kl_on_every_real_token_as_the_distillers_default():
 
 
 def test_kl_tokens_reaches_the_options_and_a_bad_value_is_refused(tmp_path):
-  config = dataclasses.replace(train_config.TrainConfig(objective="distill"),
-                               kl_tokens="all", output_dir=str(tmp_path), input_file="x",
-                               do_train=True)
+  config = train_config.TrainConfig(
+      objective="distill", objective_options=objectives.DistillOptions(kl_tokens="all"),
+      output_dir=str(tmp_path), input_file="x", do_train=True)
   config.validate()
   with pytest.raises(ValueError, match="kl_tokens='some' is not one of masked, all"):
-    dataclasses.replace(config, kl_tokens="some").validate()
-  assert objectives.DistillOptions.from_dict(
-      dict(objectives.DistillOptions(kl_tokens="all").to_dict())).kl_tokens == "all"
+    dataclasses.replace(config.objective_options, kl_tokens="some")
+  assert objectives.DistillSettings.from_dict(
+      dict(objectives.DistillSettings(kl_tokens="all").to_dict())).kl_tokens == "all"
   # Older checkpoints' options have no kl_tokens: the default.
-  old = objectives.DistillOptions().to_dict()
+  old = objectives.DistillSettings().to_dict()
   del old["kl_tokens"]
-  assert objectives.DistillOptions.from_dict(old).kl_tokens == "masked"
+  assert objectives.DistillSettings.from_dict(old).kl_tokens == "masked"

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_tf.models.config import BertConfig
 from bert_tf.training import objectives
 from bert_tf.training import train_config
 
@@ -77,7 +78,7 @@ def test_electra_loss_is_generator_mlm_plus_50_times_mean_bce_over_real_tokens()
 
 
 def test_electra_replica_shares_add_up_to_the_loss_of_the_whole_batch():
-  objective = objectives.ElectraObjective(objectives.ElectraOptions(mask_token_id=4))
+  objective = objectives.ElectraObjective(objectives.ElectraSettings(mask_token_id=4))
   config = tiny_bert_config(dropout=0.0)
   model = objective.build_model(config)
   features = _electra_batch(config.vocab_size, seed=5)
@@ -93,8 +94,9 @@ def test_electra_replica_shares_add_up_to_the_loss_of_the_whole_batch():
 
 
 def test_electra_options_come_from_the_config_and_travel_with_the_checkpoint(tmp_path):
-  config = train_config.TrainConfig(generator_hidden_size=0.5, discriminator_weight=20.0,
-                                    electra_mask_rule="bert", seed=3)
+  config = train_config.TrainConfig(objective="electra", seed=3, objective_options=(
+      objectives.ElectraOptions(generator_hidden_size=0.5, discriminator_weight=20.0,
+                                mask_rule="bert")))
   objective = objectives.resolve("electra", None, options=config)
   assert objective.options.generator_hidden_size == 0.5
   assert objective.options.mask_rule == "bert" and objective.discriminator_weight == 20.0
@@ -108,36 +110,46 @@ def test_electra_options_come_from_the_config_and_travel_with_the_checkpoint(tmp
   objectives.check_objective(str(tmp_path), objective)
   with pytest.raises(ValueError, match="trained for objective electra with another generator"):
     objectives.check_objective(str(tmp_path), objectives.resolve("electra", None))
-  with pytest.raises(ValueError, match="generator_hidden_size=2 must lie in"):
-    train_config.TrainConfig(input_file="x", output_dir="y", do_train=True,
-                             objective="electra", generator_hidden_size=2.0).validate()
+  assert objective.options.seed == 3
 
 
 def test_every_mask_rule_the_flag_accepts_is_one_the_model_implements():
   from bert_tf.models import electra
-  from bert_tf.training import objective_names
-  assert objective_names.ELECTRA_MASK_RULES == tuple(electra.MASK_RULES)
-  assert objective_names.DEFAULT_ELECTRA_MASK_RULE == electra.DEFAULT_MASK_RULE
+  from bert_tf.training.objectives import electra_options
+  assert electra_options.MASK_RULES == tuple(electra.MASK_RULES)
+  assert objectives.ElectraOptions().mask_rule == electra.DEFAULT_MASK_RULE
 
 
-def test_electra_options_are_typed_and_checked():
-  options = objectives.ElectraOptions()
+def test_electra_settings_are_typed_and_checked():
+  options = objectives.ElectraSettings()
   assert (options.generator_hidden_size, options.generator_layers,
           options.discriminator_weight, options.mask_rule) == (0.25, 1.0, 50.0, "electra")
   with pytest.raises(dataclasses.FrozenInstanceError):
     options.seed = 1  # frozen: a resolved objective's options cannot drift
   with pytest.raises(ValueError, match="electra_mask_rule='half' is not one of electra, bert, "
                      "records"):
-    objectives.ElectraOptions(mask_rule="half")
-  with pytest.raises(ValueError, match=r"unknown ElectraOptions field\(s\) \['colour'\]"):
-    objectives.ElectraOptions.from_dict({"colour": 1})
-  # The options as data: a dict of the fields, and back.
-  changed = objectives.ElectraOptions(generator_layers=0.5, mask_token_id=7, seed=2)
-  assert objectives.ElectraOptions.from_dict(changed.to_dict()) == changed
+    objectives.ElectraSettings(mask_rule="half")
+  with pytest.raises(ValueError, match=r"unknown ElectraSettings field\(s\) \['colour'\]"):
+    objectives.ElectraSettings.from_dict({"colour": 1})
+  # The settings as data: a dict of the fields, and back.
+  changed = objectives.ElectraSettings(generator_layers=0.5, mask_token_id=7, seed=2)
+  assert objectives.ElectraSettings.from_dict(changed.to_dict()) == changed
+
+
+def test_a_generator_config_file_is_read_into_the_settings(tmp_path):
+  path = tmp_path / "generator.json"
+  path.write_text(BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1,
+                             num_attention_heads=2, intermediate_size=32).to_json_string())
+  config = train_config.TrainConfig(objective="electra", objective_options=(
+      objectives.ElectraOptions(generator_config_file=str(path))))
+  settings = objectives.resolve("electra", None, options=config).options
+  assert settings.generator_config["hidden_size"] == 16
+  assert settings.generator_config_file == "" and "generator_config_file" not in (
+      settings.to_dict())
 
 
 def test_the_held_out_figures_are_the_discriminators(tmp_path):
-  objective = objectives.ElectraObjective(objectives.ElectraOptions(mask_token_id=4))
+  objective = objectives.ElectraObjective(objectives.ElectraSettings(mask_token_id=4))
   config = tiny_bert_config(dropout=0.0)
   model = objective.build_model(config)
   features = _electra_batch(config.vocab_size)

@@ -36,7 +36,7 @@ def test_every_family_resolves_through_its_class_and_a_named_member_must_agree()
     assert objective.name == name
     assert objective.family == objective_names.family_of(name)
   assert objectives.resolve("electra", "nsp").name == "electra"
-  options = objectives.DistillOptions(teacher_config=tiny_bert_config(), teacher_checkpoint="x")
+  options = objectives.DistillSettings(teacher_config=tiny_bert_config(), teacher_checkpoint="x")
   with pytest.raises(ValueError, match="--objective=distill_mlm_nsp: these records and "
                      "settings train distill_mlm"):
     objectives.resolve("distill_mlm_nsp", "nsp", options)
@@ -47,7 +47,7 @@ def test_every_family_resolves_through_its_class_and_a_named_member_must_agree()
 
 def test_the_objective_of_a_model_is_the_one_that_built_it():
   config = tiny_bert_config()
-  electra = objectives.ElectraObjective(objectives.ElectraOptions(mask_token_id=4))
+  electra = objectives.ElectraObjective(objectives.ElectraSettings(mask_token_id=4))
   assert objectives.of_model(electra.build_model(config)) is electra
   # A pretrainer built directly: MLM + NSP, or MLM alone without the head.
   assert objectives.of_model(modeling.BertPretrainer(config)).name == "mlm_nsp"

@@ -57,7 +57,7 @@ def _objective_and_model(name, dtype, config):
     return objective, distillation.Distiller(student, teacher)
   objective = objectives.OBJECTIVES[name]
   if name == "electra":
-    objective = objectives.ElectraObjective(objectives.ElectraOptions(mask_token_id=4, seed=3))
+    objective = objectives.ElectraObjective(objectives.ElectraSettings(mask_token_id=4, seed=3))
   keras.utils.set_random_seed(1)
   return objective, objective.build_model(config, dtype=dtype)
 

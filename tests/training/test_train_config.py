@@ -5,6 +5,7 @@ import dataclasses
 
 import pytest
 
+from bert_tf.training import objectives
 from bert_tf.training import train_config
 from bert_tf.training.train_config import TrainConfig
 
@@ -21,11 +22,14 @@ def test_the_defaults_are_the_originals_run_pretraining_flags():
   assert (d.save_checkpoints_steps, d.iterations_per_loop, d.max_eval_steps) == (1000, 1000, 100)
   assert (d.optimizer, d.weight_decay, d.adam_epsilon) == ("adamw_original", 0.01, 1e-6)
   assert d.objective == "bert" and d.mixed_precision == "none" and d.grad_accum_steps == 1
-  # ELECTRA's and DistilBERT's, from objective_names.
-  assert (d.generator_hidden_size, d.discriminator_weight, d.electra_mask_rule) == (
+  # The objective's options: its options dataclass's defaults.
+  assert d.objective_options is None and d.options() is None
+  electra = dataclasses.replace(d, objective="electra").options()
+  assert (electra.generator_hidden_size, electra.discriminator_weight, electra.mask_rule) == (
       0.25, 50.0, "electra")
-  assert (d.alpha_ce, d.alpha_mlm, d.alpha_cos, d.temperature, d.student_init) == (
-      5.0, 2.0, 1.0, 2.0, "teacher")
+  distill = dataclasses.replace(d, objective="distill_mlm").options()
+  assert (distill.alpha_ce, distill.alpha_mlm, distill.alpha_cos, distill.temperature,
+          distill.student_init) == (5.0, 2.0, 1.0, 2.0, "teacher")
   with pytest.raises(dataclasses.FrozenInstanceError):
     d.seed = 1
   _valid().validate()
@@ -40,9 +44,10 @@ def test_the_defaults_are_the_originals_run_pretraining_flags():
     ({"mixed_precision": "fp8"}, "mixed_precision='fp8' is not one of none, bfloat16"),
     ({"objective": "electric"}, "objective='electric' is not one of bert, electra, distill, "
                                 "mlm_nsp"),
-    ({"electra_mask_rule": "half"}, "electra_mask_rule='half' is not one of electra, bert"),
-    ({"generator_layers": 0.0}, "generator_layers=0 must lie in"),
-    ({"discriminator_weight": -1.0}, "discriminator_weight must be >= 0, got -1.0"),
+    ({"objective_options": objectives.ElectraOptions()},
+     "objective_options holds ElectraOptions; objective bert takes no options"),
+    ({"objective": "electra", "objective_options": objectives.DistillOptions()},
+     "objective_options holds DistillOptions; objective electra takes ElectraOptions"),
     ({"train_batch_size": 0}, "train_batch_size must be positive, got 0"),
     ({"num_train_steps": 0}, "num_train_steps must be positive, got 0"),
     ({"adam_beta2": 1.0}, r"adam_beta2 must be in \[0, 1\), got 1.0"),
@@ -58,11 +63,34 @@ def test_eval_alone_needs_only_the_eval_records():
   TrainConfig(output_dir="out", do_eval=True, eval_input_file="heldout.tfrecord").validate()
 
 
+@pytest.mark.parametrize("options, message", [
+    (lambda: objectives.ElectraOptions(mask_rule="half"),
+     "electra_mask_rule='half' is not one of electra, bert"),
+    (lambda: objectives.ElectraOptions(generator_layers=0.0), "generator_layers=0 must lie in"),
+    (lambda: objectives.ElectraOptions(discriminator_weight=-1.0),
+     "discriminator_weight must be >= 0, got -1.0"),
+    (lambda: objectives.DistillOptions(kl_tokens="some"),
+     "kl_tokens='some' is not one of masked, all"),
+    (lambda: objectives.DistillOptions(alpha_cos=-1.0), "alpha_cos must be >= 0, got -1.0"),
+    (lambda: objectives.DistillOptions(temperature=0.0), "temperature must be positive"),
+])
+def test_a_bad_objective_option_is_a_one_line_error_naming_its_flag(options, message):
+  with pytest.raises(ValueError, match=message):
+    options()
+
+
+def test_the_objective_options_are_checked_again_by_validate():
+  # A frozen dataclass can still be changed behind its back (object.__setattr__).
+  options = objectives.ElectraOptions()
+  object.__setattr__(options, "generator_hidden_size", 2.0)
+  with pytest.raises(ValueError, match="generator_hidden_size=2 must lie in"):
+    _valid(objective="electra", objective_options=options).validate()
+
+
 def test_electra_takes_its_learning_rate_unless_one_is_given():
-  assert train_config.objective_defaults("electra", learning_rate_given=False) == {
-      "learning_rate": 5e-4}
-  assert train_config.objective_defaults("electra", learning_rate_given=True) == {}
-  assert train_config.objective_defaults("bert", learning_rate_given=False) == {}
+  assert train_config.objective_defaults("electra", given=set()) == {"learning_rate": 5e-4}
+  assert train_config.objective_defaults("electra", given={"learning_rate"}) == {}
+  assert train_config.objective_defaults("bert", given=set()) == {}
 
 
 def test_the_tpu_flags_follow_the_originals_rule():

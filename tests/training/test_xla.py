@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from bert_tf.training import loop
+from bert_tf.training import objectives
 
 from test_loop import tiny_bert_config, tiny_train_config, write_records, writer_records
 
@@ -70,7 +71,8 @@ def test_distillation_trains_under_xla(records, caplog):
   loop.run(tiny_train_config(records, output_dir=str(records / "teacher"), num_train_steps=1,
                              num_warmup_steps=0, save_checkpoints_steps=1), teacher_config)
   config = _xla_config(records, objective="distill", output_dir=str(records / "student"),
-                       teacher_config_file=str(records / "teacher_config.json"),
-                       teacher_checkpoint=str(records / "teacher"))
+                       objective_options=objectives.DistillOptions(
+                           teacher_config_file=str(records / "teacher_config.json"),
+                           teacher_checkpoint=str(records / "teacher")))
   result = _run_compiled(config, tiny_bert_config(), caplog)
   assert np.isfinite(result["train"]["kl_loss"])

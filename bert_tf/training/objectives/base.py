@@ -11,12 +11,11 @@ An objective is everything that changes when the pretraining task changes:
                  replica's share of the loss (`replica_loss`), metrics from
                  summed sums (`metrics`); train and eval share all four
   metric_keys    what TensorBoard and eval_results.txt report, in order
-  signatures     the text signatures the SavedModel export adds beside
-                 `pretraining`/`encode` (bert_tf/serving/saved_model.py)
   train_flops    the training FLOPs of one step (`bert_tf/models/flops.py`),
                  which `compare_objectives --budget=flops` equalizes
-  options        a frozen dataclass of its settings (None: it has none),
-                 saved in the checkpoint as JSON (`checkpoint_tag`)
+  options        a frozen dataclass of its settings (None: it has none;
+                 an `options.Options` subclass), saved in the checkpoint
+                 as JSON (`checkpoint_tag`)
 
 and where its network lies for the code after training: `checkpoint_root`
 (the object path of the exported network in a training checkpoint),
@@ -26,7 +25,6 @@ compare_objectives writes its records). The defaults below are those of an
 objective whose model is its own export.
 """
 
-import dataclasses
 import json
 
 import tensorflow as tf
@@ -49,12 +47,10 @@ class Objective:
       "none"), None when it reads no sentence labels.
     sentence_name: metric and signature prefix of its sentence-pair head
       ("next_sentence", "sentence_order") or None.
-    features, sum_keys, metric_keys, signatures: see the module docstring.
+    features, sum_keys, metric_keys: see the module docstring.
     options: an instance of `options_type`, or None.
     record_options: data.writer.DataOptions fields of the records it
       trains on (compare_objectives writes them; {}: the original's).
-    pooled_is_first_token: the encoder has no pooler (ELECTRA): an export's
-      pooled_output is the [CLS] token's sequence output.
     builds_own_encoder: fine-tuning rebuilds this objective's whole model
       to take its encoder (ELECTRA's discriminator, whose embeddings the
       generator shares), instead of reading a BertBackbone's weights.
@@ -69,12 +65,10 @@ class Objective:
   features = INPUT_FEATURES + MLM_FEATURES
   sum_keys = ()
   metric_keys = ()
-  signatures = ()
   options = None
   options_type = None  # the dataclass of `options`; None: no options
   record_options = {}
   checkpoint_root = checkpoints.MODEL_ROOT
-  pooled_is_first_token = False
   builds_own_encoder = False
   train_flops = None
 
@@ -87,6 +81,13 @@ class Objective:
     not say) and a run's `config` (its TrainConfig: the options) on records
     `data` (a pipeline.DataInfo, for what an objective reads from them)."""
     raise NotImplementedError
+
+  @classmethod
+  def members(cls):
+    """{name: objective} of the family's registered members, with default
+    options (what checkpoints, export and compare_objectives look names up
+    in): one, `cls()`, unless the family has several."""
+    return {cls.name: cls()}
 
   def contradiction(self, resolved, sentence_task):
     """The error when --objective names this objective but the records and
@@ -184,12 +185,3 @@ def ratio(sums, num, den, epsilon):
   if epsilon:
     return sums[num] / (sums[den] + epsilon)
   return tf.math.divide_no_nan(sums[num], sums[den])
-
-
-def options_from_dict(options_type, d):
-  """An options dataclass from a dict of its fields; ValueError naming
-  unknown fields."""
-  unknown = sorted(set(d) - {f.name for f in dataclasses.fields(options_type)})
-  if unknown:
-    raise ValueError(f"unknown {options_type.__name__} field(s) {unknown}")
-  return options_type(**d)

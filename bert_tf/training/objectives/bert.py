@@ -54,7 +54,6 @@ class BertObjective(base.Objective):
     self.metric_keys = ("loss", "masked_lm_loss", "masked_lm_accuracy")
     if has_sentence:
       self.metric_keys += (f"{self.sentence_name}_loss", f"{self.sentence_name}_accuracy")
-    self.signatures = ("fill_mask",) + ((self.sentence_name,) if has_sentence else ())
 
   @classmethod
   def resolve(cls, sentence_task, config=None, data=None):
@@ -69,6 +68,11 @@ class BertObjective(base.Objective):
       raise ValueError(f"records have sentence_task={task!r}, which no objective of "
                        f"--objective={names.BERT} trains")
     return BY_TASK[task]
+
+  @classmethod
+  def members(cls):
+    """One member per sentence task."""
+    return BY_NAME
 
   def contradiction(self, resolved, sentence_task):
     """The error when --objective names this member but the records train

@@ -7,7 +7,7 @@ fine-tuning and a distillation which heads and networks it has:
   objective          the objective's name ("mlm_sop", "electra", ...)
   objective_options  JSON of its options dataclass's fields, sorted keys
                      (only for an objective with options: ELECTRA's
-                     `ElectraOptions`, distillation's `DistillOptions`)
+                     `ElectraSettings`, distillation's `DistillSettings`)
 
 Both are metadata, not weights: kept on the host CPU, outside any strategy
 scope, never restored into the model (`registry.from_checkpoint` reads them).

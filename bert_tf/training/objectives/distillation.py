@@ -2,8 +2,9 @@
 against a frozen teacher, named after the student's heads (distill_mlm, or
 distill_mlm_nsp / distill_mlm_sop with a sentence-pair loss).
 
-Its options (`DistillOptions`: the teacher, the loss weights, the
-temperature) come from the training config; its model (models.distillation
+Its options (`distill_options.DistillOptions`: the teacher, the loss
+weights, the temperature) come from the training config and, with the
+teacher's config read, are its `DistillSettings`; its model (models.distillation
 .Distiller) holds the student at `checkpoint_root` (model/student), which
 export, fine-tuning and a later distillation read.
 """
@@ -23,42 +24,26 @@ from bert_tf.training import objective_names as names
 from bert_tf.training.objectives import base
 from bert_tf.training.objectives import bert
 from bert_tf.training.objectives import checkpoint_tag
+from bert_tf.training.objectives import distill_options
 
 
 @dataclasses.dataclass(frozen=True)
-class DistillOptions:
-  """What a distillation run is told besides the student's BertConfig (the
-  `TrainConfig` fields of the same names; `from_config` reads them).
+class DistillSettings(distill_options.DistillOptions):
+  """A distillation run's options with the teacher's config read: what the
+  checkpoint saves (`checkpoint_tag`).
 
+  Beyond `DistillOptions`' fields (teacher_config_file is read into
+  teacher_config, and kept empty here):
   teacher_config: the teacher's BertConfig (None in the registered objects,
     which serve checkpoints and export, not training).
-  teacher_checkpoint: a training output dir, a checkpoint prefix (ours or an
-    original TF1 BERT's), or a keras-hub BertMaskedLM preset directory (then
-    the teacher config may come from the preset).
-  student_init: "teacher" (every other teacher layer) or "scratch".
-  alpha_ce, alpha_mlm, alpha_cos: weights of the soft-target KL, the
-    masked-LM cross-entropy on the true tokens and the cosine loss between
-    the last hidden states (DistilBERT's 5.0, 2.0, 1.0).
-  alpha_sentence: weight of the student's sentence-pair loss (the records'
-    NSP or SOP, on the true labels); 0 (DistilBERT) builds no such head.
-  temperature: softens both MLM distributions in the KL term.
-  kl_tokens: "masked" (the KL at the records' masked positions, over their
-    weight sum) or "all" (at every real token, over their count: the
-    distiller's default; both heads then score every position).
   """
   teacher_config: BertConfig | None = None
-  teacher_checkpoint: str = ""
-  student_init: str = names.STUDENT_INITS[0]
-  alpha_ce: float = names.ALPHA_CE
-  alpha_mlm: float = names.ALPHA_MLM
-  alpha_cos: float = names.ALPHA_COS
-  alpha_sentence: float = names.ALPHA_SENTENCE
-  temperature: float = names.TEMPERATURE
-  kl_tokens: str = names.KL_TOKENS[0]
 
   def to_dict(self):
-    """The fields as JSON-able data (the teacher config as its dict)."""
+    """The fields as JSON-able data (the teacher config as its dict;
+    teacher_config_file left out: its content is teacher_config)."""
     d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+    del d["teacher_config_file"]
     d["teacher_config"] = self.teacher_config.to_dict() if self.teacher_config else None
     return d
 
@@ -67,20 +52,18 @@ class DistillOptions:
     d = dict(d)
     if d.get("teacher_config") is not None:
       d["teacher_config"] = BertConfig.from_dict(d["teacher_config"], source="teacher config")
-    return base.options_from_dict(cls, d)
+    return super().from_dict(d)
 
   @classmethod
-  def from_config(cls, config):
-    """From a TrainConfig's fields of the same names (the teacher config
-    read from --teacher_config_file, or from a keras-hub preset or
-    transformers folder teacher)."""
-    checkpoint = config.teacher_checkpoint
-    return cls(teacher_config=teacher_config_of(config.teacher_config_file, checkpoint),
-               teacher_checkpoint=checkpoint,
-               student_init=config.student_init, alpha_ce=config.alpha_ce,
-               alpha_mlm=config.alpha_mlm, alpha_cos=config.alpha_cos,
-               alpha_sentence=config.alpha_sentence, temperature=config.temperature,
-               kl_tokens=config.kl_tokens)
+  def from_options(cls, options):
+    """From DistillOptions (None: the defaults), the teacher config read
+    from its teacher_config_file, or from a keras-hub preset or
+    transformers folder teacher."""
+    options = options or distill_options.DistillOptions()
+    fields = {f.name: getattr(options, f.name) for f in dataclasses.fields(options)}
+    fields.pop("teacher_config_file")
+    return cls(**fields, teacher_config=teacher_config_of(options.teacher_config_file,
+                                                          options.teacher_checkpoint))
 
 
 def teacher_config_of(teacher_config_file, teacher_checkpoint):
@@ -109,13 +92,28 @@ def teacher_config_of(teacher_config_file, teacher_checkpoint):
                    "teacher holds its own config)")
 
 
+def default_student_config(options):
+  """The student's BertConfig when the distill tool is given none: the
+  teacher's with half its layers (DistilBERT's). ValueError naming the
+  flag: no --teacher_checkpoint, or a bad teacher config.
+
+  Args:
+    options: the run's DistillOptions.
+  """
+  if not options.teacher_checkpoint:
+    raise ValueError("--teacher_checkpoint is required")
+  return distillation.default_student_config(
+      teacher_config_of(options.teacher_config_file, options.teacher_checkpoint))
+
+
 def check_teacher_vocab(config):
   """A one-line ValueError when the records' manifest says another vocab
   size than the teacher's config (records without a manifest: nothing)."""
   from bert_tf.data import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
-  teacher_config = DistillOptions.from_config(config).teacher_config
-  source = config.teacher_config_file or config.teacher_checkpoint
-  teacher_flag = "--teacher_config_file" if config.teacher_config_file else "--teacher_checkpoint"
+  options = config.objective_options or distill_options.DistillOptions()
+  teacher_config = teacher_config_of(options.teacher_config_file, options.teacher_checkpoint)
+  source = options.teacher_config_file or options.teacher_checkpoint
+  teacher_flag = "--teacher_config_file" if options.teacher_config_file else "--teacher_checkpoint"
   for records_flag, pattern in (("--input_file", config.input_file),
                                 ("--eval_input_file", config.eval_input_file)):
     manifest = manifest_lib.Manifest.find(pattern) if pattern else None
@@ -203,16 +201,16 @@ class DistillationObjective(base.Objective):
 
   Attributes beyond `base.Objective`'s: student_objective (the
   BertObjective of the student's heads: "mlm", or the records' with
-  alpha_sentence > 0; the `export_objective`), options (DistillOptions).
+  alpha_sentence > 0; the `export_objective`), options (DistillSettings).
   """
 
   family = names.DISTILL
-  options_type = DistillOptions
+  options_type = DistillSettings
   checkpoint_root = checkpoints.MODEL_ROOT + ("student",)
 
   def __init__(self, student_objective, options=None):
     self.student_objective = student_objective
-    self.options = options if options is not None else DistillOptions()
+    self.options = options if options is not None else DistillSettings()
     self.name = names.DISTILL_PREFIX + student_objective.name
     self.record_options = student_objective.record_options
     self.sentence_task = student_objective.sentence_task
@@ -223,7 +221,12 @@ class DistillationObjective(base.Objective):
     self.metric_keys = (("loss",) + student_keys
                         + ("kl_loss", "cosine_loss", "teacher_masked_lm_loss",
                            "teacher_masked_lm_accuracy"))
-    self.signatures = student_objective.signatures
+
+  @classmethod
+  def members(cls):
+    """One member per student (default options: they serve checkpoints and
+    export, not training)."""
+    return REGISTERED
 
   @property
   def export_objective(self):
@@ -240,20 +243,10 @@ class DistillationObjective(base.Objective):
   @classmethod
   def resolve(cls, sentence_task, config=None, data=None):
     """The objective of a run on records of `sentence_task` with `config`
-    (a TrainConfig or DistillOptions)."""
+    (a TrainConfig, or DistillSettings)."""
     del data
-    options = config if isinstance(config, DistillOptions) else DistillOptions.from_config(config)
-    for name in ("alpha_ce", "alpha_mlm", "alpha_cos", "alpha_sentence"):
-      if getattr(options, name) < 0:
-        raise ValueError(f"--{name} must be >= 0, got {getattr(options, name)}")
-    if options.temperature <= 0:
-      raise ValueError(f"--temperature must be positive, got {options.temperature}")
-    if options.kl_tokens not in names.KL_TOKENS:
-      raise ValueError(f"--kl_tokens={options.kl_tokens!r} is not one of "
-                       f"{', '.join(names.KL_TOKENS)}")
-    if options.student_init not in names.STUDENT_INITS:
-      raise ValueError(f"--student_init={options.student_init!r} is not one of "
-                       f"{', '.join(names.STUDENT_INITS)}")
+    options = (config if isinstance(config, DistillSettings)
+               else DistillSettings.from_options(config and config.objective_options))
     if options.alpha_sentence > 0:
       student = bert.BertObjective.resolve(sentence_task)
       if student.sentence_name is None:

@@ -1,10 +1,11 @@
 """ELECTRA (family and name "electra"): a generator masked LM and a
 replaced-token discriminator (the model: `bert_tf/models/electra.py`).
 
-Its options (`ElectraOptions`: generator size, discriminator weight, mask
-rule, the records' [MASK] id, the noise seed) come from the training config
-and the records; the checkpoint saves them (`checkpoint_tag`), so export
-rebuilds the same networks.
+Its options (`electra_options.ElectraOptions`: generator size,
+discriminator weight, mask rule) come from the training config; with the
+records' [MASK] id and the noise seed they are its `ElectraSettings`, which
+the checkpoint saves (`checkpoint_tag`), so export rebuilds the same
+networks.
 """
 
 import dataclasses
@@ -20,61 +21,50 @@ from bert_tf.models.config import BertConfig
 from bert_tf.training import losses
 from bert_tf.training import objective_names as names
 from bert_tf.training.objectives import base
+from bert_tf.training.objectives import electra_options
 
 
 @dataclasses.dataclass(frozen=True)
-class ElectraOptions:
-  """What an ELECTRA run is told besides the discriminator's BertConfig.
+class ElectraSettings(electra_options.ElectraOptions):
+  """An ELECTRA run's options as resolved for its records: what the
+  checkpoint saves (`checkpoint_tag`), so export rebuilds the same networks.
 
-  generator_hidden_size, generator_layers: the generator's hidden size
-    (heads, intermediate size) and layers as fractions of the
-    discriminator's.
-  generator_config: a bert_config dict for the generator instead (None:
-    the fractions).
-  discriminator_weight: the discriminator loss's weight.
-  mask_rule: one of objective_names.ELECTRA_MASK_RULES.
+  Beyond `ElectraOptions`' fields (generator_config_file is read into
+  generator_config, and kept empty here):
+  generator_config: a bert_config dict for the generator (None: the
+    fractions).
   mask_token_id: the records' [MASK] id (None: the records are not read,
     mask rule "records").
   seed: the generator's sampling noise.
   """
-  generator_hidden_size: float = names.GENERATOR_HIDDEN_SIZE
-  generator_layers: float = names.GENERATOR_LAYERS
   generator_config: dict | None = None
-  discriminator_weight: float = names.DISCRIMINATOR_WEIGHT
-  mask_rule: str = names.DEFAULT_ELECTRA_MASK_RULE
   mask_token_id: int | None = None
   seed: int = 0
 
-  def __post_init__(self):
-    if self.mask_rule not in names.ELECTRA_MASK_RULES:
-      raise ValueError(f"electra_mask_rule={self.mask_rule!r} is not one of "
-                       f"{', '.join(names.ELECTRA_MASK_RULES)}")
-
   def to_dict(self):
-    return dataclasses.asdict(self)
-
-  @classmethod
-  def from_dict(cls, d):
-    return base.options_from_dict(cls, d)
+    """The fields as JSON-able data (generator_config_file left out: its
+    content is generator_config)."""
+    d = dataclasses.asdict(self)
+    del d["generator_config_file"]
+    return d
 
   @classmethod
   def from_config(cls, config=None, data=None):
-    """From a TrainConfig (its generator_*, discriminator_weight,
-    electra_mask_rule and seed fields; None: the defaults) on records `data`
-    (a pipeline.DataInfo, whose [MASK] id is read unless the rule is
-    "records").
+    """From a TrainConfig (its ElectraOptions and seed; None: the defaults)
+    on records `data` (a pipeline.DataInfo, whose [MASK] id is read unless
+    the rule is "records").
 
     Raises:
       ValueError: bad options or records without masks.
     """
-    options = cls() if config is None else cls(
-        generator_hidden_size=config.generator_hidden_size,
-        generator_layers=config.generator_layers,
-        generator_config=(BertConfig.from_json_file(config.generator_config_file).to_dict()
-                          if config.generator_config_file else None),
-        discriminator_weight=config.discriminator_weight, mask_rule=config.electra_mask_rule,
-        seed=config.seed)
-    if data is not None and options.mask_rule != "records":
+    settings = cls()
+    if config is not None:
+      options = config.objective_options or electra_options.ElectraOptions()
+      fields = {f.name: getattr(options, f.name) for f in dataclasses.fields(options)}
+      path = fields.pop("generator_config_file")
+      settings = cls(**fields, seed=config.seed, generator_config=(
+          BertConfig.from_json_file(path).to_dict() if path else None))
+    if data is not None and settings.mask_rule != "records":
       if data.masking is not None:
         # Dynamically masked records: the pipeline draws each example's
         # positions every time it is read (ELECTRA's per-step positions);
@@ -83,8 +73,8 @@ class ElectraOptions:
       else:
         mask_token_id = electra.mask_token_id_from_records(
             data.files, data.max_seq_length, data.max_predictions_per_seq, data.compression)
-      options = dataclasses.replace(options, mask_token_id=mask_token_id)
-    return options
+      settings = dataclasses.replace(settings, mask_token_id=mask_token_id)
+    return settings
 
 
 def binary_entropy(q):
@@ -125,17 +115,15 @@ class ElectraObjective(base.Objective):
   metric_keys = ("loss", "masked_lm_loss", "masked_lm_accuracy", "discriminator_loss",
                  "discriminator_accuracy", "discriminator_precision", "discriminator_recall",
                  "sampled_masked_lm_accuracy", "replaced_share")
-  signatures = ("fill_mask", "replaced_token_detection")
-  options_type = ElectraOptions
+  options_type = ElectraSettings
   # ELECTRA reads BERT's records (it re-masks from their positions and
   # ignores the sentence labels), so compare_objectives shares mlm_nsp's.
   record_options = {}
   builds_own_encoder = True
-  pooled_is_first_token = True  # no pooler (see models/electra.py)
   EPSILON = 1e-6  # the original's, for both losses
 
   def __init__(self, options=None):
-    self.options = options if options is not None else ElectraOptions()
+    self.options = options if options is not None else ElectraSettings()
     self.discriminator_weight = float(self.options.discriminator_weight)
 
   def __repr__(self):
@@ -147,7 +135,7 @@ class ElectraObjective(base.Objective):
     if sentence_task not in (None, "none"):
       logging.info("objective electra: the records' sentence labels (sentence_task=%s) "
                    "are not used", sentence_task)
-    return cls(ElectraOptions.from_config(config, data))
+    return cls(ElectraSettings.from_config(config, data))
 
   def with_options(self, options):
     return ElectraObjective(options)

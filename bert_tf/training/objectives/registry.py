@@ -1,10 +1,11 @@
 """The objectives by name, and the objective of a flag, a model or a
 checkpoint.
 
-`FAMILY_CLASSES` maps each family (objective_names.FAMILIES) to its class;
-`OBJECTIVES` each name (objective_names.OBJECTIVE_NAMES) to a registered
-object with default options (what checkpoints, export and
-compare_objectives look names up in). `resolve` turns --objective and the
+`CLASSES` holds each family's class (`FAMILY_CLASSES` by family,
+objective_names.FAMILIES); `OBJECTIVES` maps each name
+(objective_names.OBJECTIVE_NAMES) to its family's member (`members()`)
+with default options: what checkpoints, export and compare_objectives look
+names up in. `resolve` turns --objective and the
 records into the run's objective in one way for every family: the family's
 `resolve(sentence_task, config, data)`, then a check that a named member is
 the one the records and settings give.
@@ -19,11 +20,11 @@ from bert_tf.training.objectives import checkpoint_tag
 from bert_tf.training.objectives import distillation
 from bert_tf.training.objectives import electra
 
-FAMILY_CLASSES = {cls.family: cls for cls in (bert.BertObjective, electra.ElectraObjective,
-                                              distillation.DistillationObjective)}
-_REGISTERED = {**bert.BY_NAME, names.ELECTRA: electra.ElectraObjective(),
-               **distillation.REGISTERED}
-OBJECTIVES = {name: _REGISTERED[name] for name in names.OBJECTIVE_NAMES}
+# One class per family (objective_names.FAMILIES).
+CLASSES = (bert.BertObjective, electra.ElectraObjective, distillation.DistillationObjective)
+FAMILY_CLASSES = {cls.family: cls for cls in CLASSES}
+_MEMBERS = {name: o for cls in CLASSES for name, o in cls.members().items()}
+OBJECTIVES = {name: _MEMBERS[name] for name in names.OBJECTIVE_NAMES}
 
 
 def get(name):
