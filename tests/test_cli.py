@@ -13,7 +13,8 @@ from absl import flags
 from bert_tf import cli
 
 TOOLS = ("build_vocab", "create_pretraining_data", "run_pretraining", "export_saved_model",
-         "predict", "inspect_records", "sample_corpus", "split_corpus", "quickstart")
+         "predict", "inspect_records", "sample_corpus", "split_corpus", "quickstart",
+         "run_squad")
 
 
 def _main_raising(error):
