@@ -17,8 +17,7 @@ import numpy as np
 import pytest
 
 from bert_tf.training import loop
-from test_loop import tiny_bert_config, tiny_train_config, write_records
-
+from helpers.pretraining import tiny_bert_config, tiny_train_config, write_records
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(TESTS_DIR))
 
@@ -35,7 +34,7 @@ _SCRIPT = textwrap.dedent("""
       tf.config.set_logical_device_configuration(
           cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     from bert_tf.training import loop
-    from test_loop import tiny_bert_config, tiny_train_config
+    from helpers.pretraining import tiny_bert_config, tiny_train_config
     import pathlib
     data = pathlib.Path(data)
 

@@ -6,7 +6,6 @@ no empty output_dir after a failure)."""
 
 import logging
 import os
-import random
 
 import keras
 import numpy as np
@@ -14,54 +13,9 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.training import loop
-from bert_tf.models.config import BertConfig
 
-import reference_records
-
-SEQ, PREDS, VOCAB = 32, 5, 100
-# The keys of the original run_pretraining.py's eval_results.txt (its
-# metric_fn's names plus global_step and loss), sorted as it writes them.
-ORIGINAL_EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
-                      "next_sentence_accuracy", "next_sentence_loss")
-
-
-def tiny_bert_config(dropout=0.1):
-  return BertConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
-                    num_attention_heads=2, intermediate_size=64,
-                    hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout,
-                    max_position_embeddings=64)
-
-
-def write_records(path, n, seed=0, nan_weights=False):
-  """n random instances (MLM targets are masked with [MASK]=4 in the input)."""
-  rng = random.Random(seed)
-  encoder = reference_records.RecordEncoder(SEQ, PREDS)
-  with tf.io.TFRecordWriter(str(path)) as writer:
-    for _ in range(n):
-      length = rng.randint(8, SEQ)
-      ids = [rng.randrange(5, VOCAB) for _ in range(length)]
-      positions = sorted(rng.sample(range(1, length), PREDS))
-      targets = [ids[p] for p in positions]
-      for p in positions:
-        ids[p] = 4
-      segments = [0] * (length // 2) + [1] * (length - length // 2)
-      record = encoder.encode(ids, segments, positions, targets, rng.randint(0, 1))
-      if nan_weights:
-        example = tf.train.Example.FromString(record)
-        example.features.feature["masked_lm_weights"].float_list.value[:] = [float("nan")] * PREDS
-        record = example.SerializeToString()
-      writer.write(record)
-
-
-def tiny_train_config(tmp_path, **kw):
-  defaults = dict(input_file=str(tmp_path / "train.tfrecord"),
-                  output_dir=str(tmp_path / "out"), do_train=True,
-                  max_seq_length=SEQ, max_predictions_per_seq=PREDS, train_batch_size=8,
-                  eval_batch_size=8, learning_rate=1e-3, num_train_steps=6,
-                  num_warmup_steps=2, save_checkpoints_steps=3, iterations_per_loop=2,
-                  log_steps=2, max_eval_steps=3, shuffle_buffer=50)
-  defaults.update(kw)
-  return loop.TrainConfig(**defaults)
+from helpers.pretraining import (ORIGINAL_EVAL_KEYS, PREDS, SEQ, tiny_bert_config,
+                                 tiny_train_config, write_records, writer_records)
 
 
 @pytest.fixture
@@ -298,24 +252,6 @@ def test_setting_warnings(caplog):
   assert train_config.setting_warnings(eval_only) == []
 
 
-def writer_records(tmp_path, dupe_factor=1, **changes):
-  """Records of test_writer's corpus written by the data writer with
-  DataOptions `changes`: (their glob, a tiny BertConfig of their vocab)."""
-  import test_writer as tw  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import wordpiece_vocab  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import writer  # pylint: disable=g-import-not-at-top
-  vocab = tw.write_vocab(tmp_path / "vocab.txt")
-  tw.write_corpus(tmp_path / "corpus.txt")
-  options = writer.DataOptions(max_seq_length=SEQ, max_predictions_per_seq=PREDS,
-                               dupe_factor=dupe_factor, random_seed=7, block_bytes=4000,
-                               **changes)
-  writer.create_pretraining_data(str(tmp_path / "corpus.txt"),
-                                 writer.Outputs(directory=str(tmp_path / "rec"), num_shards=1),
-                                 vocab, options, num_workers=1)
-  size = len(wordpiece_vocab.load_vocab(vocab).tokens)
-  return str(tmp_path / "rec" / "*.tfrecord"), tiny_bert_config().replace(vocab_size=size)
-
-
 @pytest.mark.parametrize("changes, objective, sentence_keys", [
     ({"sentence_task": "sop"}, "mlm_sop", ("sentence_order_accuracy", "sentence_order_loss")),
     ({"sentence_task": "none", "packing": "full_sentences", "dynamic_masking": True}, "mlm", ()),
@@ -398,12 +334,12 @@ def test_the_update_step_follows_the_original_trajectory(shared_dir):
   # gradients clipped to global norm 1.0 (every third one is large) and
   # applied by its AdamWeightDecay; our schedule is read one step later (see
   # test_optimization), so the trajectory is the observed one.
-  from test_optimization import _GOLDEN_STEPS, _golden_optimizer_case, _variables_named_as_in_bert  # pylint: disable=g-import-not-at-top
+  from helpers.golden_optimizer import GOLDEN_STEPS, golden_optimizer_case, variables_named_as_in_bert  # pylint: disable=g-import-not-at-top
   from bert_tf.training import optimization  # pylint: disable=g-import-not-at-top
-  golden, names = _golden_optimizer_case(shared_dir)
-  variables = _variables_named_as_in_bert(golden, names)
+  golden, names = golden_optimizer_case(shared_dir)
+  variables = variables_named_as_in_bert(golden, names)
   objective = _RecordedGradients(
-      variables, [[golden[f"grad/{t}/{n}"] for t in range(_GOLDEN_STEPS)] for n in names])
+      variables, [[golden[f"grad/{t}/{n}"] for t in range(GOLDEN_STEPS)] for n in names])
   optimizer = optimization.create_optimizer(
       "adamw_original", learning_rate=0.1, num_train_steps=12, num_warmup_steps=4,
       weight_decay=0.01)
@@ -412,9 +348,9 @@ def test_the_update_step_follows_the_original_trajectory(shared_dir):
   global_step = tf.Variable(0, dtype=tf.int64, trainable=False)
   trainer = loop.Trainer(tf.distribute.get_strategy(), lambda features, training: {},
                          optimizer, objective, global_step)
-  batches = iter(tf.data.Dataset.range(_GOLDEN_STEPS).map(lambda t: {"t": [t]}))
+  batches = iter(tf.data.Dataset.range(GOLDEN_STEPS).map(lambda t: {"t": [t]}))
   clipped = 0
-  for t in range(_GOLDEN_STEPS):
+  for t in range(GOLDEN_STEPS):
     metrics, done, finite = trainer.train_steps(batches, tf.constant(1))
     assert int(done) == 1 and bool(finite)
     clipped += int(float(metrics["gradient_norm"]) > loop.CLIP_NORM)
@@ -422,7 +358,7 @@ def test_the_update_step_follows_the_original_trajectory(shared_dir):
       np.testing.assert_allclose(variable.numpy(), golden[f"after/{t}/{name}"], rtol=1e-5,
                                  atol=1e-6, err_msg=f"update {t}, {name}")
   assert clipped >= 3
-  assert int(global_step.numpy()) == _GOLDEN_STEPS
+  assert int(global_step.numpy()) == GOLDEN_STEPS
 
 
 @pytest.mark.parametrize("clip_norm", [1.0, 5.0])

@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.training import losses
-import batch_losses
+from helpers import batch_losses
 
 
 def _np_log_softmax(x):
@@ -220,7 +220,7 @@ def test_under_a_two_replica_mirrored_strategy(tmp_path):
     tf.config.set_logical_device_configuration(
         cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     from bert_tf.training import losses
-    import batch_losses
+    from helpers import batch_losses
     rng = np.random.default_rng(5)
     logits = rng.standard_normal((4, 3, 11)).astype(np.float32)
     nsp = rng.standard_normal((4, 2)).astype(np.float32)

@@ -15,8 +15,7 @@ import pytest
 
 from bert_tf.training import loop
 
-from test_loop import tiny_bert_config, tiny_train_config, write_records, writer_records
-
+from helpers.pretraining import tiny_bert_config, tiny_train_config, write_records, writer_records
 FALLBACK = "compiling the forward/backward only"
 
 

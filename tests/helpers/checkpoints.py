@@ -1,0 +1,35 @@
+"""Checkpoints for tests: a pretrainer read back from one as export reads
+it, and an original TF1 checkpoint written as run_pretraining.py writes it."""
+
+import numpy as np
+import tensorflow as tf
+
+from bert_tf.training import checkpoints
+from bert_tf.training import objectives
+
+
+def load_recorded(bert_config, checkpoint):
+  """checkpoints.load_pretrainer with the objective the checkpoint records:
+  (pretrainer, prefix read)."""
+  return checkpoints.load_pretrainer(bert_config, checkpoint,
+                                     objectives.from_checkpoint(checkpoint))
+
+
+def write_tf1_checkpoint(prefix, weights, with_optimizer_state=True):
+  """Writes `weights` with a TF1 graph and tf.compat.v1.train.Saver, as the
+  original run_pretraining.py does, with Adam slots and global_step.
+
+  Returns the prefix written (`prefix-<global_step>`).
+  """
+  graph = tf.Graph()
+  with graph.as_default():
+    for name, value in weights.items():
+      tf.compat.v1.get_variable(name, initializer=tf.constant(value))
+      if with_optimizer_state:
+        tf.compat.v1.get_variable(name + "/adam_m", initializer=tf.constant(np.full_like(value, 7.0)))
+        tf.compat.v1.get_variable(name + "/adam_v", initializer=tf.constant(np.full_like(value, 9.0)))
+    tf.compat.v1.train.get_or_create_global_step()
+    saver = tf.compat.v1.train.Saver()
+    with tf.compat.v1.Session(graph=graph) as session:
+      session.run(tf.compat.v1.global_variables_initializer())
+      return saver.save(session, prefix, global_step=123456 if with_optimizer_state else 0)
