@@ -20,6 +20,7 @@ from bert_tf.training import loop
 from helpers.pretraining import tiny_bert_config, tiny_train_config, write_records
 from helpers.pretraining import write_manifest
 from helpers.checkpoints import load_recorded
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -22,6 +22,7 @@ from bert_tf import run_pretraining
 from bert_tf.training import loop
 from bert_tf.training import optimization
 from helpers.pretraining import ORIGINAL_EVAL_KEYS, tiny_bert_config, write_records
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -10,6 +10,8 @@ import numpy as np
 from bert_tf.data import block_sentences
 
 from helpers.token_blocks import flat_block, random_documents, random_pool
+
+
 def chunked_block(index, chunks):
   """TokenizedBlock of chunks (lists of documents), each document's input-wide
   index its position in the block."""

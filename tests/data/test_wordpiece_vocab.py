@@ -8,6 +8,8 @@ import pytest
 from bert_tf.data import wordpiece_vocab
 
 from helpers.vocab import SPECIALS, write_lines
+
+
 def test_load_vocab(tmp_path):
   path = tmp_path / "vocab.txt"
   data = "[PAD]\r\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n  the \nrun\n##ning\n".encode()

@@ -11,6 +11,7 @@ from bert_tf.models import electra
 from bert_tf.models.config import BertConfig
 
 from helpers.pretraining import tiny_bert_config, write_records
+
 B, S, P = 4, 16, 4
 
 

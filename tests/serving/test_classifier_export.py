@@ -9,6 +9,7 @@ from bert_tf.models import classifier
 from bert_tf.serving import classifier_export
 
 from helpers.serving_model import CONFIG, VOCAB, write_vocab
+
 SEQ = 16
 
 

@@ -16,6 +16,8 @@ from bert_tf.serving import saved_model
 from bert_tf.training import objectives
 
 from helpers.serving_model import CONFIG, MAX_SEQ_LENGTH, TOP_K, VOCAB, write_vocab
+
+
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
   root = tmp_path_factory.mktemp("electra_export")

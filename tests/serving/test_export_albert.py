@@ -21,6 +21,7 @@ from helpers import reference_bert
 from helpers.serving_model import VOCAB, write_vocab
 from helpers.checkpoints import write_tf1_checkpoint
 from helpers.checkpoints import load_recorded
+
 ALBERT = BertConfig(vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=3,
                     num_attention_heads=2, intermediate_size=32,
                     max_position_embeddings=40, type_vocab_size=2,

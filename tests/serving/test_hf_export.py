@@ -21,6 +21,7 @@ from bert_tf.training import checkpoints
 from bert_tf.training import objectives
 
 from helpers.hf_fixtures import FIXTURES, MODELS, fixture
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VOCAB = os.path.join(FIXTURES, "tokenizer", "vocab.txt")
 # Keys of transformers' config.json that are its own bookkeeping, not the model.

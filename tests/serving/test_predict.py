@@ -16,6 +16,7 @@ from bert_tf.training import objectives
 
 from helpers.serving_model import CONFIG, write_vocab
 from helpers.checkpoints import load_recorded
+
 TOP_K = 3
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PREDICT_PY = os.path.join(REPO, "bert_tf", "serving", "predict.py")

@@ -14,6 +14,8 @@ from bert_tf.models import tf1_checkpoint
 from bert_tf.training import checkpoints
 from helpers.pretraining import tiny_bert_config
 from helpers.checkpoints import write_tf1_checkpoint
+
+
 def _random_model(config, seed):
   model = modeling.BertPretrainer(config)
   rng = np.random.default_rng(seed)

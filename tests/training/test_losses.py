@@ -245,7 +245,8 @@ def test_under_a_two_replica_mirrored_strategy(tmp_path):
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
              PYTHONPATH=os.pathsep.join([
                  os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                 os.path.dirname(os.path.abspath(__file__)), os.environ.get("PYTHONPATH", "")]))
+                 os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # tests/: helpers
+                 os.environ.get("PYTHONPATH", "")]))
   result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env=env, timeout=120, check=False)
   assert result.returncode == 0, result.stderr[-3000:]

@@ -16,6 +16,7 @@ from bert_tf.training.objectives import checkpoint_tag
 
 from helpers.objective_batches import BATCH, random_batch
 from helpers.pretraining import tiny_bert_config
+
 DOC = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "architecture.md")
 
 

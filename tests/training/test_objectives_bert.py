@@ -10,6 +10,8 @@ from bert_tf.training import objectives
 
 from helpers.objective_batches import BATCH, random_batch as _batch
 from helpers.pretraining import tiny_bert_config
+
+
 def test_mlm_alone_has_no_sentence_head_and_its_loss_is_the_masked_lm_loss():
   config = tiny_bert_config(dropout=0.0)
   mlm = objectives.get("mlm")

@@ -9,6 +9,8 @@ import tensorflow as tf
 from bert_tf.training import objectives
 
 from helpers.pretraining import tiny_bert_config
+
+
 def test_a_checkpoint_records_its_objective(tmp_path):
   sop = objectives.get("mlm_sop")
   tf.train.Checkpoint(**objectives.checkpoint_variables(sop)).save(str(tmp_path / "ckpt"))

@@ -11,6 +11,8 @@ from bert_tf.training import train_config
 
 from helpers.objective_batches import BATCH, PREDS, SEQ, random_batch as _batch
 from helpers.pretraining import tiny_bert_config
+
+
 def _distill_outputs(vocab_size, hidden=8, seed=0):
   """Random student/teacher outputs, and features with padding tokens."""
   rng = np.random.default_rng(seed)

@@ -12,6 +12,8 @@ from bert_tf.training import train_config
 
 from helpers.objective_batches import BATCH, SEQ, random_batch as _batch
 from helpers.pretraining import tiny_bert_config
+
+
 def _electra_batch(vocab_size, seed=0):
   features = _batch(vocab_size, with_labels=True, seed=seed)
   mask = np.ones((BATCH, SEQ), np.int32)

@@ -9,6 +9,8 @@ from bert_tf.training import objectives
 from bert_tf.training import train_config
 
 from helpers.pretraining import tiny_bert_config
+
+
 @pytest.mark.parametrize("task, name", [(None, "mlm_nsp"), ("nsp", "mlm_nsp"),
                                         ("sop", "mlm_sop"), ("none", "mlm")])
 def test_the_records_sentence_task_picks_the_bert_objective(task, name):

@@ -18,6 +18,7 @@ from bert_tf.training import objectives
 from bert_tf.training import optimization
 
 from helpers.pretraining import tiny_bert_config
+
 B, S, P, VOCAB = 8, 32, 5, 100
 NAMES = ("mlm_nsp", "mlm_sop", "mlm", "electra", "distill_mlm")
 # bfloat16 keeps 8 significant bits (relative step 2^-8 = 0.4%) in the

@@ -16,6 +16,7 @@ import pytest
 from bert_tf.training import loop
 
 from helpers.pretraining import tiny_bert_config, tiny_train_config, write_records, writer_records
+
 FALLBACK = "compiling the forward/backward only"
 
 
