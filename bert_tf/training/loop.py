@@ -545,9 +545,11 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
     dict with "global_step" (int), "train" (metrics of the last host
     loop, float), "train_history" (those of every host loop), "eval" (the
     eval_results.txt values, when do_eval) and "eval_history" (list of eval
-    result dicts in step order), "model" and "optimizer" (the trained
-    objects, for inspection and tests), "stopped_by_signal" (True when
-    SIGTERM ended the run) and "replicas".
+    result dicts in step order), "model" (the trained model, for a caller
+    that goes on with it in the same process: compare counts its
+    parameters), "stopped_by_signal" (True when SIGTERM ended the run: its
+    step is saved, the run is not finished) and "replicas" (how many ran
+    the step). The optimizer state is in the checkpoints.
   Raises:
     ValueError / FileNotFoundError: bad settings or data (one line).
     TrainingDivergedError: NaN or Inf loss (the step is named).
@@ -577,7 +579,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
   evaluator = Evaluator(model, objective, strategy)
   step = int(global_step.numpy())
   result = {"global_step": step, "train": {}, "train_history": [], "eval_history": [],
-            "model": model, "optimizer": optimizer,
+            "model": model, "stopped_by_signal": False,
             "replicas": strategy.num_replicas_in_sync}
 
   with _RunDirectory(config, is_chief) as out, _StopOnSignal() as stop:
@@ -586,7 +588,6 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
       train_input = _TrainInput(iter(pipeline.distributed_dataset(
           strategy, train_info, config.train_batch_size, is_training=True,
           seed=config.seed + step, shuffle_buffer=config.shuffle_buffer)))
-      result["train_input"] = train_input
       # Released on every way out (the end, SIGTERM, a NaN stop, an error).
       try:
         logging.info("Training from step %d to %d", step, config.num_train_steps)

@@ -33,3 +33,19 @@ def write_tf1_checkpoint(prefix, weights, with_optimizer_state=True):
     with tf.compat.v1.Session(graph=graph) as session:
       session.run(tf.compat.v1.global_variables_initializer())
       return saver.save(session, prefix, global_step=123456 if with_optimizer_state else 0)
+
+
+def optimizer_state(checkpoint):
+  """The optimizer's variables in a training checkpoint (a prefix, or a
+  directory for its latest), by checkpoint key: its step counter and slots."""
+  if tf.io.gfile.isdir(checkpoint):
+    checkpoint = tf.train.latest_checkpoint(checkpoint)
+  reader = tf.train.load_checkpoint(checkpoint)
+  return {key: reader.get_tensor(key) for key in reader.get_variable_to_shape_map()
+          if key.startswith("optimizer/")}
+
+
+def optimizer_iterations(checkpoint):
+  """The optimizer's own step counter in a training checkpoint (see
+  optimizer_state): the schedule position a resumed run continues from."""
+  return int(optimizer_state(checkpoint)["optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"])
