@@ -8,7 +8,7 @@ block, side by side with the original.
 a before/after figure).
 
 A corpus of many short documents in index order whose every token names its
-document (tests/data/sourced_corpus.py), written with a small --block_bytes
+document (tests/helpers/sourced_corpus.py), written with a small --block_bytes
 so that it spans ~45 blocks, as Wikipedia spans ~16,000 of the default
 size. Printed for each run (ours to 4 --output_file files and to 4
 --output_dir shards; the original to 4 --output_file files, through
@@ -35,9 +35,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 SHARED = os.path.normpath(os.path.join(REPO, "..", "shared"))
 sys.path.insert(0, REPO)
-sys.path.insert(0, os.path.join(REPO, "tests", "data"))
+sys.path.insert(0, os.path.join(REPO, "tests"))
 
-import sourced_corpus  # pylint: disable=g-import-not-at-top,wrong-import-position
+from helpers import sourced_corpus  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 FILES = 4
 

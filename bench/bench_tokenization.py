@@ -6,7 +6,7 @@
 
 1. BatchTokenizer.tokenize_to_ids (tf-text ops, batches of --batch_lines as the
    data writer calls it) vs reference_tokenize (plain Python, the original
-   rules; tests/data/reference_tokenization.py): MB/s and lines/s on the
+   rules; tests/helpers/reference_tokenization.py): MB/s and lines/s on the
    same lines, and a check that the ids agree.
    With --repeat=N, ours is timed N times and the fastest pass reported (the
    pass over KJV takes well under a second: one pass is noise on a busy
@@ -28,13 +28,13 @@ import time
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, _REPO)
 # The baseline: the original's rules in plain Python, the tests' oracle.
-sys.path.insert(0, os.path.join(_REPO, "tests", "data"))
+sys.path.insert(0, os.path.join(_REPO, "tests"))
 
 from bert_tf.data import tokenization  # pylint: disable=g-import-not-at-top
 from bert_tf.data import vocab_learning as build_vocab
 from bert_tf.data import wordpiece_vocab
 
-import reference_tokenization
+from helpers import reference_tokenization
 
 _SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared")
 

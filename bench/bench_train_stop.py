@@ -71,16 +71,17 @@ def run_shape(name, steps, workdir):
 
   def release(self):
     marks.setdefault("release", time.time())
+    marks.setdefault("train_input", self)
     return original_release(self)
 
   loop.evaluate, loop._TrainInput.release = evaluate, release  # pylint: disable=protected-access
   try:
     start = time.time()
-    result = loop.run(config, bert_config)
+    loop.run(config, bert_config)
     seconds = time.time() - start
   finally:
     loop.evaluate, loop._TrainInput.release = original_evaluate, original_release  # pylint: disable=protected-access
-  train_input = result["train_input"]
+  train_input = marks["train_input"]
   alive_at_return = train_input.thread.is_alive()
   train_input.thread.join()
   return {"shape": name, "steps": steps, "run_s": seconds,

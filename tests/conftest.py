@@ -1,15 +1,12 @@
 """Shared test fixtures."""
 
 import os
-import sys
 
 import pytest
 
-_TESTS = os.path.dirname(os.path.abspath(__file__))
-# Test modules mirror the package's folders and share small helpers across
-# them (tiny configs, record and checkpoint writers): import them by name.
-for _sub in ("data", "models", "training", "serving", "experiments"):
-  sys.path.insert(0, os.path.join(_TESTS, _sub))
+# Test modules share helpers through the `helpers` package beside this file
+# (tiny configs, record and checkpoint writers, the original's oracles):
+# pytest puts this rootdir conftest's folder, tests/, on sys.path.
 
 _SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared")
 

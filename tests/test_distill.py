@@ -17,9 +17,9 @@ from bert_tf import cli
 from bert_tf import distill
 from bert_tf.models.config import BertConfig
 from bert_tf.training import loop
-from test_loop import tiny_bert_config, tiny_train_config, write_records
-from test_pipeline import _write_manifest
-from checkpoint_helpers import load_recorded
+from helpers.pretraining import tiny_bert_config, tiny_train_config, write_records
+from helpers.pretraining import write_manifest
+from helpers.checkpoints import load_recorded
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -107,7 +107,7 @@ def test_a_teacher_of_another_vocab_than_the_records_is_one_line(teacher, tmp_pa
   records = tmp_path / "records"
   records.mkdir()
   write_records(records / "train.tfrecord", 16, seed=3)
-  _write_manifest(records)  # vocab of 100 tokens
+  write_manifest(records)  # vocab of 100 tokens
   dataclasses.replace(_teacher_config(), vocab_size=120).to_json_file(
       str(tmp_path / "teacher_config.json"))
   argv = _argv(path, tmp_path / "out", "--num_train_steps=2")
@@ -148,9 +148,8 @@ def test_a_student_the_teacher_cannot_initialize_is_one_line(teacher, tmp_path, 
 def test_a_transformers_folder_teacher_holds_its_config(tmp_path, monkeypatch):
   """--teacher_checkpoint=<transformers folder>, no --teacher_config_file: the
   teacher's config.json; the default student keeps its exact GELU."""
-  from test_hf_checkpoint import fixture  # pylint: disable=g-import-not-at-top
-  from test_run_pretraining import _write_records_of_vocab  # pylint: disable=g-import-not-at-top
-  _write_records_of_vocab(tmp_path / "train.tfrecord", 32, 79, seed=4)
+  from helpers.hf_fixtures import fixture  # pylint: disable=g-import-not-at-top
+  write_records(tmp_path / "train.tfrecord", 32, seed=4, vocab_size=79)
   argv = ["distill", f"--teacher_checkpoint={fixture('bert_for_pretraining')}",
           f"--input_file={tmp_path / 'train.tfrecord'}", f"--output_dir={tmp_path / 'out'}",
           "--max_seq_length=32", "--max_predictions_per_seq=5", "--train_batch_size=8",

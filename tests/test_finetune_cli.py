@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from test_finetune import tiny_config, write_task, write_vocab  # tests/training/test_finetune.py
+from helpers.finetune_task import tiny_config, write_task, write_vocab
 
 REPO = os.path.dirname(os.path.abspath(__file__)).rsplit(os.sep, 1)[0]
 
@@ -101,7 +101,7 @@ def test_bad_input_is_one_line_nonzero_exit_and_no_result_file(files, tmp_path):
 def test_a_transformers_folder_stands_in_for_config_vocab_and_weights(files, tmp_path):
   """--init_checkpoint=<transformers folder> with no --bert_config_file or
   --vocab_file: its config.json and tokenizer.json's vocab are used."""
-  from test_hf_checkpoint import fixture  # pylint: disable=g-import-not-at-top
+  from helpers.hf_fixtures import fixture  # pylint: disable=g-import-not-at-top
   args = [a for a in _args(files, tmp_path / "out", "--num_train_epochs=1")
           if not a.startswith(("--bert_config_file", "--vocab_file"))]
   child = _run_tool(args + [f"--init_checkpoint={fixture('bert_for_masked_lm')}"], tmp_path)

@@ -12,7 +12,7 @@ from bert_tf import inspect_records
 from bert_tf.data import manifest as manifest_lib
 from bert_tf.data import stats
 
-from test_stats import MASK_ID, write_run  # tests/data (see conftest.py)
+from helpers.writer_run import MASK_ID, write_run
 
 
 def run_main(argv, capsys):

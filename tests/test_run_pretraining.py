@@ -23,7 +23,7 @@ from bert_tf.training import loop
 from bert_tf.training import objectives
 from bert_tf.training import optimization
 from bert_tf.training.objectives import options
-from test_loop import ORIGINAL_EVAL_KEYS, tiny_bert_config, write_records
+from helpers.pretraining import ORIGINAL_EVAL_KEYS, tiny_bert_config, write_records
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -315,32 +315,14 @@ def test_electra_flags_and_a_generator_larger_than_the_discriminator(setup, pars
   assert not (setup / "out").exists()
 
 
-def _write_records_of_vocab(path, n, vocab_size, seed):
-  """n random MLM + NSP records of seq 32 and 5 predictions over ids below vocab_size."""
-  import random  # pylint: disable=g-import-not-at-top
-  import reference_records  # pylint: disable=g-import-not-at-top
-  rng = random.Random(seed)
-  encoder = reference_records.RecordEncoder(32, 5)
-  with tf.io.TFRecordWriter(str(path)) as writer:
-    for _ in range(n):
-      length = rng.randint(8, 32)
-      ids = [rng.randrange(5, vocab_size) for _ in range(length)]
-      positions = sorted(rng.sample(range(1, length), 5))
-      targets = [ids[p] for p in positions]
-      for p in positions:
-        ids[p] = 4
-      segments = [0] * (length // 2) + [1] * (length - length // 2)
-      writer.write(encoder.encode(ids, segments, positions, targets, rng.randint(0, 1)))
-
-
 def test_continued_pretraining_from_a_transformers_folder_and_back(tmp_path, parse, caplog):
   """The domain-adaptive recipe: start from a transformers folder (no
   --bert_config_file: its config.json), train, export back with --hf_out."""
   from bert_tf.models import hf_checkpoint as hf  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import export  # pylint: disable=g-import-not-at-top
-  from test_hf_checkpoint import fixture  # pylint: disable=g-import-not-at-top
+  from helpers.hf_fixtures import fixture  # pylint: disable=g-import-not-at-top
   folder = fixture("bert_for_pretraining")
-  _write_records_of_vocab(tmp_path / "train.tfrecord", 32, 79, seed=3)
+  write_records(tmp_path / "train.tfrecord", 32, seed=3, vocab_size=79)
   parse([f"--init_checkpoint={folder}", f"--input_file={tmp_path / 'train.tfrecord'}",
          f"--output_dir={tmp_path / 'out'}", "--max_seq_length=32",
          "--max_predictions_per_seq=5", "--do_train", "--train_batch_size=8",

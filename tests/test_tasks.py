@@ -1,5 +1,5 @@
 """Tests of the bert_tf.tasks tool on a few WordNet lines in the documented
-format (tests/data/test_wordnet.py writes them)."""
+format (tests/helpers/wordnet_files.py writes them)."""
 
 import json
 import os
@@ -8,7 +8,7 @@ import sys
 
 from bert_tf import tasks
 from bert_tf.data import classification
-from test_wordnet import write_wordnet  # tests/data/test_wordnet.py
+from helpers.wordnet_files import write_wordnet
 
 REPO = os.path.dirname(os.path.abspath(__file__)).rsplit(os.sep, 1)[0]
 

@@ -26,7 +26,7 @@ Serialization is hand-encoded protobuf wire format (the writer's hot path):
 `ExampleEncoder.encode_batch` serializes a whole batch at once with numpy.
 The bytes are identical to `tf.train.Example.SerializeToString(
 deterministic=True)` of the same values, which the tests check (and
-tests/data/reference_records.py writes records one at a time).
+tests/helpers/reference_records.py writes records one at a time).
 """
 
 import struct

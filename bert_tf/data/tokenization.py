@@ -23,7 +23,7 @@ The rules follow the Unicode tables of the running Python's `unicodedata`,
 as the original's do (tests/data/test_tokenization.py compares both paths
 with the original's own output in ../shared/reference/golden).
 
-tests/data/reference_tokenization.py states those rules in plain Python.
+tests/helpers/reference_tokenization.py states those rules in plain Python.
 `BatchTokenizer` (this module: lines in, numpy ids out, large batches on
 threads) runs them as the TensorFlow / tensorflow-text ops of
 tokenizer_graph, with the character classes of unicode_tables, and gives

@@ -1,6 +1,6 @@
 """The character classes of the original BERT tokenizer's rules, from the
 running Python's `unicodedata` (as the original's are): per character (the
-reference rules in tests/data/reference_tokenization.py), per code point as
+reference rules in tests/helpers/reference_tokenization.py), per code point as
 numpy tables, as RE2 character classes for the graph (tokenizer_graph), and
 the characters where TensorFlow's ICU lower-cases or decomposes otherwise
 (probed with TensorFlow, imported then).

@@ -159,7 +159,9 @@ class Trainer:
   (forward, backward, clipping and the optimizer update; its all-reduces
   are no-ops). With several, or on TPUs (which compile the whole step
   anyway), only the forward and backward are: a compiled function may hold
-  no cross-replica synchronization.
+  no cross-replica synchronization. `compiled_update_step` and
+  `compiled_forward_backward` are what run: the raw `update_step` and
+  `forward_backward`, or their XLA-compiled forms as that choice says.
   """
 
   def __init__(self, strategy, model, optimizer, objective, global_step, accum_steps=1,
@@ -178,11 +180,12 @@ class Trainer:
       logging.info("jit_compile: compiling the forward/backward only; the all-reduce and "
                    "optimizer update of %s x %d replicas run uncompiled",
                    type(strategy).__name__, strategy.num_replicas_in_sync)
-    self._forward_backward = (tf.function(self.forward_backward, jit_compile=True)
-                              if jit_compile and not whole_step else self.forward_backward)
-    self._update_step = (tf.function(self.update_step, jit_compile=True) if whole_step
-                         else self.update_step)
-    self._train_steps = tf.function(_own_function(self._host_loop))
+    self.compiled_forward_backward = (tf.function(self.forward_backward, jit_compile=True)
+                                      if jit_compile and not whole_step
+                                      else self.forward_backward)
+    self.compiled_update_step = (tf.function(self.update_step, jit_compile=True) if whole_step
+                                 else self.update_step)
+    self.host_loop_function = tf.function(_own_function(self._host_loop))
 
   def update_step(self, features):
     """One optimizer step on this replica's share of the global batch.
@@ -195,7 +198,7 @@ class Trainer:
     #    forward pass), so each replica's loss is its share of one loss.
     counts = self.objective.global_counts(features)
     # 2. Forward and backward, micro-batch by micro-batch.
-    grads, sums = self._forward_backward(features, counts)
+    grads, sums = self.compiled_forward_backward(features, counts)
     # 3. Sum gradients and loss sums over the replicas: the single-device
     #    gradient of the global batch, whatever the strategy.
     grads, sums = ctx.all_reduce(tf.distribute.ReduceOp.SUM, (grads, sums))
@@ -255,7 +258,7 @@ class Trainer:
   def train_steps(self, iterator, num_steps):
     """See the class docstring."""
     try:
-      return self._train_steps(iterator, num_steps)
+      return self.host_loop_function(iterator, num_steps)
     except ValueError:
       if self.gradient_error:  # one line, without autograph's traceback
         raise ValueError(self.gradient_error) from None
@@ -266,7 +269,8 @@ class Trainer:
     done, finite = tf.constant(0), tf.constant(True)
     for _ in tf.range(num_steps):
       metrics = _first_replica(self.strategy,
-                               self.strategy.run(self._update_step, args=(next(iterator),)))
+                               self.strategy.run(self.compiled_update_step,
+                                                 args=(next(iterator),)))
       self.global_step.assign_add(1)
       done += 1
       totals = {k: totals[k] + metrics[k] for k in self.train_keys}
@@ -548,9 +552,11 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
     dict with "global_step" (int), "train" (metrics of the last host
     loop, float), "train_history" (those of every host loop), "eval" (the
     eval_results.txt values, when do_eval) and "eval_history" (list of eval
-    result dicts in step order), "model" and "optimizer" (the trained
-    objects, for inspection and tests), "stopped_by_signal" (True when
-    SIGTERM ended the run) and "replicas".
+    result dicts in step order), "model" (the trained model, for a caller
+    that goes on with it in the same process: compare counts its
+    parameters), "stopped_by_signal" (True when SIGTERM ended the run: its
+    step is saved, the run is not finished) and "replicas" (how many ran
+    the step). The optimizer state is in the checkpoints.
   Raises:
     ValueError / FileNotFoundError: bad settings or data (one line).
     TrainingDivergedError: NaN or Inf loss (the step is named).
@@ -582,7 +588,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
   evaluator = Evaluator(model, objective, strategy)
   step = int(global_step.numpy())
   result = {"global_step": step, "train": {}, "train_history": [], "eval_history": [],
-            "model": model, "optimizer": optimizer,
+            "model": model, "stopped_by_signal": False,
             "replicas": strategy.num_replicas_in_sync}
 
   with _RunDirectory(config, is_chief, identity) as out, _StopOnSignal() as stop:
@@ -591,7 +597,6 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
       train_input = _TrainInput(iter(pipeline.distributed_dataset(
           strategy, train_info, config.train_batch_size, is_training=True,
           seed=config.seed + step, shuffle_buffer=config.shuffle_buffer)))
-      result["train_input"] = train_input
       # Released on every way out (the end, SIGTERM, a NaN stop, an error).
       try:
         logging.info("Training from step %d to %d", step, config.num_train_steps)

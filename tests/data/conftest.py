@@ -6,16 +6,16 @@ import pytest
 
 from bert_tf.data import wordpiece_vocab
 
-import test_writer as tw
+from helpers import doc_corpus
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-  """test_writer's corpus and vocab (no run of the writer)."""
+  """the writer tests' corpus (helpers/doc_corpus.py) and vocab (no run of the writer)."""
   root = tmp_path_factory.mktemp("corpus")
-  vocab = tw.write_vocab(root / "vocab.txt")
+  vocab = doc_corpus.write_vocab(root / "vocab.txt")
   path = root / "corpus.txt"
-  return {"corpus": str(path), "vocab": vocab, "docs": tw.write_corpus(path)}
+  return {"corpus": str(path), "vocab": vocab, "docs": doc_corpus.write_corpus(path)}
 
 
 @pytest.fixture(scope="module")

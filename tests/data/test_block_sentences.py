@@ -9,7 +9,7 @@ import numpy as np
 
 from bert_tf.data import block_sentences
 
-from test_passes import flat_block, random_documents, random_pool
+from helpers.token_blocks import flat_block, random_documents, random_pool
 
 
 def chunked_block(index, chunks):

@@ -17,7 +17,7 @@ from bert_tf.data import masking
 from bert_tf.data import pipeline
 from bert_tf.data import writer
 
-import test_writer as tw
+from helpers import doc_corpus
 
 SEQ, PREDS = 32, 5
 VOCAB = masking.MaskingVocab(size=60, cls_id=2, sep_id=3, mask_id=4,
@@ -26,10 +26,10 @@ VOCAB = masking.MaskingVocab(size=60, cls_id=2, sep_id=3, mask_id=4,
 
 @pytest.fixture(scope="module")
 def records(tmp_path_factory):
-  """Static and dynamic records of test_writer's corpus (same options else)."""
+  """Static and dynamic records of the writer tests' corpus (helpers/doc_corpus.py) (same options else)."""
   root = tmp_path_factory.mktemp("dynamic")
-  vocab = tw.write_vocab(root / "vocab.txt")
-  tw.write_corpus(root / "corpus.txt")
+  vocab = doc_corpus.write_vocab(root / "vocab.txt")
+  doc_corpus.write_corpus(root / "corpus.txt")
   out = {}
   for name, changes in (("static", {}), ("dynamic", {"dynamic_masking": True}),
                         ("dynamic_none", {"dynamic_masking": True, "sentence_task": "none",
@@ -50,10 +50,10 @@ def dataset(info, batch, seed=1, is_training=True):
 
 
 def test_dynamic_batches_have_the_static_features(records):
-  static = pipeline.check_data(records["static"], SEQ, PREDS, len(tw.VOCAB))
-  dynamic = pipeline.check_data(records["dynamic"], SEQ, PREDS, len(tw.VOCAB))
+  static = pipeline.check_data(records["static"], SEQ, PREDS, len(doc_corpus.VOCAB))
+  dynamic = pipeline.check_data(records["dynamic"], SEQ, PREDS, len(doc_corpus.VOCAB))
   assert static.masking is None and dynamic.masking is not None
-  assert dynamic.masking.vocab.mask_id == tw.MASK and dynamic.sentence_task == "nsp"
+  assert dynamic.masking.vocab.mask_id == doc_corpus.MASK and dynamic.sentence_task == "nsp"
   specs = [{k: (v.shape, v.dtype) for k, v in dataset(i, 8).element_spec.items()}
            for i in (static, dynamic)]
   assert specs[0] == specs[1]
@@ -216,8 +216,8 @@ def test_check_data_refuses_contradictions(records, tmp_path):
 def test_the_writers_shares_reach_dynamic_masking(records, tmp_path):
   # Records written with --masked_token_share=1.0: the manifest says so and
   # the pipeline masks every chosen position with [MASK].
-  vocab = tw.write_vocab(tmp_path / "vocab.txt")
-  tw.write_corpus(tmp_path / "corpus.txt")
+  vocab = doc_corpus.write_vocab(tmp_path / "vocab.txt")
+  doc_corpus.write_corpus(tmp_path / "corpus.txt")
   options = writer.DataOptions(max_seq_length=SEQ, max_predictions_per_seq=PREDS,
                                dupe_factor=1, random_seed=7, dynamic_masking=True,
                                masked_token_share=1.0)
@@ -230,7 +230,7 @@ def test_the_writers_shares_reach_dynamic_masking(records, tmp_path):
   at = np.take_along_axis(batch["input_ids"].numpy(), batch["masked_lm_positions"].numpy(),
                           axis=1)
   w = batch["masked_lm_weights"].numpy() > 0
-  assert w.sum() > 50 and (at[w] == tw.MASK).all()
+  assert w.sum() > 50 and (at[w] == doc_corpus.MASK).all()
   # The default records' manifest states the original's rule.
   default = pipeline.check_data(records["dynamic"], SEQ, PREDS)
   assert default.masking.replacement == masking.ORIGINAL

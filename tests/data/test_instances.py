@@ -13,7 +13,7 @@ import numpy as np
 
 from bert_tf.data import instances
 
-import list_pairs
+from helpers import list_pairs
 
 CLS, SEP = 101, 102
 

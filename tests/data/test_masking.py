@@ -15,7 +15,7 @@ import pytest
 
 from bert_tf.data import masking
 
-import batch_masking
+from helpers import batch_masking
 
 CLS, SEP, MASK = 101, 102, 103
 BIG_VOCAB = masking.MaskingVocab(size=30522, cls_id=CLS, sep_id=SEP, mask_id=MASK)

@@ -8,10 +8,9 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.data import pipeline
-from bert_tf.data import manifest as manifest_lib
-from bert_tf.data import schema
 
-import reference_records
+from helpers import reference_records
+from helpers.pretraining import write_manifest
 
 SEQ, PREDS, VOCAB = 32, 5, 100
 
@@ -72,26 +71,15 @@ def test_records_without_manifest_shape_mismatch_names_both_values(tmp_path):
     pipeline.check_data(str(tmp_path / "r.tfrecord"), SEQ, 20, VOCAB)
 
 
-def _write_manifest(directory, **flag_overrides):
-  flags = {"max_seq_length": SEQ, "max_predictions_per_seq": PREDS}
-  flags.update(flag_overrides)
-  return manifest_lib.Manifest(
-      schema_version=schema.SCHEMA_VERSION, flags=flags,
-      vocab={"size": VOCAB, "sha256": "0" * 64, "path": "vocab.txt"},
-      counts={"instances": 16, "a_count_of_a_newer_writer": 1}, compression="",
-      extra={"a_section_of_a_newer_writer": {}}).write(
-          manifest_lib.manifest_path_for_dir(str(directory)))
-
-
 def test_manifest_checked_against_flags_and_vocab(tmp_path):
   write_records(tmp_path / "r.tfrecord", 16)
-  written = _write_manifest(tmp_path)
+  written = write_manifest(tmp_path)
   info = pipeline.check_data(str(tmp_path / "*.tfrecord"), SEQ, PREDS, VOCAB)
   assert info.num_instances == 16
   assert info.manifest == written and info.manifest.path == str(tmp_path / "manifest.json")
   with pytest.raises(ValueError, match=r"vocab_size=30522 .*manifest\.json has vocab\.size=100"):
     pipeline.check_data(str(tmp_path / "*.tfrecord"), SEQ, PREDS, 30522)
-  _write_manifest(tmp_path, max_predictions_per_seq=7)
+  write_manifest(tmp_path, max_predictions_per_seq=7)
   with pytest.raises(ValueError, match=r"^--max_predictions_per_seq=5 but the records' manifest "
                                        r".*manifest\.json has flags\.max_predictions_per_seq=7$"):
     pipeline.check_data(str(tmp_path / "*.tfrecord"), SEQ, PREDS, VOCAB)
@@ -102,7 +90,7 @@ def test_manifest_checked_against_flags_and_vocab(tmp_path):
 
 def test_compression_from_the_bytes_when_the_manifest_disagrees(tmp_path):
   write_records(tmp_path / "r.tfrecord", 8, gzip=True)
-  _write_manifest(tmp_path)  # says compression ""
+  write_manifest(tmp_path)  # says compression ""
   info = pipeline.check_data(str(tmp_path / "r.tfrecord"), SEQ, PREDS, VOCAB)
   assert info.compression == "GZIP"
   assert len(list(pipeline.make_dataset(info.files, 8, SEQ, PREDS, False, info.compression))) == 1

@@ -1,6 +1,6 @@
 """Tests of bert_tf.data.schema: the hand-encoded writer gives exactly the bytes of
 tf.train.Example, and the reader gives the values back as the model wants
-them. Records one at a time come from tests/data/reference_records.py,
+them. Records one at a time come from tests/helpers/reference_records.py,
 checked here against tf.train.Example too."""
 
 import random
@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from bert_tf.data import schema
 
-import reference_records
+from helpers import reference_records
 
 
 def reference_bytes(input_ids, segment_ids, positions, lm_ids, label, seq, preds):

@@ -13,9 +13,9 @@ from bert_tf.data import tokenizer_graph
 from bert_tf.data import unicode_tables
 from bert_tf.data import wordpiece_vocab
 
-import reference_tokenization
+from helpers import reference_tokenization
+from helpers.vocab import SPECIALS, write_lines
 
-SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 # Text a user might feed: several scripts, accents, case, odd whitespace,
 # control characters, emoji, symbols, special-token look-alikes.
@@ -43,12 +43,6 @@ TEXTS = [
     "Private\ue000use \U000f0000 unassigned\U0003fffe T\U000105c9\u0301x "
     "[MASK]\ue000 a\U0001d16d\U00011f41\U0001d165 \U0001612a\U00016121.",
 ]
-
-
-def _write(path, lines):
-  with open(path, "w", encoding="utf-8") as f:
-    f.write("".join(line + "\n" for line in lines))
-  return str(path)
 
 
 def _tiny_vocab_tokens():
@@ -411,7 +405,7 @@ def test_tf_tokenize_in_tf_function(tiny_vocab):
 
 
 def test_saved_model_round_trip(tmp_path, tiny_vocab):
-  vocab_path = _write(tmp_path / "vocab.txt", tiny_vocab.tokens)
+  vocab_path = write_lines(tmp_path / "vocab.txt", tiny_vocab.tokens)
   vocab = wordpiece_vocab.load_vocab(vocab_path)
   tokenizer = tk.BatchTokenizer(vocab, do_lower_case=True, keep_special_tokens=True)
 

@@ -4,7 +4,7 @@ FULL-/DOC-SENTENCES packing, n-gram masking, records for dynamic masking.
 The pure rules are tested on generated documents whose token ids say where
 they come from (document d, sentence k, token j -> d * 10000 + k * 100 + j),
 so a pair's document and order are read off its ids; the writer is tested
-end to end on test_writer's corpus.
+end to end on the writer tests' corpus (helpers/doc_corpus.py).
 """
 
 import collections
@@ -19,8 +19,8 @@ from bert_tf.data import masking
 from bert_tf.data import schema
 from bert_tf.data import writer
 
-import reference_records
-import test_writer as tw
+from helpers import reference_records
+from helpers import doc_corpus
 
 
 def id_documents(rng, num_docs, min_sentences=1, max_sentences=12, max_len=20):
@@ -183,7 +183,7 @@ def decode(record):
 
 
 def doc_of(ids):
-  return {tw.DOC_OF_ID[t] for t in ids if t in tw.DOC_OF_ID}
+  return {doc_corpus.DOC_OF_ID[t] for t in ids if t in doc_corpus.DOC_OF_ID}
 
 
 def unmasked(r):
@@ -199,8 +199,8 @@ def unmasked(r):
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
   root = tmp_path_factory.mktemp("variants")
-  vocab = tw.write_vocab(root / "vocab.txt")
-  tw.write_corpus(root / "corpus.txt")
+  vocab = doc_corpus.write_vocab(root / "vocab.txt")
+  doc_corpus.write_corpus(root / "corpus.txt")
   return root, vocab, str(root / "corpus.txt")
 
 
@@ -211,7 +211,7 @@ def write(corpus, name, num_workers=1, **changes):
   outputs = writer.Outputs(directory=str(root / name), num_shards=2)
   manifest = writer.create_pretraining_data(text, outputs, vocab, options,
                                             num_workers=num_workers)
-  return manifest, tw.read_records(outputs.paths())
+  return manifest, doc_corpus.read_records(outputs.paths())
 
 
 def test_sop_records(corpus):
@@ -243,11 +243,11 @@ def check_packed(manifest, records):
     assert "next_sentence_labels" not in r
     assert r["segment_ids"] == [0] * 32
     original = unmasked(r)
-    assert original[0] == tw.CLS and original[-1] == tw.SEP
+    assert original[0] == doc_corpus.CLS and original[-1] == doc_corpus.SEP
     # Each part between separators holds one document.
     parts = [[]]
     for t in original[1:-1]:
-      if t == tw.SEP:
+      if t == doc_corpus.SEP:
         parts.append([])
       else:
         parts[-1].append(t)
@@ -264,12 +264,12 @@ def test_dynamic_records_carry_real_tokens_and_no_masks(corpus):
   for record in records:
     r = decode(record)
     assert set(r) == {"input_ids", "input_mask", "segment_ids", "next_sentence_labels"}
-    assert tw.MASK not in r["input_ids"]
+    assert doc_corpus.MASK not in r["input_ids"]
   assert manifest["counts"]["predictions"] == 0
   vocab = manifest["vocab"]
-  assert (vocab["cls_id"], vocab["sep_id"], vocab["mask_id"]) == (tw.CLS, tw.SEP, tw.MASK)
+  assert (vocab["cls_id"], vocab["sep_id"], vocab["mask_id"]) == (doc_corpus.CLS, doc_corpus.SEP, doc_corpus.MASK)
   assert masking.unpack_subword_ids(vocab["subword_ids"], vocab["size"]) == tuple(
-      t.startswith("##") for t in tw.VOCAB)
+      t.startswith("##") for t in doc_corpus.VOCAB)
   assert len(static) == len(records)
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from bert_tf.data import wordpiece_vocab
 
-from test_tokenization import SPECIALS, _write
+from helpers.vocab import SPECIALS, write_lines
 
 
 def test_load_vocab(tmp_path):
@@ -34,16 +34,16 @@ def test_load_original_vocab(original_vocab):
 def test_load_vocab_errors(tmp_path):
   with pytest.raises(FileNotFoundError, match="nope.txt"):
     wordpiece_vocab.load_vocab(str(tmp_path / "nope.txt"))
-  bad = _write(tmp_path / "bad.txt", ["[PAD]", "[UNK]", "[SEP]", "a"])
+  bad = write_lines(tmp_path / "bad.txt", ["[PAD]", "[UNK]", "[SEP]", "a"])
   with pytest.raises(ValueError, match=r"bad\.txt.*\[CLS\] \[MASK\]"):
     wordpiece_vocab.load_vocab(bad)
-  dup = _write(tmp_path / "dup.txt", SPECIALS + ["a", "b", "a"])
+  dup = write_lines(tmp_path / "dup.txt", SPECIALS + ["a", "b", "a"])
   with pytest.raises(ValueError, match=r"dup\.txt.*'a'.*lines 6 and 8"):
     wordpiece_vocab.load_vocab(dup)
-  empty = _write(tmp_path / "empty.txt", SPECIALS + ["", "a"])
+  empty = write_lines(tmp_path / "empty.txt", SPECIALS + ["", "a"])
   with pytest.raises(ValueError, match=r"empty\.txt: line 6 is empty"):
     wordpiece_vocab.load_vocab(empty)
-  pad = _write(tmp_path / "pad.txt", ["[UNK]", "[PAD]"] + SPECIALS[2:])
+  pad = write_lines(tmp_path / "pad.txt", ["[UNK]", "[PAD]"] + SPECIALS[2:])
   with pytest.raises(ValueError, match=r"pad\.txt: \[PAD\] must be id 0"):
     wordpiece_vocab.load_vocab(pad)
   latin1 = tmp_path / "latin1.txt"

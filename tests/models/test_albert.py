@@ -17,7 +17,7 @@ from bert_tf.models import tf1_checkpoint
 from bert_tf.models.config import BertConfig
 from bert_tf.training import optimization
 
-import reference_albert
+from helpers import reference_albert
 
 _CONFIGS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "configs")
@@ -169,18 +169,18 @@ def test_mixed_bfloat16_keeps_float32_logits():
 
 def test_init_checkpoint_reads_albert_tf1_and_refuses_a_bert_one(tmp_path):
   from bert_tf.training import checkpoints  # pylint: disable=g-import-not-at-top
-  import reference_bert  # pylint: disable=g-import-not-at-top
-  from test_tf1_checkpoint import _write_tf1_checkpoint  # pylint: disable=g-import-not-at-top
+  from helpers import reference_bert  # pylint: disable=g-import-not-at-top
+  from helpers.checkpoints import write_tf1_checkpoint  # pylint: disable=g-import-not-at-top
   weights = reference_albert.random_tf1_weights(_TINY, np.random.default_rng(7))
   encoder_only = {k: v for k, v in weights.items() if k.startswith("bert/")}
-  prefix = _write_tf1_checkpoint(str(tmp_path / "albert" / "model.ckpt"), encoder_only)
+  prefix = write_tf1_checkpoint(str(tmp_path / "albert" / "model.ckpt"), encoder_only)
   model = modeling.BertPretrainer(_TINY)
   report = checkpoints.warm_start(model, prefix)
   assert report.format == "tf1" and set(report.initialized) == set(encoder_only)
   assert all(name.startswith("cls/") for name in report.missing)
   bert = BertConfig(vocab_size=50, hidden_size=24, num_hidden_layers=2,
                     num_attention_heads=3, intermediate_size=40, max_position_embeddings=16)
-  bert_prefix = _write_tf1_checkpoint(
+  bert_prefix = write_tf1_checkpoint(
       str(tmp_path / "bert" / "bert_model.ckpt"),
       reference_bert.random_tf1_weights(bert, np.random.default_rng(8)))
   with pytest.raises(ValueError, match="original BERT checkpoint but the config is an ALBERT"):

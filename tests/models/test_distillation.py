@@ -11,9 +11,9 @@ import tensorflow as tf
 
 from bert_tf.models import distillation
 from bert_tf.models import modeling
-import model_inputs
-
-from test_loop import tiny_bert_config
+from helpers import model_inputs
+from helpers.pretraining import tiny_bert_config
+from helpers.keras_hub_presets import write_masked_lm_preset
 
 
 def _teacher_config():
@@ -136,24 +136,6 @@ def test_all_token_logits_are_each_heads_at_every_position():
   np.testing.assert_allclose(at(out["teacher_mlm_logits_all"]), out["teacher_mlm_logits"],
                              rtol=1e-5, atol=1e-5)
   assert "mlm_logits_all" not in distillation.Distiller(student, teacher)(inputs)
-
-
-def write_masked_lm_preset(path, config):
-  """A keras-hub BertMaskedLM preset of `config` with a non-initial head;
-  returns the task."""
-  import keras_hub  # pylint: disable=g-import-not-at-top
-  backbone = keras_hub.models.BertBackbone(
-      vocabulary_size=config.vocab_size, num_layers=config.num_hidden_layers,
-      num_heads=config.num_attention_heads, hidden_dim=config.hidden_size,
-      intermediate_dim=config.intermediate_size, dropout=config.hidden_dropout_prob,
-      max_sequence_length=config.max_position_embeddings,
-      num_segments=config.type_vocab_size)
-  task = keras_hub.models.BertMaskedLM(backbone=backbone, preprocessor=None)
-  # A head that is not at its initial values, so copying it is checked.
-  for weight in task.masked_lm_head.weights:
-    weight.assign(np.random.default_rng(1).normal(size=weight.shape) * 0.1)
-  task.save_to_preset(str(path))
-  return task
 
 
 def test_a_keras_hub_masked_lm_preset_is_a_teacher_and_a_backbone_alone_is_not(tmp_path):

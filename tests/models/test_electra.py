@@ -10,7 +10,7 @@ import tensorflow as tf
 from bert_tf.models import electra
 from bert_tf.models.config import BertConfig
 
-from test_loop import tiny_bert_config, write_records
+from helpers.pretraining import tiny_bert_config, write_records
 
 B, S, P = 4, 16, 4
 

@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from bert_tf.models import electra
 
-from test_loop import tiny_bert_config
+from helpers.pretraining import tiny_bert_config
 
 VOCAB = 30522  # BERT's uncased vocab
 B, S, P = 4, 128, 20

@@ -23,18 +23,9 @@ from bert_tf.models import tf1_checkpoint
 from bert_tf.training import checkpoints
 from bert_tf.training import objectives
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "fixtures", "transformers")
-# folder: (architecture, objective, the config's hidden_act as ours)
-MODELS = {"bert_for_pretraining": (hf.BERT_PRETRAINING, "mlm_nsp", activations.EXACT),
-          "bert_for_masked_lm": (hf.BERT_MASKED_LM, "mlm", activations.TANH),
-          "albert_for_pretraining": (hf.ALBERT_PRETRAINING, "mlm_sop", activations.TANH),
-          "electra_for_pretraining": (hf.ELECTRA_PRETRAINING, "electra", activations.EXACT)}
+from helpers.hf_fixtures import FIXTURES, MODELS, fixture
+
 TOLERANCE = 1e-4
-
-
-def fixture(name):
-  return os.path.join(FIXTURES, name)
 
 
 def load(name, folder=None, require_heads=True):

@@ -8,7 +8,7 @@ import tensorflow as tf
 from bert_tf.models import modeling
 from bert_tf.data import schema
 from bert_tf.models.config import BertConfig
-import batch_losses
+from helpers import batch_losses
 
 _TINY = BertConfig(vocab_size=80, hidden_size=32, num_hidden_layers=2,
                    num_attention_heads=4, intermediate_size=64,

@@ -10,33 +10,14 @@ from bert_tf.models import modeling
 from bert_tf.models import tf1_checkpoint
 from bert_tf.models.config import BertConfig
 
-import reference_albert
-import reference_bert
-import batch_losses
+from helpers import reference_albert
+from helpers import reference_bert
+from helpers import batch_losses
+from helpers.checkpoints import write_tf1_checkpoint
 
 _TINY = BertConfig(vocab_size=60, hidden_size=24, num_hidden_layers=2,
                    num_attention_heads=3, intermediate_size=48,
                    max_position_embeddings=16)
-
-
-def _write_tf1_checkpoint(prefix, weights, with_optimizer_state=True):
-  """Writes `weights` with a TF1 graph and tf.compat.v1.train.Saver, as the
-  original run_pretraining.py does, with Adam slots and global_step.
-
-  Returns the prefix written (`prefix-<global_step>`).
-  """
-  graph = tf.Graph()
-  with graph.as_default():
-    for name, value in weights.items():
-      tf.compat.v1.get_variable(name, initializer=tf.constant(value))
-      if with_optimizer_state:
-        tf.compat.v1.get_variable(name + "/adam_m", initializer=tf.constant(np.full_like(value, 7.0)))
-        tf.compat.v1.get_variable(name + "/adam_v", initializer=tf.constant(np.full_like(value, 9.0)))
-    tf.compat.v1.train.get_or_create_global_step()
-    saver = tf.compat.v1.train.Saver()
-    with tf.compat.v1.Session(graph=graph) as session:
-      session.run(tf.compat.v1.global_variables_initializer())
-      return saver.save(session, prefix, global_step=123456 if with_optimizer_state else 0)
 
 
 def _read_with_tf1_init_from_checkpoint(prefix, shapes):
@@ -72,7 +53,7 @@ def original(tmp_path_factory):
   weights = reference_bert.random_tf1_weights(
       _TINY, np.random.default_rng(0), position_rows=20)
   prefix = str(tmp_path_factory.mktemp("orig") / "bert_model.ckpt")
-  return weights, _write_tf1_checkpoint(prefix, weights)
+  return weights, write_tf1_checkpoint(prefix, weights)
 
 
 def test_forward_matches_numpy_original(original):
@@ -154,7 +135,7 @@ def test_missing_variables_and_heads(tmp_path):
   weights = reference_bert.random_tf1_weights(_TINY, np.random.default_rng(3))
   encoder_only = {k: v for k, v in weights.items() if k.startswith("bert/")}
   encoder_only["output_weights"] = np.zeros((2, 24), np.float32)  # a classifier's
-  prefix = _write_tf1_checkpoint(str(tmp_path / "finetuned.ckpt"), encoder_only,
+  prefix = write_tf1_checkpoint(str(tmp_path / "finetuned.ckpt"), encoder_only,
                                  with_optimizer_state=False)
   model = modeling.BertPretrainer(_TINY)
   before = model.nsp_head.kernel.numpy()
@@ -254,7 +235,7 @@ def original_albert(tmp_path_factory):
   weights = reference_albert.random_tf1_weights(
       _ALBERT, np.random.default_rng(5), position_rows=20)
   prefix = str(tmp_path_factory.mktemp("albert") / "model.ckpt")
-  return weights, _write_tf1_checkpoint(prefix, weights)
+  return weights, write_tf1_checkpoint(prefix, weights)
 
 
 def test_albert_names_and_shapes():

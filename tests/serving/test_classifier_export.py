@@ -8,7 +8,7 @@ import tensorflow as tf
 from bert_tf.models import classifier
 from bert_tf.serving import classifier_export
 
-from test_export import CONFIG, VOCAB, write_vocab
+from helpers.serving_model import CONFIG, VOCAB, write_vocab
 
 SEQ = 16
 

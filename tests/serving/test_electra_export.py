@@ -15,7 +15,7 @@ from bert_tf.serving import export
 from bert_tf.serving import saved_model
 from bert_tf.training import objectives
 
-from test_export import CONFIG, MAX_SEQ_LENGTH, TOP_K, VOCAB, write_vocab
+from helpers.serving_model import CONFIG, MAX_SEQ_LENGTH, TOP_K, VOCAB, write_vocab
 
 
 @pytest.fixture(scope="module")

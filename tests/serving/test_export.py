@@ -27,33 +27,15 @@ from bert_tf.data import tokenization
 from bert_tf.data import wordpiece_vocab
 from bert_tf.models.config import BertConfig
 
-import reference_bert
-from test_tf1_checkpoint import _write_tf1_checkpoint
-from checkpoint_helpers import load_recorded
+from helpers import reference_bert
+from helpers.checkpoints import write_tf1_checkpoint
+from helpers.checkpoints import load_recorded
+from helpers.serving_model import CONFIG, MAX_SEQ_LENGTH, TOP_K, VOCAB, write_vocab
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MAX_SEQ_LENGTH = 16
-TOP_K = 4
-WORDS = ("the a of and to in is it that was he for on are with as his they be at "
-         "one have this from or had by word but what some we can out other were all "
-         "there when up use your how said an each she which do their time if will way "
-         "about many then them write would like so these her long make thing see him "
-         "two has look more day could go come did number sound no most people my over "
-         "know water than call first who may down side been now find").split()
-VOCAB = (["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS +
-         ["##s", "##ed", "##ing", ".", ",", "!", "?"])
-CONFIG = BertConfig(vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=2,
-                    num_attention_heads=2, intermediate_size=32, max_position_embeddings=40,
-                    type_vocab_size=2)
 # The export's input config carries keys the model does not use, as the
 # released multilingual config does; the TF1 output must keep them.
 RELEASED_EXTRA = {"directionality": "bidi", "pooler_type": "first_token_transform"}
-
-
-def write_vocab(path, tokens=VOCAB):
-  with open(path, "w", encoding="utf-8") as f:
-    f.write("\n".join(tokens) + "\n")
-  return str(path)
 
 
 def _python_env():
@@ -72,7 +54,7 @@ def exported(tmp_path_factory):
   config_file = root / "bert_config.json"
   config_file.write_text(json.dumps(dict(CONFIG.to_dict(), **RELEASED_EXTRA), indent=2))
   weights = reference_bert.random_tf1_weights(CONFIG, np.random.default_rng(1))
-  prefix = _write_tf1_checkpoint(str(root / "orig" / "bert_model.ckpt"), weights)
+  prefix = write_tf1_checkpoint(str(root / "orig" / "bert_model.ckpt"), weights)
   options = export.ExportOptions(
       bert_config_file=str(config_file), checkpoint=prefix, vocab_file=vocab_file,
       do_lower_case=True, export_dir=str(root / "saved_model"),

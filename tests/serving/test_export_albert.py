@@ -16,11 +16,11 @@ from bert_tf.serving import export
 from bert_tf.serving import keras_hub_preset
 from bert_tf.serving import tf1_export
 
-import reference_albert
-import reference_bert
-from test_export import VOCAB, write_vocab
-from test_tf1_checkpoint import _write_tf1_checkpoint
-from checkpoint_helpers import load_recorded
+from helpers import reference_albert
+from helpers import reference_bert
+from helpers.serving_model import VOCAB, write_vocab
+from helpers.checkpoints import write_tf1_checkpoint
+from helpers.checkpoints import load_recorded
 
 ALBERT = BertConfig(vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=3,
                     num_attention_heads=2, intermediate_size=32,
@@ -36,7 +36,7 @@ def exported(tmp_path_factory):
   config_file = str(root / "albert_config.json")
   ALBERT.to_json_file(config_file)
   weights = reference_albert.random_tf1_weights(ALBERT, np.random.default_rng(1))
-  prefix = _write_tf1_checkpoint(str(root / "orig" / "model.ckpt"), weights)
+  prefix = write_tf1_checkpoint(str(root / "orig" / "model.ckpt"), weights)
   options = export.ExportOptions(
       bert_config_file=config_file, checkpoint=prefix, vocab_file=vocab_file,
       export_dir=str(root / "saved_model"), max_seq_length=16, text_signatures=False,
@@ -98,7 +98,7 @@ def test_mismatched_family_is_one_line_and_writes_nothing(exported, tmp_path, al
                       num_attention_heads=2, intermediate_size=32,
                       max_position_embeddings=40, type_vocab_size=2)
     weights = reference_bert.random_tf1_weights(bert, np.random.default_rng(2))
-    checkpoint = _write_tf1_checkpoint(str(tmp_path / "bert" / "bert_model.ckpt"), weights)
+    checkpoint = write_tf1_checkpoint(str(tmp_path / "bert" / "bert_model.ckpt"), weights)
     config = ALBERT
   else:
     checkpoint = exported["prefix"]

@@ -20,7 +20,7 @@ from bert_tf.serving import hf_export
 from bert_tf.training import checkpoints
 from bert_tf.training import objectives
 
-from test_hf_checkpoint import FIXTURES, MODELS, fixture
+from helpers.hf_fixtures import FIXTURES, MODELS, fixture
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VOCAB = os.path.join(FIXTURES, "tokenizer", "vocab.txt")

@@ -14,8 +14,8 @@ from bert_tf.models import modeling
 from bert_tf.serving import predict
 from bert_tf.training import objectives
 
-from test_export import CONFIG, write_vocab
-from checkpoint_helpers import load_recorded
+from helpers.serving_model import CONFIG, write_vocab
+from helpers.checkpoints import load_recorded
 
 TOP_K = 3
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

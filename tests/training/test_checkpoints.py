@@ -12,8 +12,8 @@ import tensorflow as tf
 from bert_tf.models import modeling
 from bert_tf.models import tf1_checkpoint
 from bert_tf.training import checkpoints
-from test_loop import tiny_bert_config
-from test_tf1_checkpoint import _write_tf1_checkpoint
+from helpers.pretraining import tiny_bert_config
+from helpers.checkpoints import write_tf1_checkpoint
 
 
 def _random_model(config, seed):
@@ -60,7 +60,7 @@ def test_warm_start_from_an_encoder_only_tf1_checkpoint(source, tmp_path, caplog
   heads = sorted(n for n in weights if n.startswith("cls/"))
   assert len(heads) == 7
   encoder_only = {n: v for n, v in weights.items() if not n.startswith("cls/")}
-  prefix = _write_tf1_checkpoint(str(tmp_path / "bert_model.ckpt"), encoder_only)
+  prefix = write_tf1_checkpoint(str(tmp_path / "bert_model.ckpt"), encoder_only)
 
   model = modeling.BertPretrainer(tiny_bert_config())
   heads_before = model.nsp_head.kernel.numpy().copy()

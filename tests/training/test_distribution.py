@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from bert_tf.training import loop
-from test_loop import tiny_bert_config, tiny_train_config, write_records
+from helpers.pretraining import tiny_bert_config, tiny_train_config, write_records
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(TESTS_DIR))
@@ -35,7 +35,7 @@ _SCRIPT = textwrap.dedent("""
       tf.config.set_logical_device_configuration(
           cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     from bert_tf.training import loop
-    from test_loop import tiny_bert_config, tiny_train_config
+    from helpers.pretraining import tiny_bert_config, tiny_train_config
     import pathlib
     data = pathlib.Path(data)
 
@@ -64,7 +64,7 @@ def _run_script(tmp_path, mode, env=None, objective="bert"):
   script = tmp_path / "dist_script.py"
   script.write_text(_SCRIPT)
   env = dict(os.environ if env is None else env)
-  env["PYTHONPATH"] = os.pathsep.join([REPO, TESTS_DIR, os.path.join(os.path.dirname(TESTS_DIR), "data"),
+  env["PYTHONPATH"] = os.pathsep.join([REPO, os.path.dirname(TESTS_DIR),  # tests/: helpers
                                        env.get("PYTHONPATH", "")])
   return subprocess.Popen([sys.executable, str(script), str(tmp_path), mode, objective],
                           env=env,

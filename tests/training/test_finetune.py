@@ -6,7 +6,6 @@ separable task."""
 import contextlib
 import logging
 import os
-import random
 
 import numpy as np
 import pytest
@@ -18,40 +17,10 @@ from bert_tf.data import classification
 from bert_tf.models.config import BertConfig
 from bert_tf.training import finetune
 from bert_tf.training import loop
-from checkpoint_helpers import load_recorded
+from helpers.checkpoints import load_recorded
+from helpers.finetune_task import VOCAB, tiny_config, write_task, write_vocab
 
-POSITIVE = ("good", "great", "fine", "nice")
-NEGATIVE = ("bad", "awful", "poor", "sad")
-FILLER = ("the", "a", "movie", "was", "plot", "actor", "very", "and", "it", "show")
-# 100 tokens, as test_loop's pretraining records use.
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + list(POSITIVE + NEGATIVE + FILLER)
 VOCAB += [f"w{i}" for i in range(100 - len(VOCAB))]
-
-
-def tiny_config():
-  return BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2,
-                    num_attention_heads=2, intermediate_size=64,
-                    max_position_embeddings=32)
-
-
-def write_vocab(path):
-  path.write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
-  return str(path)
-
-
-def write_task(path, n, seed, pair=False, regression=False):
-  """A separable sentiment task: label 1 when the sentence has a positive word."""
-  rng = random.Random(seed)
-  lines = ["id\tsentence\tother\tlabel" if pair else "id\tsentence\tlabel"]
-  for i in range(n):
-    label = rng.randint(0, 1)
-    words = rng.sample(FILLER, 4) + [rng.choice(POSITIVE if label else NEGATIVE)]
-    rng.shuffle(words)
-    value = f"{label * 4 + rng.random():.3f}" if regression else str(label)
-    other = "\t" + " ".join(rng.sample(FILLER, 3)) if pair else ""
-    lines.append(f"{i}\t{' '.join(words)}{other}\t{value}")
-  path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-  return str(path)
 
 
 @pytest.fixture(scope="module")
@@ -197,11 +166,11 @@ def test_too_few_steps_warning_names_the_steps_and_what_to_change():
 
 def test_from_a_checkpoint_our_pretraining_wrote(task, tmp_path):
   # A tiny pretraining run writes a checkpoint with our records.
-  import test_loop  # pylint: disable=g-import-not-at-top
-  test_loop.write_records(tmp_path / "train.tfrecord", 32, seed=1)
-  pre = test_loop.tiny_train_config(tmp_path, num_train_steps=2, num_warmup_steps=0,
+  from helpers import pretraining  # pylint: disable=g-import-not-at-top
+  pretraining.write_records(tmp_path / "train.tfrecord", 32, seed=1)
+  pre = pretraining.tiny_train_config(tmp_path, num_train_steps=2, num_warmup_steps=0,
                                     save_checkpoints_steps=2)
-  pre_config = test_loop.tiny_bert_config()
+  pre_config = pretraining.tiny_bert_config()
   assert pre_config.vocab_size == len(VOCAB)
   loop.run(pre, pre_config)
   model, described = finetune.build_classifier(pre_config, 2, str(tmp_path / "out"))
@@ -273,7 +242,7 @@ def test_bad_label_in_dev_names_file_and_line(task, tmp_path):
 
 def test_an_electra_checkpoint_fine_tunes_its_discriminator(tmp_path):
   from bert_tf.training import objectives
-  from test_loop import tiny_bert_config
+  from helpers.pretraining import tiny_bert_config
   config = tiny_bert_config(dropout=0.0)
   electra = objectives.ElectraObjective()
   pretrainer = electra.build_model(config)
@@ -296,7 +265,7 @@ def test_an_electra_checkpoint_fine_tunes_its_discriminator(tmp_path):
 def test_a_distilled_student_checkpoint_fine_tunes_the_student(tmp_path):
   from bert_tf.models import modeling
   from bert_tf.training import objectives
-  from test_loop import tiny_bert_config
+  from helpers.pretraining import tiny_bert_config
   config = tiny_bert_config(dropout=0.0)
   student = modeling.BertPretrainer(config, sentence_head=False)
   # As a distillation run saves it: the student at model/student, the objective named.

@@ -6,7 +6,6 @@ no empty output_dir after a failure)."""
 
 import logging
 import os
-import random
 
 import keras
 import numpy as np
@@ -14,54 +13,10 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.training import loop
-from bert_tf.models.config import BertConfig
 
-import reference_records
-
-SEQ, PREDS, VOCAB = 32, 5, 100
-# The keys of the original run_pretraining.py's eval_results.txt (its
-# metric_fn's names plus global_step and loss), sorted as it writes them.
-ORIGINAL_EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
-                      "next_sentence_accuracy", "next_sentence_loss")
-
-
-def tiny_bert_config(dropout=0.1):
-  return BertConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
-                    num_attention_heads=2, intermediate_size=64,
-                    hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout,
-                    max_position_embeddings=64)
-
-
-def write_records(path, n, seed=0, nan_weights=False):
-  """n random instances (MLM targets are masked with [MASK]=4 in the input)."""
-  rng = random.Random(seed)
-  encoder = reference_records.RecordEncoder(SEQ, PREDS)
-  with tf.io.TFRecordWriter(str(path)) as writer:
-    for _ in range(n):
-      length = rng.randint(8, SEQ)
-      ids = [rng.randrange(5, VOCAB) for _ in range(length)]
-      positions = sorted(rng.sample(range(1, length), PREDS))
-      targets = [ids[p] for p in positions]
-      for p in positions:
-        ids[p] = 4
-      segments = [0] * (length // 2) + [1] * (length - length // 2)
-      record = encoder.encode(ids, segments, positions, targets, rng.randint(0, 1))
-      if nan_weights:
-        example = tf.train.Example.FromString(record)
-        example.features.feature["masked_lm_weights"].float_list.value[:] = [float("nan")] * PREDS
-        record = example.SerializeToString()
-      writer.write(record)
-
-
-def tiny_train_config(tmp_path, **kw):
-  defaults = dict(input_file=str(tmp_path / "train.tfrecord"),
-                  output_dir=str(tmp_path / "out"), do_train=True,
-                  max_seq_length=SEQ, max_predictions_per_seq=PREDS, train_batch_size=8,
-                  eval_batch_size=8, learning_rate=1e-3, num_train_steps=6,
-                  num_warmup_steps=2, save_checkpoints_steps=3, iterations_per_loop=2,
-                  log_steps=2, max_eval_steps=3, shuffle_buffer=50)
-  defaults.update(kw)
-  return loop.TrainConfig(**defaults)
+from helpers.checkpoints import optimizer_iterations, optimizer_state
+from helpers.pretraining import (ORIGINAL_EVAL_KEYS, PREDS, SEQ, tiny_bert_config,
+                                 tiny_train_config, write_records, writer_records)
 
 
 @pytest.fixture
@@ -71,7 +26,15 @@ def data(tmp_path):
   return tmp_path
 
 
-def test_train_eval_then_resume_restores_identical_optimizer_state(data):
+def test_train_eval_then_resume_restores_identical_optimizer_state(data, monkeypatch):
+  train_inputs = []
+
+  class RecordedTrainInput(loop._TrainInput):  # pylint: disable=protected-access
+    def __init__(self, iterator):
+      super().__init__(iterator)
+      train_inputs.append(self)
+
+  monkeypatch.setattr(loop, "_TrainInput", RecordedTrainInput)
   config = tiny_train_config(data, do_eval=True,
                              eval_input_file=str(data / "heldout.tfrecord"))
   first = loop.run(config, tiny_bert_config())
@@ -88,7 +51,7 @@ def test_train_eval_then_resume_restores_identical_optimizer_state(data):
   assert keys == list(ORIGINAL_EVAL_KEYS)
   # The training input was handed to another thread, which destroyed
   # it (the run did not wait for tf.data's threads to stop).
-  train_input = first["train_input"]
+  [train_input] = train_inputs
   assert train_input.iterator is None
   # Not a daemon: Python joins it before exiting (a daemon thread still in
   # TensorFlow's destructor at exit aborted the process).
@@ -96,23 +59,23 @@ def test_train_eval_then_resume_restores_identical_optimizer_state(data):
   train_input.thread.join(timeout=120)
   assert not train_input.thread.is_alive() and train_input.seconds >= 0.0
 
-  # The same command again: resumes at step 6 with the same optimizer slots
-  # and schedule position, trains nothing more.
+  # The same command again: resumes at step 6 with the same weights, trains
+  # nothing more and writes no checkpoint.
   second = loop.run(config, tiny_bert_config())
-  assert second["global_step"] == 6
-  opt1, opt2 = first["optimizer"], second["optimizer"]
-  assert int(opt2.iterations.numpy()) == 6
-  assert float(opt1.learning_rate) == float(opt2.learning_rate)
-  assert len(opt1.variables) == len(opt2.variables) > 2
-  for v1, v2 in zip(opt1.variables, opt2.variables):
-    np.testing.assert_array_equal(v1.numpy(), v2.numpy(), err_msg=v1.path)
+  assert second["global_step"] == 6 and len(train_inputs) == 1
   for v1, v2 in zip(first["model"].weights, second["model"].weights):
     np.testing.assert_array_equal(v1.numpy(), v2.numpy(), err_msg=v1.path)
+  assert sorted(tf.io.gfile.glob(str(data / "out/ckpt-*.index")))[-1].endswith("ckpt-6.index")
 
-  # Training further continues from step 6, not from 0.
+  # Training further continues from step 6 with the saved optimizer state:
+  # its slots and schedule position (the optimizer's own step counter
+  # reaches 8, not 2), each updated by the two new steps.
+  saved = optimizer_state(str(data / "out" / "ckpt-6"))
+  assert len(saved) > 2 and optimizer_iterations(str(data / "out" / "ckpt-6")) == 6
   third = loop.run(tiny_train_config(data, num_train_steps=8), tiny_bert_config())
   assert third["global_step"] == 8
-  assert int(third["optimizer"].iterations.numpy()) == 8
+  assert optimizer_iterations(str(data / "out" / "ckpt-8")) == 8
+  assert optimizer_state(str(data / "out" / "ckpt-8")).keys() == saved.keys()
 
 
 def test_nan_loss_stops_naming_the_step_and_keeps_last_good_checkpoint(data):
@@ -167,7 +130,7 @@ def test_xla_compiled_step_runs_in_bfloat16_on_cpu(data, caplog):
   with caplog.at_level(logging.INFO):
     result = loop.run(config, tiny_bert_config())
   assert result["global_step"] == 2
-  assert int(result["optimizer"].iterations.numpy()) == 2
+  assert optimizer_iterations(config.output_dir) == 2
   assert np.isfinite(result["train"]["loss"])
   assert result["model"].encoder.transformer_layers[0].compute_dtype == "bfloat16"
   assert not any("compiling the forward/backward only" in r.getMessage() for r in caplog.records)
@@ -217,7 +180,7 @@ def test_init_checkpoint_warm_starts_weights_only(data):
     result = loop.run(tiny_train_config(data, output_dir=str(out), do_train=False,
                                             do_eval=True, max_eval_steps=1,
                                             init_checkpoint=init), tiny_bert_config())
-    assert int(result["optimizer"].iterations.numpy()) == 0
+    assert result["global_step"] == 0 and result["eval"]["global_step"] == 0
     for a, b in zip(source.weights, result["model"].weights):
       np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=f"{init}: {a.path}")
   with pytest.raises(FileNotFoundError, match="no checkpoint"):
@@ -302,24 +265,6 @@ def test_setting_warnings(caplog):
   assert train_config.setting_warnings(eval_only) == []
 
 
-def writer_records(tmp_path, dupe_factor=1, **changes):
-  """Records of test_writer's corpus written by the data writer with
-  DataOptions `changes`: (their glob, a tiny BertConfig of their vocab)."""
-  import test_writer as tw  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import wordpiece_vocab  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import writer  # pylint: disable=g-import-not-at-top
-  vocab = tw.write_vocab(tmp_path / "vocab.txt")
-  tw.write_corpus(tmp_path / "corpus.txt")
-  options = writer.DataOptions(max_seq_length=SEQ, max_predictions_per_seq=PREDS,
-                               dupe_factor=dupe_factor, random_seed=7, block_bytes=4000,
-                               **changes)
-  writer.create_pretraining_data(str(tmp_path / "corpus.txt"),
-                                 writer.Outputs(directory=str(tmp_path / "rec"), num_shards=1),
-                                 vocab, options, num_workers=1)
-  size = len(wordpiece_vocab.load_vocab(vocab).tokens)
-  return str(tmp_path / "rec" / "*.tfrecord"), tiny_bert_config().replace(vocab_size=size)
-
-
 @pytest.mark.parametrize("changes, objective, sentence_keys", [
     ({"sentence_task": "sop"}, "mlm_sop", ("sentence_order_accuracy", "sentence_order_loss")),
     ({"sentence_task": "none", "packing": "full_sentences", "dynamic_masking": True}, "mlm", ()),
@@ -402,12 +347,12 @@ def test_the_update_step_follows_the_original_trajectory(shared_dir):
   # gradients clipped to global norm 1.0 (every third one is large) and
   # applied by its AdamWeightDecay; our schedule is read one step later (see
   # test_optimization), so the trajectory is the observed one.
-  from test_optimization import _GOLDEN_STEPS, _golden_optimizer_case, _variables_named_as_in_bert  # pylint: disable=g-import-not-at-top
+  from helpers.golden_optimizer import GOLDEN_STEPS, golden_optimizer_case, variables_named_as_in_bert  # pylint: disable=g-import-not-at-top
   from bert_tf.training import optimization  # pylint: disable=g-import-not-at-top
-  golden, names = _golden_optimizer_case(shared_dir)
-  variables = _variables_named_as_in_bert(golden, names)
+  golden, names = golden_optimizer_case(shared_dir)
+  variables = variables_named_as_in_bert(golden, names)
   objective = _RecordedGradients(
-      variables, [[golden[f"grad/{t}/{n}"] for t in range(_GOLDEN_STEPS)] for n in names])
+      variables, [[golden[f"grad/{t}/{n}"] for t in range(GOLDEN_STEPS)] for n in names])
   optimizer = optimization.create_optimizer(
       "adamw_original", learning_rate=0.1, num_train_steps=12, num_warmup_steps=4,
       weight_decay=0.01)
@@ -416,9 +361,9 @@ def test_the_update_step_follows_the_original_trajectory(shared_dir):
   global_step = tf.Variable(0, dtype=tf.int64, trainable=False)
   trainer = loop.Trainer(tf.distribute.get_strategy(), lambda features, training: {},
                          optimizer, objective, global_step)
-  batches = iter(tf.data.Dataset.range(_GOLDEN_STEPS).map(lambda t: {"t": [t]}))
+  batches = iter(tf.data.Dataset.range(GOLDEN_STEPS).map(lambda t: {"t": [t]}))
   clipped = 0
-  for t in range(_GOLDEN_STEPS):
+  for t in range(GOLDEN_STEPS):
     metrics, done, finite = trainer.train_steps(batches, tf.constant(1))
     assert int(done) == 1 and bool(finite)
     clipped += int(float(metrics["gradient_norm"]) > loop.CLIP_NORM)
@@ -426,7 +371,7 @@ def test_the_update_step_follows_the_original_trajectory(shared_dir):
       np.testing.assert_allclose(variable.numpy(), golden[f"after/{t}/{name}"], rtol=1e-5,
                                  atol=1e-6, err_msg=f"update {t}, {name}")
   assert clipped >= 3
-  assert int(global_step.numpy()) == _GOLDEN_STEPS
+  assert int(global_step.numpy()) == GOLDEN_STEPS
 
 
 @pytest.mark.parametrize("clip_norm", [1.0, 5.0])

@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.training import losses
-import batch_losses
+from helpers import batch_losses
 
 
 def _np_log_softmax(x):
@@ -220,7 +220,7 @@ def test_under_a_two_replica_mirrored_strategy(tmp_path):
     tf.config.set_logical_device_configuration(
         cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     from bert_tf.training import losses
-    import batch_losses
+    from helpers import batch_losses
     rng = np.random.default_rng(5)
     logits = rng.standard_normal((4, 3, 11)).astype(np.float32)
     nsp = rng.standard_normal((4, 2)).astype(np.float32)
@@ -245,7 +245,8 @@ def test_under_a_two_replica_mirrored_strategy(tmp_path):
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
              PYTHONPATH=os.pathsep.join([
                  os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                 os.path.dirname(os.path.abspath(__file__)), os.environ.get("PYTHONPATH", "")]))
+                 os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # tests/: helpers
+                 os.environ.get("PYTHONPATH", "")]))
   result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env=env, timeout=120, check=False)
   assert result.returncode == 0, result.stderr[-3000:]

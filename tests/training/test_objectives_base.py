@@ -24,8 +24,8 @@ from bert_tf.training.objectives import base
 from bert_tf.training.objectives import checkpoint_tag
 from bert_tf.training.objectives import registry
 
-from objective_batches import BATCH, random_batch
-from test_loop import tiny_bert_config
+from helpers.objective_batches import BATCH, random_batch
+from helpers.pretraining import tiny_bert_config
 
 DOC = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "architecture.md")
 

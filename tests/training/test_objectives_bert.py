@@ -8,8 +8,8 @@ import tensorflow as tf
 from bert_tf.training import losses
 from bert_tf.training import objectives
 
-from objective_batches import BATCH, random_batch as _batch
-from test_loop import tiny_bert_config
+from helpers.objective_batches import BATCH, random_batch as _batch
+from helpers.pretraining import tiny_bert_config
 
 
 def test_mlm_alone_has_no_sentence_head_and_its_loss_is_the_masked_lm_loss():

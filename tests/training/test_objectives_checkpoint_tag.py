@@ -9,7 +9,7 @@ import tensorflow as tf
 from bert_tf.training import objectives
 from bert_tf.training.objectives import checkpoint_tag
 
-from test_loop import tiny_bert_config
+from helpers.pretraining import tiny_bert_config
 
 
 def test_a_checkpoint_records_its_objective(tmp_path):

@@ -9,8 +9,8 @@ import pytest
 from bert_tf.training import objectives
 from bert_tf.training import train_config
 
-from objective_batches import BATCH, PREDS, SEQ, random_batch as _batch
-from test_loop import tiny_bert_config
+from helpers.objective_batches import BATCH, PREDS, SEQ, random_batch as _batch
+from helpers.pretraining import tiny_bert_config
 
 
 def _distill_outputs(vocab_size, hidden=8, seed=0):
@@ -147,7 +147,7 @@ def test_distillation_resolves_from_its_options():
 
 
 def test_a_keras_hub_preset_teacher_initializes_the_student(tmp_path):
-  from test_distillation import write_masked_lm_preset  # pylint: disable=g-import-not-at-top
+  from helpers.keras_hub_presets import write_masked_lm_preset  # pylint: disable=g-import-not-at-top
   teacher_config = dataclasses.replace(tiny_bert_config(dropout=0.0), num_hidden_layers=4)
   write_masked_lm_preset(tmp_path / "preset", teacher_config)
   # No teacher config file: the preset holds it.

@@ -11,8 +11,8 @@ from bert_tf.models.config import BertConfig
 from bert_tf.training import objectives
 from bert_tf.training import train_config
 
-from objective_batches import BATCH, SEQ, random_batch as _batch
-from test_loop import tiny_bert_config
+from helpers.objective_batches import BATCH, SEQ, random_batch as _batch
+from helpers.pretraining import tiny_bert_config
 
 
 def _electra_batch(vocab_size, seed=0):
@@ -169,7 +169,7 @@ def test_the_held_out_figures_are_the_discriminators(tmp_path):
 
 def test_electra_trains_evaluates_and_resumes_through_the_loop(tmp_path):
   from bert_tf.training import loop
-  from test_loop import tiny_train_config, write_records
+  from helpers.pretraining import tiny_train_config, write_records
   write_records(tmp_path / "train.tfrecord", 48, seed=1)
   write_records(tmp_path / "heldout.tfrecord", 16, seed=2)
   config = tiny_train_config(tmp_path, objective="electra", do_eval=True,
@@ -198,10 +198,10 @@ def test_electra_trains_evaluates_and_resumes_through_the_loop(tmp_path):
 
 def _narrow_records(path, n, seed):
   """Records whose text uses only ids 5..19 of the 100 (BERT-masked as
-  test_loop's), so a token from 20..99 can only be a replacement."""
+  helpers/pretraining.py), so a token from 20..99 can only be a replacement."""
   import random
-  import reference_records
-  from test_loop import SEQ as seq, PREDS as preds, VOCAB as vocab
+  from helpers import reference_records
+  from helpers.pretraining import SEQ as seq, PREDS as preds, VOCAB as vocab
   rng = random.Random(seed)
   encoder = reference_records.RecordEncoder(seq, preds)
   with tf.io.TFRecordWriter(str(path)) as writer:
@@ -225,8 +225,7 @@ def test_electra_discriminator_learns_replacements_its_input_gives_away(tmp_path
   steps; docs/bert_family.md.)"""
   from bert_tf.models import electra
   from bert_tf.training import loop
-  from test_loop import tiny_train_config
-
+  from helpers.pretraining import tiny_train_config
   def foreign_tokens(logits, seed):
     del seed
     return tf.random.uniform(tf.shape(logits)[:-1], 20, tf.shape(logits)[-1], dtype=tf.int32)

@@ -8,7 +8,7 @@ from bert_tf.training import objective_names
 from bert_tf.training import objectives
 from bert_tf.training import train_config
 
-from test_loop import tiny_bert_config
+from helpers.pretraining import tiny_bert_config
 
 
 @pytest.mark.parametrize("task, name", [(None, "mlm_nsp"), ("nsp", "mlm_nsp"),

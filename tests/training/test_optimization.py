@@ -1,9 +1,6 @@
 """Tests of bert_tf.training.optimization: numpy statements of the original, and the
 original optimization.py's real outputs (../shared/reference/golden/optimizer.npz)."""
 
-import contextlib
-import os
-
 import keras
 import numpy as np
 import pytest
@@ -13,6 +10,8 @@ from bert_tf.models import modeling
 from bert_tf.training import loop
 from bert_tf.training import optimization
 from bert_tf.models.config import BertConfig
+
+from helpers.golden_optimizer import GOLDEN_STEPS, golden_optimizer_case, variables_named_as_in_bert
 
 
 def _np_learning_rate(step, lr, num_train_steps, num_warmup_steps):
@@ -186,30 +185,6 @@ def test_sparse_embedding_gradients_update_like_dense_ones():
 # exactly when the schedule is read one step later (optimizer.iterations
 # started at 1). Tolerance: |ours - original| <= 1e-6 + 1e-5 |original|.
 
-_GOLDEN_STEPS = 12
-
-
-def _golden_optimizer_case(shared_dir):
-  path = os.path.join(shared_dir, "reference", "golden", "optimizer.npz")
-  golden = dict(np.load(path))
-  names = sorted(k[len("init/"):] for k in golden if k.startswith("init/"))
-  assert len(names) == 6
-  return golden, names
-
-
-def _variables_named_as_in_bert(golden, names):
-  """Keras variables whose paths are the original's variable names."""
-  variables = []
-  for name in names:
-    scopes, leaf = name.split("/")[:-1], name.split("/")[-1]
-    with contextlib.ExitStack() as stack:
-      for scope in scopes:  # a Keras name scope holds no "/": nest them
-        stack.enter_context(keras.name_scope(scope))
-      variable = keras.Variable(golden["init/" + name], name=leaf)
-    assert variable.path == name
-    variables.append(variable)
-  return variables
-
 
 def _run_golden_steps(golden, names, first_schedule_step):
   """Applies the golden gradients with our clipping and optimizer.
@@ -218,13 +193,13 @@ def _run_golden_steps(golden, names, first_schedule_step):
     (after, clipped): after[t][i] is variable i after update t; clipped is
     the number of updates whose gradient global norm exceeded the clip norm.
   """
-  variables = _variables_named_as_in_bert(golden, names)
+  variables = variables_named_as_in_bert(golden, names)
   optimizer = optimization.create_optimizer(
       "adamw_original", learning_rate=0.1, num_train_steps=12, num_warmup_steps=4,
       weight_decay=0.01)
   optimizer.iterations.assign(first_schedule_step)
   after, clipped = [], 0
-  for t in range(_GOLDEN_STEPS):
+  for t in range(GOLDEN_STEPS):
     grads = [tf.constant(golden[f"grad/{t}/{name}"]) for name in names]
     # As the training loop does before apply_gradients.
     grads, norm = tf.clip_by_global_norm(grads, loop.CLIP_NORM)
@@ -235,9 +210,9 @@ def _run_golden_steps(golden, names, first_schedule_step):
 
 
 def test_matches_the_original_trajectory_with_the_step_read_one_later(shared_dir):
-  golden, names = _golden_optimizer_case(shared_dir)
+  golden, names = golden_optimizer_case(shared_dir)
   decayed = {name: optimization.uses_weight_decay(v)
-             for name, v in zip(names, _variables_named_as_in_bert(golden, names))}
+             for name, v in zip(names, variables_named_as_in_bert(golden, names))}
   # The original's exclusion by name: LayerNorm and bias are not decayed.
   assert decayed == {
       "cls/predictions/output_bias": False, "embeddings/word_embeddings": True,
@@ -245,14 +220,14 @@ def test_matches_the_original_trajectory_with_the_step_read_one_later(shared_dir
       "layer_0/output/LayerNorm/beta": False, "layer_0/output/LayerNorm/gamma": False}
   after, clipped = _run_golden_steps(golden, names, first_schedule_step=1)
   assert clipped >= 3  # every third gradient is large: clipping acts
-  for t in range(_GOLDEN_STEPS):
+  for t in range(GOLDEN_STEPS):
     for name, value in zip(names, after[t]):
       np.testing.assert_allclose(value, golden[f"after/{t}/{name}"], rtol=1e-5, atol=1e-6,
                                  err_msg=f"update {t}, {name}")
 
 
 def test_default_schedule_is_the_documented_intent_not_the_observed_one(shared_dir):
-  golden, names = _golden_optimizer_case(shared_dir)
+  golden, names = golden_optimizer_case(shared_dir)
   after, _ = _run_golden_steps(golden, names, first_schedule_step=0)
   # Our first warmup update has rate 0 (nothing moves); the original's
   # observed first update moved every variable.
@@ -262,7 +237,7 @@ def test_default_schedule_is_the_documented_intent_not_the_observed_one(shared_d
   # Our update t + 1 uses the rate the original's update t used; the states
   # differ by that first update's move, which the later ones do not undo.
   final = {name: value for name, value in zip(names, after[-1])}
-  gap = max(np.abs(final[n] - golden[f"after/{_GOLDEN_STEPS - 1}/{n}"]).max() for n in names)
+  gap = max(np.abs(final[n] - golden[f"after/{GOLDEN_STEPS - 1}/{n}"]).max() for n in names)
   assert gap > 1e-2
 
 

@@ -17,7 +17,7 @@ from bert_tf.models import modeling
 from bert_tf.training import objectives
 from bert_tf.training import optimization
 
-from test_loop import tiny_bert_config
+from helpers.pretraining import tiny_bert_config
 
 B, S, P, VOCAB = 8, 32, 5, 100
 NAMES = ("mlm_nsp", "mlm_sop", "mlm", "electra", "distill_mlm")

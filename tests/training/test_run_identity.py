@@ -3,45 +3,19 @@ command resumes, another run's command is refused in one line."""
 
 import json
 import logging
-import random
 
 import pytest
 import tensorflow as tf
 
-from bert_tf.models.config import BertConfig
 from bert_tf.training import loop
 from bert_tf.training import run_identity
 
-import reference_records
-
-SEQ, PREDS, VOCAB = 32, 5, 100
+from helpers.pretraining import VOCAB, tiny_bert_config, write_records
+from helpers.pretraining import two_step_train_config as train_config
 
 
 def bert_config(hidden=32):
-  return BertConfig(vocab_size=VOCAB, hidden_size=hidden, num_hidden_layers=1,
-                    num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
-
-
-def write_records(path, n, seed):
-  rng = random.Random(seed)
-  encoder = reference_records.RecordEncoder(SEQ, PREDS)
-  with tf.io.TFRecordWriter(str(path)) as writer:
-    for _ in range(n):
-      length = rng.randint(8, SEQ)
-      ids = [rng.randrange(5, VOCAB) for _ in range(length)]
-      positions = sorted(rng.sample(range(1, length), PREDS))
-      writer.write(encoder.encode(ids, [0] * length, positions, [ids[p] for p in positions],
-                                  rng.randint(0, 1)))
-
-
-def train_config(tmp_path, records="a.tfrecord", **kw):
-  fields = dict(input_file=str(tmp_path / records), output_dir=str(tmp_path / "out"),
-                do_train=True, max_seq_length=SEQ, max_predictions_per_seq=PREDS,
-                train_batch_size=8, eval_batch_size=8, learning_rate=1e-3, num_train_steps=2,
-                num_warmup_steps=1, save_checkpoints_steps=2, iterations_per_loop=2,
-                log_steps=2, max_eval_steps=2, shuffle_buffer=16)
-  fields.update(kw)
-  return loop.TrainConfig(**fields)
+  return tiny_bert_config().replace(hidden_size=hidden, num_hidden_layers=1)
 
 
 @pytest.fixture

@@ -12,7 +12,12 @@ from bert_tf.data import damaged_records
 from bert_tf.training import chance_level
 from bert_tf.training import loop
 
-from test_run_identity import bert_config, train_config, write_records, VOCAB
+from helpers.pretraining import VOCAB, tiny_bert_config, write_records
+from helpers.pretraining import two_step_train_config as train_config
+
+
+def bert_config():
+  return tiny_bert_config().replace(num_hidden_layers=1)
 
 
 def cut_inside_a_record(path):
@@ -49,11 +54,12 @@ def test_a_truncated_eval_file_is_named_with_its_offset(records):
 
 
 def test_a_loss_above_a_uniform_guess_is_a_warning_naming_what_to_change(records, caplog):
-  # Two steps at a tiny rate with a long warmup: still at chance level.
+  # Two steps at a tiny rate with a long warmup from wide initial weights
+  # (confident random logits): worse than a uniform guess.
   config = train_config(records, do_eval=True, eval_input_file=str(records / "b.tfrecord"),
                         learning_rate=1e-6, num_warmup_steps=2)
   with caplog.at_level(logging.WARNING):
-    result = loop.run(config, bert_config())
+    result = loop.run(config, bert_config().replace(initializer_range=0.5))
   loss = result["eval"]["masked_lm_loss"]
   assert loss >= math.log(VOCAB)
   line = result["chance_warning"]

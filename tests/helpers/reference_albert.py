@@ -18,7 +18,7 @@ Weights are a dict keyed by the original ALBERT TF1 variable names and shapes.
 
 import numpy as np
 
-from reference_bert import dense, gelu, layer_norm, log_softmax, random_weights, softmax
+from helpers.reference_bert import dense, gelu, layer_norm, log_softmax, random_weights, softmax
 
 
 def _layer_prefix(group, inner):
