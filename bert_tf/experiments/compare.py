@@ -64,7 +64,7 @@ from bert_tf import file_io as files
 from bert_tf.experiments import heldout_reading
 from bert_tf.experiments import plan as plan_lib
 from bert_tf.experiments import preflight as preflight_lib
-from bert_tf.experiments import progress as progress_lib
+from bert_tf.experiments import eta
 from bert_tf.experiments import report
 from bert_tf.experiments import results as results_lib
 from bert_tf.experiments import run_rows
@@ -100,7 +100,7 @@ def run_comparison(options):
       options, heldout_records, held_txt, task_list, pair_sets)
   runs = plan_lib.plan_runs(options, bert_config)
   unique = plan_lib.distinct_runs(runs)
-  progress = progress_lib.Progress(
+  progress = eta.Progress(
       _planned_stages(options, bert_config, unique, train_txt, task_list, train_rows),
       start=start)
   progress.stage(f"text: split, vocab ({bert_config.vocab_size} entries), held-out records, "
@@ -146,25 +146,25 @@ def _planned_stages(options, bert_config, unique, train_txt, task_list, train_ro
   """The plan's stages as progress.Planned, in the order they run."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   text_bytes = tf.io.gfile.stat(train_txt).length
-  planned, records_seen = [progress_lib.Planned("text", 1)], set()
+  planned, records_seen = [eta.Planned("text", 1)], set()
   for run in unique:
     records = stages.records_outputs(options, f"train-{run.records_key}", train_txt)
-    planned.append(progress_lib.Planned(
+    planned.append(eta.Planned(
         "records", text_bytes * run.data_options.dupe_factor,
         run.records_key in records_seen or plan_lib.exists(records.manifest_path())))
     records_seen.add(run.records_key)
     batch = dict(run.arm.training_flags).get("train_batch_size")
     flops_model = objectives.get(run.arm.objective).train_flops is not None
-    planned.append(progress_lib.Planned(
+    planned.append(eta.Planned(
         "pretrain" if flops_model else f"pretrain {run.arm.objective}",
         run.steps * (plan_lib.step_flops(options, run.arm.objective, bert_config, batch)
                      if flops_model else 1),
         plan_lib.exists(stages.pretrain_path(options, run))))
     for kind, path in (("heldout", stages.heldout_path(options, run)),
                        ("instruments", stages.instruments_path(options, run))):
-      planned.append(progress_lib.Planned(kind, 1, plan_lib.exists(path)))
+      planned.append(eta.Planned(kind, 1, plan_lib.exists(path)))
     for task in task_list:
-      planned.append(progress_lib.Planned(
+      planned.append(eta.Planned(
           "finetune", train_rows[task.name] * options.finetune_epochs * options.seeds,
           plan_lib.exists(stages.finetune_path(options, run, task))))
   return planned

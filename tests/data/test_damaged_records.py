@@ -11,7 +11,7 @@ from bert_tf.data import damaged_records
 from bert_tf.data import pipeline
 from bert_tf.data import stats
 
-import reference_records
+from helpers import reference_records
 
 SEQ, PREDS = 32, 5
 
@@ -82,7 +82,7 @@ def test_an_intact_set_reads_through(shards):
 
 def test_a_record_file_its_manifest_does_not_list_is_named(tmp_path):
   from bert_tf.data import writer
-  import test_writer as tw
+  from helpers import doc_corpus as tw
   vocab = tw.write_vocab(tmp_path / "vocab.txt")
   tw.write_corpus(tmp_path / "corpus.txt")
   options = writer.DataOptions(max_seq_length=SEQ, max_predictions_per_seq=PREDS, dupe_factor=1,

@@ -49,7 +49,7 @@ def _ids(texts_tokens):
 
 
 def test_the_text_signatures_are_read_from_the_exported_networks_heads(exported):
-  from test_loop import tiny_bert_config  # pylint: disable=g-import-not-at-top
+  from helpers.pretraining import tiny_bert_config  # pylint: disable=g-import-not-at-top
   config = tiny_bert_config()
   for name, expected in (("mlm", ("fill_mask",)), ("mlm_nsp", ("fill_mask", "next_sentence")),
                          ("mlm_sop", ("fill_mask", "sentence_order"))):

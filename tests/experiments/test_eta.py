@@ -1,8 +1,8 @@
-"""Tests of bert_tf.experiments.progress: the ETA comes from the plan's
+"""Tests of bert_tf.experiments.eta: the ETA comes from the plan's
 stages still to come, each sized in its kind's units and timed by the
 stages of that kind that ran."""
 
-from bert_tf.experiments import progress as progress_lib
+from bert_tf.experiments import eta
 
 
 class Clock:
@@ -16,11 +16,11 @@ class Clock:
 def _plan(runs=3, tasks=2):
   """A plan like a comparison's: text, then for each run its records,
   pretraining (FLOPs), held-out, instruments and fine-tunes."""
-  planned = [progress_lib.Planned("text", 1)]
+  planned = [eta.Planned("text", 1)]
   for _ in range(runs):
-    planned += [progress_lib.Planned("records", 1000), progress_lib.Planned("pretrain", 5e9),
-                progress_lib.Planned("heldout", 1), progress_lib.Planned("instruments", 1)]
-    planned += [progress_lib.Planned("finetune", 300)] * tasks
+    planned += [eta.Planned("records", 1000), eta.Planned("pretrain", 5e9),
+                eta.Planned("heldout", 1), eta.Planned("instruments", 1)]
+    planned += [eta.Planned("finetune", 300)] * tasks
   return planned
 
 
@@ -32,7 +32,7 @@ SECONDS = {"text": 5, "records": 20, "pretrain": 300, "heldout": 10, "instrument
 def test_the_eta_is_the_time_of_the_stages_left(capsys):
   planned = _plan()
   clock = Clock()
-  progress = progress_lib.Progress(planned, clock)
+  progress = eta.Progress(planned, clock)
   total = sum(SECONDS[p.kind] for p in planned)
   etas = []
   for i, stage in enumerate(planned):
@@ -56,10 +56,10 @@ def test_the_eta_is_the_time_of_the_stages_left(capsys):
 
 
 def test_stages_found_done_cost_nothing_and_do_not_time_their_kind():
-  planned = [progress_lib.Planned("text", 1), progress_lib.Planned("pretrain", 100, done=True),
-             progress_lib.Planned("pretrain", 100), progress_lib.Planned("pretrain", 300)]
+  planned = [eta.Planned("text", 1), eta.Planned("pretrain", 100, done=True),
+             eta.Planned("pretrain", 100), eta.Planned("pretrain", 300)]
   clock = Clock()
-  progress = progress_lib.Progress(planned, clock)
+  progress = eta.Progress(planned, clock)
   progress.stage("text", seconds=1.0)
   assert progress.eta() == (0.0, ["pretrain"])
   progress.stage("pretrain 1", skipped=True)
