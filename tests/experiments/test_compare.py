@@ -28,20 +28,7 @@ from bert_tf.models.config import BertConfig
 from bert_tf.training import objectives
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SUBJECTS = ("king", "shepherd", "river", "city", "prophet", "garden", "temple", "field")
-VERBS = ("went to", "looked at", "spoke of", "built", "praised", "left")
-
-
-def write_corpus(path, documents=100, sentences=12, seed=0):
-  """Documents of simple sentences, each document about two subjects."""
-  rng = random.Random(seed)
-  docs = []
-  for _ in range(documents):
-    a, b = rng.sample(SUBJECTS, 2)
-    docs.append("\n".join(f"the {rng.choice((a, b))} {rng.choice(VERBS)} the "
-                          f"{rng.choice(SUBJECTS)} on day {i} ." for i in range(sentences)))
-  path.write_text("\n\n".join(docs) + "\n", encoding="utf-8")
-  return str(path)
+from helpers.topic_corpus import SUBJECTS, write_corpus
 
 
 def write_task(directory, n=64, seed=1):

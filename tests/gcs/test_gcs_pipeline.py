@@ -7,7 +7,6 @@ checkpoint) -> a tiny compare_objectives."""
 
 import json
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -17,8 +16,8 @@ import pytest
 
 pytest.importorskip("apache_beam", reason="the Beam driver needs the 'beam' extra")
 
-SUBJECTS = ("king", "shepherd", "river", "city", "prophet", "garden", "temple", "field")
-VERBS = ("went to", "looked at", "spoke of", "built", "praised", "left")
+from helpers import topic_corpus  # noqa: E402  (after the skip)
+
 TINY = {"vocab_size": 100, "hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
         "intermediate_size": 32, "max_position_embeddings": 32, "type_vocab_size": 2,
         "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
@@ -51,13 +50,7 @@ _REMOVE = "import sys, tensorflow as tf\nfor p in sys.argv[1:]: tf.io.gfile.remo
 
 
 def _corpus(path, documents=80, sentences=10, seed=0):
-  rng = random.Random(seed)
-  docs = []
-  for _ in range(documents):
-    a, b = rng.sample(SUBJECTS, 2)
-    docs.append("\n".join(f"the {rng.choice((a, b))} {rng.choice(VERBS)} the "
-                          f"{rng.choice(SUBJECTS)} on day {i} ." for i in range(sentences)))
-  path.write_text("\n\n".join(docs) + "\n", encoding="utf-8")
+  topic_corpus.write_corpus(path, documents, sentences, seed)
 
 
 def _train(gcs, output_dir, sigterm):

@@ -49,3 +49,16 @@ def optimizer_iterations(checkpoint):
   """The optimizer's own step counter in a training checkpoint (see
   optimizer_state): the schedule position a resumed run continues from."""
   return int(optimizer_state(checkpoint)["optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"])
+
+
+def write_random_release(bert_config, directory, seed=0):
+  """A BertPretrainer of bert_config with normal random weights, saved as
+  an original TF1 release (directory/bert_model.ckpt); the model."""
+  from bert_tf.models import modeling  # pylint: disable=g-import-not-at-top
+  from bert_tf.models import tf1_checkpoint  # pylint: disable=g-import-not-at-top
+  source = modeling.BertPretrainer(bert_config)
+  rng = np.random.default_rng(seed)
+  for w in source.weights:
+    w.assign(rng.normal(size=w.shape).astype("float32"))
+  tf1_checkpoint.save_tf1_checkpoint(source, str(directory / "bert_model.ckpt"))
+  return source

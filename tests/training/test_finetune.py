@@ -17,6 +17,7 @@ from bert_tf.data import classification
 from bert_tf.models.config import BertConfig
 from bert_tf.training import finetune
 from bert_tf.training import loop
+from helpers import checkpoints
 from helpers.checkpoints import load_recorded
 from helpers.finetune_task import VOCAB, tiny_config, write_task, write_vocab
 
@@ -190,15 +191,9 @@ def test_from_a_checkpoint_our_pretraining_wrote(task, tmp_path):
 
 
 def test_from_an_original_tf1_checkpoint_and_a_keras_hub_preset(tmp_path):
-  from bert_tf.models import modeling  # pylint: disable=g-import-not-at-top
-  from bert_tf.models import tf1_checkpoint  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import keras_hub_preset  # pylint: disable=g-import-not-at-top
   config = tiny_config()
-  source = modeling.BertPretrainer(config)
-  rng = np.random.default_rng(0)
-  for w in source.weights:
-    w.assign(rng.normal(size=w.shape).astype("float32"))
-  tf1_checkpoint.save_tf1_checkpoint(source, str(tmp_path / "release" / "bert_model.ckpt"))
+  source = checkpoints.write_random_release(config, tmp_path / "release")
   model, described = finetune.build_classifier(config, 3, str(tmp_path / "release"))
   assert "original TF1 checkpoint" in described
   for ours, theirs in zip(model.encoder.weights, source.encoder.weights):

@@ -12,6 +12,8 @@ from bert_tf.models import span_head
 from bert_tf.models.config import BertConfig
 from bert_tf.training import squad_finetune
 
+from helpers import checkpoints
+
 COLOURS = ["red", "green", "blue", "yellow", "purple", "orange"]
 FILLER = ["the", "a", "house", "tree", "river", "stone", "walked", "slowly", "near", "old",
           "dog", "cat", "small", "big", "road", "hill", "sun", "rain", "boat", "field"]
@@ -129,15 +131,9 @@ def test_exact_match_rises_on_a_learnable_task(tmp_path):
 def test_the_encoder_comes_from_a_tf1_release_or_an_electra_run(tmp_path):
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from bert_tf.models import modeling  # pylint: disable=g-import-not-at-top
-  from bert_tf.models import tf1_checkpoint  # pylint: disable=g-import-not-at-top
   from bert_tf.training import objectives  # pylint: disable=g-import-not-at-top
   config = tiny_config()
-  source = modeling.BertPretrainer(config)
-  rng = np.random.default_rng(0)
-  for w in source.weights:
-    w.assign(rng.normal(size=w.shape).astype("float32"))
-  tf1_checkpoint.save_tf1_checkpoint(source, str(tmp_path / "release" / "bert_model.ckpt"))
+  source = checkpoints.write_random_release(config, tmp_path / "release")
   model, described = squad_finetune.build_span_model(config, str(tmp_path / "release"))
   assert "original TF1 checkpoint" in described
   for ours, theirs in zip(model.encoder.weights, source.encoder.weights):
