@@ -174,7 +174,7 @@ def _objective_and_model(name, dtype, config):
         sentence_head=False)
     return objective, distillation.Distiller(student, teacher)
   if name == "electra":
-    objective = objectives.ElectraObjective(objectives.ElectraOptions(mask_token_id=103, seed=3))
+    objective = objectives.ElectraObjective(objectives.ElectraSettings(mask_token_id=103, seed=3))
   else:
     objective = objectives.OBJECTIVES[name]
   return objective, objective.build_model(config, dtype=dtype)

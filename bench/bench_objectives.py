@@ -103,7 +103,7 @@ def electra_pair(name, records, args):
   bert_config = config(name)
   bert = objectives.get("mlm_nsp")
   electra = electra_objective.ElectraObjective(
-      electra_objective.ElectraOptions(mask_token_id=MASK_ID))
+      electra_objective.ElectraSettings(mask_token_id=MASK_ID))
   shape = (args.batch, args.seq, args.preds)
   goal = (electra.train_flops(bert_config, *shape) / bert.train_flops(bert_config, *shape))
   steps = max(1, args.steps * 128 // bert_config.hidden_size)
@@ -119,7 +119,7 @@ def distill_pair(records, args):
   student_config = config("tiny")
   teacher_config = dataclasses.replace(student_config, num_hidden_layers=4)
   student = objectives.get("mlm")
-  options = distill_objective.DistillOptions(teacher_config=teacher_config,
+  options = distill_objective.DistillSettings(teacher_config=teacher_config,
                                              teacher_checkpoint="(random weights)")
   distill = distill_objective.DistillationObjective(student, options)
   # The objective's build_model reads a teacher checkpoint; the bench's

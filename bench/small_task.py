@@ -14,7 +14,7 @@ the task that showed the original recipe doing nothing) and dev.tsv (up to
               every sentence, so only the rest tells (the sample corpus's
               docstrings: "[Return] a new list containing ..." against
               "[This] module provides ..."); balanced.
-  nsp_random  the sentence-pair probe of bert_tf.data.probes (B follows A,
+  nsp_random  the sentence-pair task of bert_tf.data.pair_tasks (B follows A,
               or is from another document; columns text_a, text_b, label),
               as compare_objectives builds it.
 
@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bert_tf import cli  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position
 from bert_tf import file_io as files  # noqa: E402  pylint: disable=wrong-import-position
-from bert_tf.data import probes  # noqa: E402  pylint: disable=wrong-import-position
+from bert_tf.data import pair_tasks as probes  # noqa: E402  pylint: disable=wrong-import-position
 
 
 RETURN_WORDS = ("Return", "Returns")
@@ -81,7 +81,7 @@ def main():
     train, dev = returns_rows(documents, args.seed)
     write = to_tsv
   else:
-    train, dev = probes.split_rows(probes.probe_rows(documents, "nsp_random", seed=args.seed))
+    train, dev = probes.split_rows(probes.task_rows(documents, "nsp_random", seed=args.seed))
     write = probes.to_tsv
   train, dev = train[:args.train_rows], dev[:args.dev_rows]
   if len(train) < args.train_rows or not dev:
