@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from bert_tf.models.config import BertConfig
 from bert_tf.training import objectives
+from bert_tf.training import run_identity
 from bert_tf.training import train_config
 
 from helpers.objective_batches import BATCH, SEQ, random_batch as _batch
@@ -191,7 +192,12 @@ def test_electra_trains_evaluates_and_resumes_through_the_loop(tmp_path):
   for a, b in zip(model.weights, second["model"].weights):
     np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=a.path)
   assert second["eval"] == first["eval"]
-  # A BERT run cannot resume into it.
+  # A BERT run cannot resume into it: the run directory names both
+  # objectives (and, for a directory without run_identity.json, the
+  # checkpoint's own tag refuses it).
+  with pytest.raises(ValueError, match="holds another run .objective electra -> mlm_nsp"):
+    loop.run(tiny_train_config(tmp_path, num_train_steps=6), tiny_bert_config())
+  tf.io.gfile.remove(str(tmp_path / "out" / run_identity.IDENTITY_NAME))
   with pytest.raises(ValueError, match="trained for objective electra"):
     loop.run(tiny_train_config(tmp_path, num_train_steps=6), tiny_bert_config())
 
