@@ -59,14 +59,6 @@ def flags_of(options_type):
           for f in dataclasses.fields(options_type) if "help" in f.metadata]
 
 
-def flag_name(options_type, field):
-  """The flag name of `field` (the field's own when it has no other)."""
-  for flag in flags_of(options_type):
-    if flag.field == field:
-      return flag.name
-  return field
-
-
 def from_flags(options_type, values):
   """An `options_type` from {flag name: value}: each given flag's field
   (ValueError from its validation)."""
