@@ -118,6 +118,11 @@ def define_flags(flag_values):
                        "per pair task and per segment-pair set.", flag_values=f)
   flags.DEFINE_integer("seed", 12345, "Seed of data, initialization and fine-tuning.",
                        flag_values=f)
+  flags.DEFINE_multi_string("paper_figure", [], "ARM:METRIC=VALUE: what a paper reports for "
+                            "the setting ARM stands for, in METRIC's units (0.905 for 90.5%); "
+                            "results.md shows it beside ours and says whether the paper's "
+                            "direction between two arms reproduces. Repeat for several "
+                            "(configs/experiments/*.flags carry them).", flag_values=f)
 
 
 def main(argv):
@@ -130,6 +135,7 @@ def main(argv):
     if not flags.FLAGS[name].value:
       raise app.UsageError(f"--{name} is required")
   from bert_tf.experiments import arms  # pylint: disable=g-import-not-at-top
+  from bert_tf.experiments import paper_figures  # pylint: disable=g-import-not-at-top
   fv = flags.FLAGS
   try:
     tasks = tuple(plan.Task.parse(spec) for spec in fv.task)
@@ -140,7 +146,8 @@ def main(argv):
       arm_list = [arms.Arm.preset(name) for name in fv.objectives] + arm_list
     options = cli.options_from_flags(
         plan.CompareOptions, objectives=tuple(fv.objectives), arms=tuple(arm_list),
-        pair_tasks=tuple(fv.probes), tasks=tasks)
+        pair_tasks=tuple(fv.probes), tasks=tasks,
+        paper_figures=tuple(paper_figures.PaperFigure.parse(s) for s in fv.paper_figure))
     options.validate()
   except (ValueError, FileNotFoundError) as e:
     raise app.UsageError(str(e)) from None

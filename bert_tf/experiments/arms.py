@@ -33,6 +33,7 @@ objective, training flags and steps) share one pretrained model.
 """
 
 import dataclasses
+import math
 import hashlib
 import json
 import re
@@ -181,8 +182,14 @@ class Arm:
     """The writer options of this arm's records: `base` (the comparison's
     DataOptions), the objective's record options, then the arm's writer
     flags; ValueError naming the arm for an impossible combination."""
+    flags = dict(self.writer_flags)
+    if "masked_lm_prob" in flags:
+      # Room for the arm's share of predictions (the comparison's own cap is
+      # for 15%): 40% of 64 tokens is 26 predictions, not 10.
+      flags["max_predictions_per_seq"] = math.ceil(base.max_seq_length
+                                                   * float(flags["masked_lm_prob"]))
     options = dataclasses.replace(base, **{**objectives.get(self.objective).record_options,
-                                           **dict(self.writer_flags)})
+                                           **flags})
     try:
       options.validate()
     except ValueError as e:

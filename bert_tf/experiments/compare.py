@@ -62,6 +62,7 @@ import time
 
 from bert_tf import file_io as files
 from bert_tf.experiments import heldout_reading
+from bert_tf.experiments import paper_figures
 from bert_tf.experiments import plan as plan_lib
 from bert_tf.experiments import preflight as preflight_lib
 from bert_tf.experiments import eta
@@ -220,7 +221,8 @@ def _write_results(options, rows, notes):
   """results.md, results.csv, plots/ and hparams/ under output_dir."""
   out = options.output_dir
   files.atomic_write(os.path.join(out, "results.md"),
-                     report.markdown(rows, "Pretraining objectives compared", notes))
+                     report.markdown(rows, "Pretraining objectives compared", notes,
+                                     paper_figures.lines(options.paper_figures, rows)))
   files.atomic_write(os.path.join(out, "results.csv"), results_lib.to_csv(rows))
   plots = results_lib.write_plots(rows, os.path.join(out, "plots"))
   results_lib.write_hparams(rows, os.path.join(out, "hparams"))

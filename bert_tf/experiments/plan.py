@@ -14,6 +14,7 @@ from bert_tf import file_io as files
 from bert_tf.data import pair_tasks
 from bert_tf.data import writer
 from bert_tf.experiments import arms as arms_lib
+from bert_tf.experiments import paper_figures
 from bert_tf.training import loop
 from bert_tf.training import objectives
 
@@ -88,6 +89,9 @@ class CompareOptions:
   finetune_batch_size: int = 32
   max_probe_examples: int = 4000
   seed: int = 12345
+  # A paper's figures for the arms (experiments.paper_figures.PaperFigure):
+  # shown beside ours in results.md; they change no work.
+  paper_figures: tuple = ()
 
   @property
   def max_predictions_per_seq(self):
@@ -135,6 +139,7 @@ class CompareOptions:
                  "max_probe_examples", "pretrain_seeds"):
       if getattr(self, name) < 1:
         raise ValueError(f"--{name}={getattr(self, name)}: must be at least 1")
+    paper_figures.check(self.paper_figures, [a.name for a in arm_list])
     names = [a.name for a in arm_list] + [t.name for t in self.tasks]
     for task in self.tasks:
       if names.count(task.name) > 1 or task.name.startswith(OWN_PREFIXES):
@@ -264,7 +269,8 @@ def train_config(options, arm, records, model_dir, steps, seed):
   return loop.TrainConfig(
       input_file=records, output_dir=model_dir, do_train=True,
       max_seq_length=options.max_seq_length,
-      max_predictions_per_seq=options.max_predictions_per_seq,
+      max_predictions_per_seq=arm.data_options(
+          options.base_data_options(seed)).max_predictions_per_seq,
       save_checkpoints_steps=max(100, steps // 4), iterations_per_loop=100, log_steps=100,
       seed=seed, objective=arm.objective, **training)
 

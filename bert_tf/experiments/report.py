@@ -286,9 +286,13 @@ def table(rows):
   return out
 
 
-def markdown(rows, title, notes=()):
-  """results.md: the verdict, the table, the noise lines, the notes."""
+def markdown(rows, title, notes=(), beside=()):
+  """results.md: the verdict, the table, `beside` (lines such as a paper's
+  figures beside ours: experiments.paper_figures), the noise lines, the
+  notes."""
   out = [f"# {title}", "", "Verdict:", ""] + verdict(rows) + [""] + table(rows)
+  if beside:
+    out += [""] + list(beside)
   out += ["", "Which differences are beyond noise:", "", noise_preamble(rows), ""]
   out += noise_lines(rows)
   if notes:

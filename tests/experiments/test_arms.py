@@ -122,3 +122,16 @@ def test_keys_are_stable_and_tell_payloads_apart():
   assert arms.key_of({"a": 1, "b": [2]}) == arms.key_of({"b": [2], "a": 1})
   assert arms.key_of({"a": 1}) != arms.key_of({"a": 2})
   assert len(arms.key_of({})) == 12
+
+
+def test_an_arm_that_masks_more_gets_room_for_its_predictions():
+  # Wettig et al.'s 40%: 26 of 64 tokens, where the comparison's own cap
+  # (ceil(0.15 x 64) = 10) would silently hold it near 15%.
+  base = writer.DataOptions(max_seq_length=64, max_predictions_per_seq=10)
+  mask40 = arms.Arm.parse("mask40:objective=mlm,masked_lm_prob=0.4")
+  assert mask40.data_options(base).max_predictions_per_seq == 26
+  assert arms.Arm.parse("bert:objective=mlm_nsp").data_options(
+      base).max_predictions_per_seq == 10
+  # The cap is the comparison's, not an arm flag.
+  with pytest.raises(ValueError, match="max_predictions_per_seq is the same for every arm"):
+    arms.Arm.parse("own:objective=mlm,masked_lm_prob=0.4,max_predictions_per_seq=20")

@@ -1,0 +1,63 @@
+"""The reproductions of configs/experiments/ (docs/reproductions.md): each
+flagfile runs as its documented command does, at a toy budget (a tiny model
+and corpus, a few steps: the flags after --flagfile override its budget),
+and every paper figure it carries names an arm and a metric the comparison
+measures, so results.md sets the paper beside ours with no gap."""
+
+import csv
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from bert_tf.experiments import paper_figures
+
+from helpers.topic_corpus import write_corpus
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FLAGFILES = sorted(glob.glob(os.path.join(REPO, "configs", "experiments", "*.flags")))
+TOY = ["--vocab_size=120", "--heldout_every=2", "--max_seq_length=32", "--dupe_factor=1",
+       "--num_train_steps=3", "--train_batch_size=8", "--pretrain_seeds=1", "--seeds=1",
+       "--finetune_epochs=1", "--max_probe_examples=64"]
+
+
+def _figures(path):
+  with open(path, encoding="utf-8") as f:
+    return [paper_figures.PaperFigure.parse(line.strip().split("=", 1)[1])
+            for line in f if line.startswith("--paper_figure=")]
+
+
+def test_there_are_reproductions():
+  assert [os.path.basename(p) for p in FLAGFILES], "no configs/experiments/*.flags"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("flagfile", FLAGFILES, ids=os.path.basename)
+def test_a_reproduction_runs_at_a_toy_budget(flagfile, tmp_path):
+  config = tmp_path / "tiny.json"
+  config.write_text(json.dumps({
+      "vocab_size": 100, "hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
+      "intermediate_size": 32, "max_position_embeddings": 32, "type_vocab_size": 2,
+      "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
+      "initializer_range": 0.02}))
+  out = tmp_path / "out"
+  command = [sys.executable, "-m", "bert_tf.compare_objectives", f"--flagfile={flagfile}",
+             f"--corpus={write_corpus(tmp_path / 'corpus.txt', documents=120)}",
+             f"--output_dir={out}", f"--bert_config_file={config}"] + TOY
+  done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=1200,
+                        env={**os.environ, "PYTHONPATH": REPO})
+  assert done.returncode == 0, done.stderr[-3000:]
+  with open(out / "results.csv", encoding="utf-8") as f:
+    measured = {(r["arm"], r["metric"]) for r in csv.DictReader(f)}
+  figures = _figures(flagfile)
+  assert figures, f"{flagfile} carries no --paper_figure"
+  for fig in figures:
+    assert (fig.arm, fig.metric) in measured, f"{fig.arm}:{fig.metric} is not measured"
+  text = (out / "results.md").read_text()
+  assert "The paper beside ours" in text and "not measured" not in text
+  # Every pair the paper tells apart is read (reproduced, same direction,
+  # reversed, contradicted, at chance or not compared).
+  assert text.count(": the paper has ") >= 1
