@@ -120,8 +120,8 @@ def read_hf_model(folder):
         f"(transformers writes safetensors by default)")
   config = hf_config.bert_config_from_hf(d, source)
   tokens, vocab_source = vocab_tokens(folder)
-  spiece = os.path.join(folder, SPIECE_NAME)
-  if tokens is None and gfile.exists(spiece):
+  spiece = spm_path(folder) if tokens is None else None
+  if spiece:
     from bert_tf.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
     tokens, vocab_source = sentencepiece_vocab.load_sentencepiece(spiece).vocab.tokens, spiece
   if tokens is not None and len(tokens) != config.vocab_size:
@@ -150,6 +150,7 @@ def vocab_tokens(folder):
   Raises:
     ValueError: WordPiece ids with gaps.
   """
+  from bert_tf.data import tokenizer_json  # pylint: disable=g-import-not-at-top
   gfile = _gfile()
   path = os.path.join(folder, VOCAB_NAME)
   if gfile.exists(path):
@@ -158,35 +159,46 @@ def vocab_tokens(folder):
   path = os.path.join(folder, TOKENIZER_NAME)
   if not gfile.exists(path):
     return None, None
-  model = _read_json(path).get("model") or {}
-  if model.get("type") != "WordPiece":
-    return None, None  # SentencePiece (ALBERT's Unigram): its spiece.model
-  by_id = {i: t for t, i in model.get("vocab", {}).items()}
-  if sorted(by_id) != list(range(len(by_id))):
-    raise ValueError(f"{path}: the WordPiece vocab's ids are not 0..{len(by_id) - 1}")
-  return [by_id[i] for i in range(len(by_id))], path
+  parsed, _ = tokenizer_json.read_tokenizer_json(path)
+  if tokenizer_json.model_type(parsed) != tokenizer_json.WORDPIECE:
+    return None, None  # SentencePiece (ALBERT's Unigram): spm_path
+  return tokenizer_json.wordpiece_tokens(parsed, path), path
+
+
+def spm_path(folder):
+  """The folder's SentencePiece model when it has no WordPiece vocab:
+  spiece.model, else a tokenizer.json with a Unigram model (transformers 5
+  saves ALBERT's so); None otherwise."""
+  from bert_tf.data import tokenizer_json  # pylint: disable=g-import-not-at-top
+  gfile = _gfile()
+  if gfile.exists(os.path.join(folder, VOCAB_NAME)):
+    return None
+  if gfile.exists(os.path.join(folder, SPIECE_NAME)):
+    return os.path.join(folder, SPIECE_NAME)
+  path = os.path.join(folder, TOKENIZER_NAME)
+  if gfile.exists(path):
+    parsed, _ = tokenizer_json.read_tokenizer_json(path)
+    if tokenizer_json.model_type(parsed) == tokenizer_json.UNIGRAM:
+      return path
+  return None
 
 
 def vocab_path(folder):
-  """A vocab.txt path for the folder's WordPiece vocab: its own, or one
-  written from tokenizer.json to a local temporary file.
+  """A vocab.txt path of the folder's WordPiece vocab: its own, or one
+  written from tokenizer.json to a local temporary folder
+  (`wordpiece_vocab.vocab_txt_path`).
 
   Raises:
-    ValueError: no vocab there (see `vocab_tokens`).
+    ValueError: no WordPiece vocab there (see `vocab_tokens`).
   """
   tokens, source = vocab_tokens(folder)
-  if tokens is None and _gfile().exists(os.path.join(folder, SPIECE_NAME)):
+  if tokens is None and spm_path(folder):
     raise ValueError(f"{folder} has a SentencePiece model, no WordPiece vocab: give "
-                     f"--spm_model_file={os.path.join(folder, SPIECE_NAME)}")
+                     f"--spm_model_file={spm_path(folder)}")
   if tokens is None:
     raise ValueError(f"{folder} has no {VOCAB_NAME} or {TOKENIZER_NAME}: give --vocab_file")
-  if source.endswith(VOCAB_NAME):
-    return source
-  import tempfile  # pylint: disable=g-import-not-at-top
-  handle, path = tempfile.mkstemp(prefix="hf_vocab_", suffix=".txt")
-  with os.fdopen(handle, "w", encoding="utf-8") as f:
-    f.write("".join(t + "\n" for t in tokens))
-  return path
+  from bert_tf.data import wordpiece_vocab  # pylint: disable=g-import-not-at-top
+  return wordpiece_vocab.vocab_txt_path(source)
 
 
 def do_lower_case(folder):
@@ -384,4 +396,7 @@ def model_files(checkpoint, bert_config_file, vocab_file, config_flag="bert_conf
       raise ValueError("--vocab_file is required (the checkpoint is not a transformers "
                        "folder)")
     vocab_file = vocab_path(folder)
+  else:  # a tokenizer.json, or a folder, given as --vocab_file
+    from bert_tf.data import wordpiece_vocab  # pylint: disable=g-import-not-at-top
+    vocab_file = wordpiece_vocab.vocab_txt_path(vocab_file)
   return config, vocab_file, do_lower_case(folder) if folder else None

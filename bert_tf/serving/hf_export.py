@@ -38,8 +38,9 @@ def _write_folder(folder, config_dict, weights, vocab_file, tokenizer_config,
     f.write(json.dumps(config_dict, indent=2, sort_keys=True) + "\n")
   with tf.io.gfile.GFile(os.path.join(folder, hf.WEIGHTS_NAME), "wb") as f:
     f.write(hf.safetensors_bytes(weights))
-  if spm_model_file:
-    tf.io.gfile.copy(spm_model_file, os.path.join(folder, hf.SPIECE_NAME), overwrite=True)
+  if spm_model_file:  # a spiece.model, or the Unigram tokenizer.json read in its place
+    name = hf.TOKENIZER_NAME if spm_model_file.endswith(".json") else hf.SPIECE_NAME
+    tf.io.gfile.copy(spm_model_file, os.path.join(folder, name), overwrite=True)
   else:
     tf.io.gfile.copy(vocab_file, os.path.join(folder, hf.VOCAB_NAME), overwrite=True)
   with tf.io.gfile.GFile(os.path.join(folder, hf.TOKENIZER_CONFIG_NAME), "w") as f:
@@ -81,7 +82,8 @@ def write_hf_folder(pretrainer, objective, vocab_file, do_lower_case, out_dir,
     if tf1_checkpoint.model_type(pretrainer) != "albert":
       raise ValueError("hf_out with spm_model_file: transformers has a SentencePiece "
                        "tokenizer for ALBERT only (the model is not ALBERT)")
-    vocab = sentencepiece_vocab.load_sentencepiece(spm_model_file).vocab
+    spm_model = sentencepiece_vocab.load_sentencepiece(spm_model_file)
+    vocab, spm_model_file = spm_model.vocab, spm_model.path
   else:
     vocab = wordpiece_vocab.load_vocab(vocab_file)
   if vocab.size != config.vocab_size:
