@@ -88,6 +88,10 @@ def define_flags(flag_values):
   flags.DEFINE_float("null_score_diff_threshold", d.null_score_diff_threshold, "2.0: answer "
                      "\"\" when the null score minus the best span's exceeds this.",
                      flag_values=f)
+  flags.DEFINE_string("hf_out", "", "Write the fine-tuned span model as a transformers "
+                      "BertForQuestionAnswering (Albert..., Electra...) folder here.",
+                      flag_values=f)
+  flags.DEFINE_bool("overwrite", False, "Replace an existing --hf_out.", flag_values=f)
   flags.DEFINE_integer("seed", d.seed, "Seed of the head's initialization and the shuffle.",
                        flag_values=f)
 
@@ -141,6 +145,10 @@ def main(argv):
       print(f"{key} = {results[key]:.2f}")
   for path in results["written"]:
     print(f"wrote {path}")
+  if FLAGS.hf_out:
+    from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
+    print("wrote", FLAGS.hf_out, hf_export.export_span_model(
+        config, bert_config, FLAGS.hf_out, overwrite=FLAGS.overwrite))
   return 0
 
 

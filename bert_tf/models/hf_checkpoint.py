@@ -26,7 +26,8 @@ from bert_tf.models.config import BertConfig
 # The architectures, for callers of this module (see hf_config).
 from bert_tf.models.hf_config import (  # pylint: disable=unused-import
     ALBERT_MASKED_LM, ALBERT_PRETRAINING, BERT_MASKED_LM, BERT_PRETRAINING, ELECTRA_MASKED_LM,
-    ELECTRA_PRETRAINING, MODEL_TYPES)
+    ELECTRA_PRETRAINING, HEAD_ARCHITECTURES, HEAD_MODULES, MODEL_TYPES, QUESTION_ANSWERING,
+    SEQUENCE_CLASSIFICATION, TOKEN_CLASSIFICATION)
 from bert_tf.models.hf_names import GENERATOR_DIR
 
 CONFIG_NAME = "config.json"
@@ -338,6 +339,90 @@ def load_hf_weights(model, folder, require_heads=True):
                             if (f, n) not in used and not _tied(n))
   result["architecture"] = info.architecture
   return result
+
+
+@dataclasses.dataclass(frozen=True)
+class HfHead:
+  """A fine-tuned folder's head, as our Dense layers hold it.
+
+  task: SEQUENCE_CLASSIFICATION, QUESTION_ANSWERING or TOKEN_CLASSIFICATION;
+  kernel: [hidden, num_outputs]; bias: [num_outputs]; labels: the names of
+  the outputs in order (config.json's id2label; None for question
+  answering); regression: problem_type "regression".
+  """
+  task: str
+  kernel: np.ndarray
+  bias: np.ndarray
+  labels: list | None
+  regression: bool = False
+
+
+def read_hf_head(folder):
+  """The HfHead of a folder of a fine-tuned class (BertForSequenceClassification,
+  BertForQuestionAnswering, ...).
+
+  Raises:
+    ValueError: another architecture, an ELECTRA sequence classifier (its
+      two-layer head is not ours), or a missing head tensor.
+  """
+  info = read_hf_model(folder)
+  if info.architecture not in HEAD_ARCHITECTURES:
+    raise ValueError(f"{folder} holds an {info.architecture}, not a fine-tuned model "
+                     f"(one of {', '.join(sorted(HEAD_ARCHITECTURES))})")
+  model_type, task = HEAD_ARCHITECTURES[info.architecture]
+  if model_type == "electra" and task == SEQUENCE_CLASSIFICATION:
+    raise ValueError(f"{folder}: ElectraForSequenceClassification's head (dense, GELU, "
+                     "out_proj) is not bert_tf's (one dense layer on the [CLS] vector): "
+                     "its encoder reads as --init_checkpoint, its head does not")
+  weights = read_safetensors(folder)
+  module = HEAD_MODULES[task]
+  names = (f"{module}.weight", f"{module}.bias")
+  missing = [n for n in names if n not in weights]
+  if missing:
+    raise ValueError(f"{os.path.join(folder, WEIGHTS_NAME)} has no tensor {missing[0]}")
+  d = _read_json(os.path.join(folder, CONFIG_NAME))
+  labels = None
+  if task != QUESTION_ANSWERING:
+    id2label = d.get("id2label") or {}
+    count = weights[names[0]].shape[0]
+    labels = [str(id2label.get(str(i), id2label.get(i, f"LABEL_{i}"))) for i in range(count)]
+  return HfHead(task, np.asarray(weights[names[0]]).T, np.asarray(weights[names[1]]), labels,
+                d.get("problem_type") == "regression")
+
+
+def load_hf_head(layer, folder, task, labels=None):
+  """Fills our head (a Dense `layer`) from a fine-tuned folder of `task`
+  when `folder` is one; its outputs reordered to `labels` (names) by the
+  folder's id2label.
+
+  Returns:
+    A line saying what was read, or None (not a folder of that task: the
+    head keeps its initialization).
+
+  Raises:
+    ValueError: the folder's labels are not `labels`, or its head's shape
+      is not the layer's.
+  """
+  if not (folder and is_hf_folder(folder)):
+    return None
+  architecture = read_hf_model(folder).architecture
+  if HEAD_ARCHITECTURES.get(architecture, (None, None))[1] != task:
+    return None
+  head = read_hf_head(folder)
+  kernel, bias = head.kernel, head.bias
+  if labels is not None and not head.regression:
+    labels = [str(label) for label in labels]
+    if sorted(head.labels) != sorted(labels):
+      raise ValueError(f"{folder}: the head's labels {head.labels} (config.json id2label) are "
+                       f"not the task's {labels}")
+    order = [head.labels.index(label) for label in labels]
+    kernel, bias = kernel[:, order], bias[order]
+  if tuple(layer.kernel.shape) != kernel.shape:
+    raise ValueError(f"{folder}: the {architecture} head has shape {list(kernel.shape)}, the "
+                     f"model's {list(layer.kernel.shape)}")
+  layer.kernel.assign(kernel)
+  layer.bias.assign(bias)
+  return f"its {architecture} head from {folder}"
 
 
 def _tied(name):
