@@ -122,6 +122,7 @@ def main(argv):
     from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
     files.check_absent(FLAGS.export_dir, FLAGS.overwrite, "--export_dir")
   from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.INFO)
   results = finetune.run(config, bert_config)
   names = [k for k in finetune.CLASSIFICATION_METRICS + finetune.REGRESSION_METRICS
@@ -138,10 +139,7 @@ def main(argv):
     classifier_export.export_finetuned(config, bert_config, results, FLAGS.export_dir,
                                        overwrite=FLAGS.overwrite)
     print(f"wrote SavedModel {FLAGS.export_dir} (signatures classify, classify_ids)")
-  if FLAGS.hf_out:
-    from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
-    print("wrote", FLAGS.hf_out, hf_export.export_finetuned_classifier(
-        config, bert_config, results, FLAGS.hf_out, overwrite=FLAGS.overwrite))
+  hf_export.write_finetuned(config, bert_config, results, FLAGS.hf_out, FLAGS.overwrite)
   return 0
 
 

@@ -132,6 +132,7 @@ def main(argv):
   del argv
   config, bert_config = config_from_flags()
   from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.INFO if FLAGS.verbose_logging else logging.WARNING)
   results = squad_finetune.run(config, bert_config)
   print(results["init"])
@@ -145,10 +146,7 @@ def main(argv):
       print(f"{key} = {results[key]:.2f}")
   for path in results["written"]:
     print(f"wrote {path}")
-  if FLAGS.hf_out:
-    from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
-    print("wrote", FLAGS.hf_out, hf_export.export_span_model(
-        config, bert_config, FLAGS.hf_out, overwrite=FLAGS.overwrite))
+  hf_export.write_span_model(config, bert_config, FLAGS.hf_out, FLAGS.overwrite)
   return 0
 
 

@@ -225,10 +225,13 @@ def _fine_tuned_model(build, bert_config, init_checkpoint, prefix):
   return model_type, model
 
 
-def export_finetuned_classifier(config, bert_config, results, out_dir, overwrite=False):
+def write_finetuned(config, bert_config, results, out_dir, overwrite=False):
   """Writes the classifier `training.finetune.run(config, bert_config)`
   saved (its first seed's) as a transformers *ForSequenceClassification
-  folder, its labels as id2label (see write_hf_head_folder)."""
+  folder, its labels as id2label (see write_hf_head_folder), and prints
+  where; nothing for an empty out_dir. Returns the architecture or None."""
+  if not out_dir:
+    return None
   from bert_tf.models import classifier  # pylint: disable=g-import-not-at-top
   from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
   labels = results["labels"]
@@ -237,15 +240,20 @@ def export_finetuned_classifier(config, bert_config, results, out_dir, overwrite
   model_type, model = _fine_tuned_model(
       lambda encoder: classifier.BertClassifier(bert_config, len(labels) or 1, encoder=encoder),
       bert_config, config.init_checkpoint, prefix)
-  return write_hf_head_folder(
+  architecture = write_hf_head_folder(
       model.encoder, bert_config, model_type, hf_config.SEQUENCE_CLASSIFICATION,
       model.head.kernel.numpy(), model.head.bias.numpy(), config.vocab_file,
       config.do_lower_case, out_dir, labels=labels, regression=regression, overwrite=overwrite)
+  print(f"wrote {out_dir} {architecture}")
+  return architecture
 
 
-def export_span_model(config, bert_config, out_dir, overwrite=False):
+def write_span_model(config, bert_config, out_dir, overwrite=False):
   """Writes the span model `training.squad_finetune.run` saved
-  (output_dir/model) as a transformers *ForQuestionAnswering folder."""
+  (output_dir/model) as a transformers *ForQuestionAnswering folder, and
+  prints where; nothing for an empty out_dir. Returns the architecture or None."""
+  if not out_dir:
+    return None
   from bert_tf.models import span_head  # pylint: disable=g-import-not-at-top
   from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
   prefix = os.path.join(config.output_dir, squad_finetune.CHECKPOINT_NAME)
@@ -254,7 +262,9 @@ def export_span_model(config, bert_config, out_dir, overwrite=False):
   model_type, model = _fine_tuned_model(
       lambda encoder: span_head.BertSpanModel(bert_config, encoder=encoder),
       bert_config, config.init_checkpoint, prefix)
-  return write_hf_head_folder(
+  architecture = write_hf_head_folder(
       model.encoder, bert_config, model_type, hf_config.QUESTION_ANSWERING,
       model.head.kernel.numpy(), model.head.bias.numpy(), config.vocab_file,
       config.do_lower_case, out_dir, overwrite=overwrite)
+  print(f"wrote {out_dir} {architecture}")
+  return architecture
