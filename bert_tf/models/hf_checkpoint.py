@@ -396,12 +396,9 @@ def load_hf_head(layer, folder, task, labels=None):
   folder's id2label.
 
   Returns:
-    A line saying what was read, or None (not a folder of that task: the
-    head keeps its initialization).
-
-  Raises:
-    ValueError: the folder's labels are not `labels`, or its head's shape
-      is not the layer's.
+    A line saying what was read, or None: not a folder of that task, or
+    one whose labels (or outputs) are not the task's (logged); the head
+    keeps its initialization then, as a new task's does.
   """
   if not (folder and is_hf_folder(folder)):
     return None
@@ -413,13 +410,15 @@ def load_hf_head(layer, folder, task, labels=None):
   if labels is not None and not head.regression:
     labels = [str(label) for label in labels]
     if sorted(head.labels) != sorted(labels):
-      raise ValueError(f"{folder}: the head's labels {head.labels} (config.json id2label) are "
-                       f"not the task's {labels}")
+      logging.warning("%s: its head's labels %s (config.json id2label) are not the task's %s: "
+                      "the head starts new", folder, head.labels, labels)
+      return None
     order = [head.labels.index(label) for label in labels]
     kernel, bias = kernel[:, order], bias[order]
   if tuple(layer.kernel.shape) != kernel.shape:
-    raise ValueError(f"{folder}: the {architecture} head has shape {list(kernel.shape)}, the "
-                     f"model's {list(layer.kernel.shape)}")
+    logging.warning("%s: its %s head has shape %s, the model's %s: the head starts new",
+                    folder, architecture, list(kernel.shape), list(layer.kernel.shape))
+    return None
   layer.kernel.assign(kernel)
   layer.bias.assign(bias)
   return f"its {architecture} head from {folder}"
