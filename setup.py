@@ -23,6 +23,9 @@ setuptools.setup(
         "safetensors>=0.4",
         # ALBERT's SentencePiece models (--spm_model_file).
         "sentencepiece>=0.1.99",
+        # transformers 5's tokenizer.json (its Unigram ALBERT tokenizer), as
+        # transformers runs it; keras-hub depends on it too.
+        "tokenizers>=0.19",
     ],
     extras_require={
         "beam": ["apache-beam>=2.60"],

@@ -80,7 +80,11 @@ def define_flags(flag_values):
   flags.DEFINE_integer("seed", d.seed, "First seed.", flag_values=f)
   flags.DEFINE_string("export_dir", "", "Write the first seed's classifier as a SavedModel "
                       "here (signatures classify and classify_ids).", flag_values=f)
-  flags.DEFINE_bool("overwrite", False, "Replace an existing --export_dir.", flag_values=f)
+  flags.DEFINE_string("hf_out", "", "Write the first seed's classifier as a transformers "
+                      "folder here (BertForSequenceClassification, AlbertFor...; "
+                      "docs/interchange.md).", flag_values=f)
+  flags.DEFINE_bool("overwrite", False, "Replace an existing --export_dir / --hf_out.",
+                    flag_values=f)
 
 
 def config_from_flags():
@@ -118,6 +122,7 @@ def main(argv):
     from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
     files.check_absent(FLAGS.export_dir, FLAGS.overwrite, "--export_dir")
   from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.INFO)
   results = finetune.run(config, bert_config)
   names = [k for k in finetune.CLASSIFICATION_METRICS + finetune.REGRESSION_METRICS
@@ -134,6 +139,7 @@ def main(argv):
     classifier_export.export_finetuned(config, bert_config, results, FLAGS.export_dir,
                                        overwrite=FLAGS.overwrite)
     print(f"wrote SavedModel {FLAGS.export_dir} (signatures classify, classify_ids)")
+  hf_export.write_finetuned(config, bert_config, results, FLAGS.hf_out, FLAGS.overwrite)
   return 0
 
 

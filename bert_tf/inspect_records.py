@@ -30,8 +30,12 @@ def define_flags(flag_values):
   """The tool's flags (see bert_tf.cli: defined when it runs, not at import)."""
   flags.DEFINE_string("input_file", None, "Records to inspect (comma-separated globs).",
                       flag_values=flag_values)
-  flags.DEFINE_string("vocab_file", None, "Vocab the records were written with (for the [MASK] id).",
+  flags.DEFINE_string("vocab_file", None, "Vocab the records were written with (for the "
+                      "[MASK] id): vocab.txt, a transformers tokenizer.json or folder.",
                       flag_values=flag_values)
+  flags.DEFINE_string("spm_model_file", None, "Instead of --vocab_file: the SentencePiece "
+                      "model (ALBERT's .model, or a Unigram tokenizer.json) the records were "
+                      "written with.", flag_values=flag_values)
 
 
 def inspect(input_patterns, mask_id):
@@ -61,11 +65,12 @@ def inspect(input_patterns, mask_id):
 
 def main(argv):
   del argv
-  for name in ("input_file", "vocab_file"):
-    if not FLAGS[name].value:
-      raise app.UsageError(f"--{name} is required")
-  from bert_tf.data import wordpiece_vocab
-  vocab = wordpiece_vocab.load_vocab(FLAGS.vocab_file)
+  if not FLAGS.input_file:
+    raise app.UsageError("--input_file is required")
+  if bool(FLAGS.vocab_file) == bool(FLAGS.spm_model_file):
+    raise app.UsageError("give one of --vocab_file and --spm_model_file")
+  from bert_tf.data import tokenization
+  vocab = tokenization.tokenizer_for(FLAGS.vocab_file, True, FLAGS.spm_model_file).vocab
   print(json.dumps(inspect(FLAGS.input_file, vocab.mask_id), indent=1))
 
 

@@ -88,6 +88,10 @@ def define_flags(flag_values):
   flags.DEFINE_float("null_score_diff_threshold", d.null_score_diff_threshold, "2.0: answer "
                      "\"\" when the null score minus the best span's exceeds this.",
                      flag_values=f)
+  flags.DEFINE_string("hf_out", "", "Write the fine-tuned span model as a transformers "
+                      "BertForQuestionAnswering (Albert..., Electra...) folder here.",
+                      flag_values=f)
+  flags.DEFINE_bool("overwrite", False, "Replace an existing --hf_out.", flag_values=f)
   flags.DEFINE_integer("seed", d.seed, "Seed of the head's initialization and the shuffle.",
                        flag_values=f)
 
@@ -128,6 +132,7 @@ def main(argv):
   del argv
   config, bert_config = config_from_flags()
   from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.INFO if FLAGS.verbose_logging else logging.WARNING)
   results = squad_finetune.run(config, bert_config)
   print(results["init"])
@@ -141,6 +146,7 @@ def main(argv):
       print(f"{key} = {results[key]:.2f}")
   for path in results["written"]:
     print(f"wrote {path}")
+  hf_export.write_span_model(config, bert_config, FLAGS.hf_out, FLAGS.overwrite)
   return 0
 
 

@@ -2,6 +2,8 @@
 manifest's, under the same names; one-line errors on bad input."""
 
 import json
+import os
+import re
 import shutil
 from unittest import mock
 
@@ -10,6 +12,7 @@ import pytest
 from bert_tf import cli
 from bert_tf import inspect_records
 from bert_tf.data import manifest as manifest_lib
+from bert_tf.data import sentencepiece_vocab
 from bert_tf.data import stats
 
 from helpers.writer_run import MASK_ID, write_run
@@ -72,3 +75,25 @@ def test_bad_input_is_one_line(tmp_path, capsys):
   assert exit_info.value.code == cli.ERROR_EXIT
   err = capsys.readouterr().err.strip()
   assert "\n" not in err and "none*.tfrecord' (--input_file) matches no files" in err
+
+
+SPM_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures",
+                       "albert_sentencepiece")
+
+
+def test_records_of_a_sentencepiece_model_take_its_mask_id(outputs, capsys):
+  """--spm_model_file (ALBERT's model) gives its [MASK] id; its .vocab listing as --vocab_file is named, not read
+  as a vocab missing its special tokens."""
+  copy = outputs.paths()[0]
+  report = json.loads(run_main([f"--input_file={copy}",
+                                f"--spm_model_file={SPM_DIR}/spm.model"], capsys).out)
+  spm_mask_id = sentencepiece_vocab.load_sentencepiece(f"{SPM_DIR}/spm.model").vocab.mask_id
+  assert report["records"] == stats.record_statistics(copy, spm_mask_id)
+  for argv, message in (([f"--vocab_file={SPM_DIR}/spm.vocab"],
+                         r"SentencePiece vocab listing .*--spm_model_file"),
+                        ([], "give one of --vocab_file and --spm_model_file")):
+    with pytest.raises(SystemExit) as exit_info:
+      run_main([f"--input_file={copy}"] + argv, capsys)
+    assert exit_info.value.code != 0
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and re.search(message, err), err

@@ -123,14 +123,73 @@ class SentencePieceTokenizer:
     return self.model.tokenize_to_ids(texts, self.do_lower_case)
 
 
+class UnigramTokenizerJson:
+  """A transformers tokenizer.json's Unigram model (its AlbertTokenizer), in
+  the place of a SentencePiece model: `vocab` (as SentencePieceVocab's),
+  `tokenize`, `tokenize_to_ids`. The `tokenizers` library (what
+  transformers runs) tokenizes, so the ids are transformers' own: its
+  normalizer (`` and '' to ", NFKD, accents dropped, lower-casing when it
+  was saved uncased) and pieces, not google-research/albert's rules (no
+  digit-comma rule); `lower` is the file's to decide.
+
+  Attributes:
+    vocab: the pieces as a wordpiece_vocab.Vocab.
+    data: the file's bytes (copied into exports); path: where it was read.
+  """
+
+  model_proto = None  # no SentencePiece model: no graph tokenizer
+
+  def __init__(self, parsed, data, path=None):
+    import tokenizers  # pylint: disable=g-import-not-at-top
+    from bert_tf.data import tokenizer_json  # pylint: disable=g-import-not-at-top
+    self.data = bytes(data)
+    self.path = path
+    pieces, unk = tokenizer_json.unigram_pieces(parsed, path)
+    try:
+      self.vocab = wordpiece_vocab.Vocab(
+          pieces, path=path, sha256=hashlib.sha256(self.data).hexdigest(), unk_token=unk,
+          is_subword=[not is_word_start(p) for p in pieces])
+    except ValueError as e:
+      raise ValueError(f"{path}: {e} (an ALBERT tokenizer has [CLS], [SEP] and [MASK])") from None
+    try:
+      self.tokenizer = tokenizers.Tokenizer.from_str(self.data.decode("utf-8"))
+    except Exception as e:  # pylint: disable=broad-except
+      raise ValueError(f"{path}: the tokenizers library does not read it: {e}") from None
+    self.tokenizer.no_truncation()
+    self.tokenizer.no_padding()
+
+  def tokenize(self, line, lower=None):
+    """ids of one raw line (no [CLS] or [SEP])."""
+    del lower
+    return list(self.tokenizer.encode(line, add_special_tokens=False).ids)
+
+  def tokenize_to_ids(self, texts, lower=None):
+    """A batch of raw lines as (values int64 [total], row_splits int64 [n + 1])."""
+    del lower
+    texts = [t.decode("utf-8") if isinstance(t, bytes) else t for t in texts]
+    rows = [e.ids for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+    splits = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum([len(r) for r in rows], out=splits[1:])
+    values = np.fromiter((i for r in rows for i in r), np.int64, count=int(splits[-1]))
+    return values, splits
+
+
 def load_sentencepiece(path):
-  """Reads a SentencePiece .model file (local or gs://).
+  """Reads a SentencePiece .model file (local or gs://), or a transformers
+  tokenizer.json with a Unigram model (UnigramTokenizerJson), or a
+  transformers folder's (its spiece.model, else its tokenizer.json).
 
   Raises:
     FileNotFoundError: no such file.
     ValueError: not a SentencePiece model, or one without [CLS], [SEP],
-      [MASK] and <unk>.
+      [MASK] and <unk>; a tokenizer.json of another model.
   """
+  from bert_tf.data import tokenizer_json  # pylint: disable=g-import-not-at-top
+  path = tokenizer_json.resolve_vocab_path(
+      path, names=(tokenizer_json.SPIECE_MODEL, tokenizer_json.TOKENIZER_JSON))
+  if tokenizer_json.is_tokenizer_json(path):
+    parsed, data = tokenizer_json.read_tokenizer_json(path)
+    return UnigramTokenizerJson(parsed, data, path=path)
   data = files.read_bytes(path, "SentencePiece model")
   try:
     return SentencePieceVocab(data, path=path)

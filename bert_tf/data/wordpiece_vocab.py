@@ -82,16 +82,63 @@ class Vocab:
 
 
 def load_vocab(path):
-  """Reads a vocab file (one token a line, surrounding whitespace stripped).
+  """Reads a vocab: a vocab.txt (one token a line, surrounding whitespace
+  stripped), a transformers tokenizer.json's WordPiece vocab, or a
+  transformers folder's (`tokenizer_json.resolve_vocab_path`).
 
   Raises:
     FileNotFoundError: no such file.
     ValueError: not UTF-8, an empty or duplicate line, a special token of
-      [CLS] [SEP] [MASK] [UNK] missing, or [PAD] present but not at id 0.
+      [CLS] [SEP] [MASK] [UNK] missing, [PAD] present but not at id 0, a
+      SentencePiece listing (piece<TAB>score lines, naming --spm_model_file),
+      or a tokenizer.json of another model.
   """
+  from bert_tf.data import tokenizer_json  # pylint: disable=g-import-not-at-top
+  path = tokenizer_json.resolve_vocab_path(path)
+  if tokenizer_json.is_tokenizer_json(path):
+    parsed, data = tokenizer_json.read_tokenizer_json(path)
+    return Vocab(tokenizer_json.wordpiece_tokens(parsed, path), path=path,
+                 sha256=hashlib.sha256(data).hexdigest())
   text = files.read_text(path, "vocab")
   lines = text.split("\n")
   if lines and lines[-1] == "":  # the newline that ends the last line
     lines.pop()
+  if lines and all(_is_piece_score(line) for line in lines):
+    raise ValueError(f"vocab {path} is a SentencePiece vocab listing (piece<TAB>score lines): "
+                     "give the SentencePiece model as --spm_model_file (its .model file)")
   return Vocab([line.strip() for line in lines], path=path,
                sha256=hashlib.sha256(text.encode("utf-8")).hexdigest())
+
+
+def _is_piece_score(line):
+  """A SentencePiece .vocab line: piece, a tab, a float score."""
+  piece, tab, score = line.rstrip("\r").partition("\t")
+  if not tab or not piece:
+    return False
+  try:
+    float(score)
+  except ValueError:
+    return False
+  return True
+
+
+def vocab_txt_path(path):
+  """A vocab.txt path holding the vocab `load_vocab(path)` reads: `path`
+  itself for a vocab.txt, else (a tokenizer.json, a transformers folder) one
+  written to a local temporary folder, for what copies the file or reads
+  it as lines (exports, the SavedModel's vocab asset).
+
+  Raises:
+    FileNotFoundError, ValueError: as load_vocab.
+  """
+  from bert_tf.data import tokenizer_json  # pylint: disable=g-import-not-at-top
+  resolved = tokenizer_json.resolve_vocab_path(path)
+  if not tokenizer_json.is_tokenizer_json(resolved):
+    return resolved
+  import os  # pylint: disable=g-import-not-at-top
+  import tempfile  # pylint: disable=g-import-not-at-top
+  vocab = load_vocab(resolved)
+  out = os.path.join(tempfile.mkdtemp(prefix="bert_tf_vocab_"), "vocab.txt")
+  with open(out, "w", encoding="utf-8") as f:
+    f.write("".join(t + "\n" for t in vocab.tokens))
+  return out

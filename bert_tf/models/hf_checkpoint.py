@@ -26,7 +26,8 @@ from bert_tf.models.config import BertConfig
 # The architectures, for callers of this module (see hf_config).
 from bert_tf.models.hf_config import (  # pylint: disable=unused-import
     ALBERT_MASKED_LM, ALBERT_PRETRAINING, BERT_MASKED_LM, BERT_PRETRAINING, ELECTRA_MASKED_LM,
-    ELECTRA_PRETRAINING, MODEL_TYPES)
+    ELECTRA_PRETRAINING, HEAD_ARCHITECTURES, HEAD_MODULES, MODEL_TYPES, QUESTION_ANSWERING,
+    SEQUENCE_CLASSIFICATION, TOKEN_CLASSIFICATION)
 from bert_tf.models.hf_names import GENERATOR_DIR
 
 CONFIG_NAME = "config.json"
@@ -120,8 +121,8 @@ def read_hf_model(folder):
         f"(transformers writes safetensors by default)")
   config = hf_config.bert_config_from_hf(d, source)
   tokens, vocab_source = vocab_tokens(folder)
-  spiece = os.path.join(folder, SPIECE_NAME)
-  if tokens is None and gfile.exists(spiece):
+  spiece = spm_path(folder) if tokens is None else None
+  if spiece:
     from bert_tf.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
     tokens, vocab_source = sentencepiece_vocab.load_sentencepiece(spiece).vocab.tokens, spiece
   if tokens is not None and len(tokens) != config.vocab_size:
@@ -150,6 +151,7 @@ def vocab_tokens(folder):
   Raises:
     ValueError: WordPiece ids with gaps.
   """
+  from bert_tf.data import tokenizer_json  # pylint: disable=g-import-not-at-top
   gfile = _gfile()
   path = os.path.join(folder, VOCAB_NAME)
   if gfile.exists(path):
@@ -158,35 +160,46 @@ def vocab_tokens(folder):
   path = os.path.join(folder, TOKENIZER_NAME)
   if not gfile.exists(path):
     return None, None
-  model = _read_json(path).get("model") or {}
-  if model.get("type") != "WordPiece":
-    return None, None  # SentencePiece (ALBERT's Unigram): its spiece.model
-  by_id = {i: t for t, i in model.get("vocab", {}).items()}
-  if sorted(by_id) != list(range(len(by_id))):
-    raise ValueError(f"{path}: the WordPiece vocab's ids are not 0..{len(by_id) - 1}")
-  return [by_id[i] for i in range(len(by_id))], path
+  parsed, _ = tokenizer_json.read_tokenizer_json(path)
+  if tokenizer_json.model_type(parsed) != tokenizer_json.WORDPIECE:
+    return None, None  # SentencePiece (ALBERT's Unigram): spm_path
+  return tokenizer_json.wordpiece_tokens(parsed, path), path
+
+
+def spm_path(folder):
+  """The folder's SentencePiece model when it has no WordPiece vocab:
+  spiece.model, else a tokenizer.json with a Unigram model (transformers 5
+  saves ALBERT's so); None otherwise."""
+  from bert_tf.data import tokenizer_json  # pylint: disable=g-import-not-at-top
+  gfile = _gfile()
+  if gfile.exists(os.path.join(folder, VOCAB_NAME)):
+    return None
+  if gfile.exists(os.path.join(folder, SPIECE_NAME)):
+    return os.path.join(folder, SPIECE_NAME)
+  path = os.path.join(folder, TOKENIZER_NAME)
+  if gfile.exists(path):
+    parsed, _ = tokenizer_json.read_tokenizer_json(path)
+    if tokenizer_json.model_type(parsed) == tokenizer_json.UNIGRAM:
+      return path
+  return None
 
 
 def vocab_path(folder):
-  """A vocab.txt path for the folder's WordPiece vocab: its own, or one
-  written from tokenizer.json to a local temporary file.
+  """A vocab.txt path of the folder's WordPiece vocab: its own, or one
+  written from tokenizer.json to a local temporary folder
+  (`wordpiece_vocab.vocab_txt_path`).
 
   Raises:
-    ValueError: no vocab there (see `vocab_tokens`).
+    ValueError: no WordPiece vocab there (see `vocab_tokens`).
   """
   tokens, source = vocab_tokens(folder)
-  if tokens is None and _gfile().exists(os.path.join(folder, SPIECE_NAME)):
+  if tokens is None and spm_path(folder):
     raise ValueError(f"{folder} has a SentencePiece model, no WordPiece vocab: give "
-                     f"--spm_model_file={os.path.join(folder, SPIECE_NAME)}")
+                     f"--spm_model_file={spm_path(folder)}")
   if tokens is None:
     raise ValueError(f"{folder} has no {VOCAB_NAME} or {TOKENIZER_NAME}: give --vocab_file")
-  if source.endswith(VOCAB_NAME):
-    return source
-  import tempfile  # pylint: disable=g-import-not-at-top
-  handle, path = tempfile.mkstemp(prefix="hf_vocab_", suffix=".txt")
-  with os.fdopen(handle, "w", encoding="utf-8") as f:
-    f.write("".join(t + "\n" for t in tokens))
-  return path
+  from bert_tf.data import wordpiece_vocab  # pylint: disable=g-import-not-at-top
+  return wordpiece_vocab.vocab_txt_path(source)
 
 
 def do_lower_case(folder):
@@ -328,6 +341,89 @@ def load_hf_weights(model, folder, require_heads=True):
   return result
 
 
+@dataclasses.dataclass(frozen=True)
+class HfHead:
+  """A fine-tuned folder's head, as our Dense layers hold it.
+
+  task: SEQUENCE_CLASSIFICATION, QUESTION_ANSWERING or TOKEN_CLASSIFICATION;
+  kernel: [hidden, num_outputs]; bias: [num_outputs]; labels: the names of
+  the outputs in order (config.json's id2label; None for question
+  answering); regression: problem_type "regression".
+  """
+  task: str
+  kernel: np.ndarray
+  bias: np.ndarray
+  labels: list | None
+  regression: bool = False
+
+
+def read_hf_head(folder):
+  """The HfHead of a folder of a fine-tuned class (BertForSequenceClassification,
+  BertForQuestionAnswering, ...).
+
+  Raises:
+    ValueError: another architecture, an ELECTRA sequence classifier (its
+      two-layer head is not ours), or a missing head tensor.
+  """
+  info = read_hf_model(folder)
+  if info.architecture not in HEAD_ARCHITECTURES:
+    raise ValueError(f"{folder} holds an {info.architecture}, not a fine-tuned model "
+                     f"(one of {', '.join(sorted(HEAD_ARCHITECTURES))})")
+  model_type, task = HEAD_ARCHITECTURES[info.architecture]
+  if model_type == "electra" and task == SEQUENCE_CLASSIFICATION:
+    raise ValueError(f"{folder}: ElectraForSequenceClassification's head (dense, GELU, "
+                     "out_proj) is not bert_tf's (one dense layer on the [CLS] vector): "
+                     "its encoder reads as --init_checkpoint, its head does not")
+  weights = read_safetensors(folder)
+  module = HEAD_MODULES[task]
+  names = (f"{module}.weight", f"{module}.bias")
+  missing = [n for n in names if n not in weights]
+  if missing:
+    raise ValueError(f"{os.path.join(folder, WEIGHTS_NAME)} has no tensor {missing[0]}")
+  d = _read_json(os.path.join(folder, CONFIG_NAME))
+  labels = None
+  if task != QUESTION_ANSWERING:
+    id2label = d.get("id2label") or {}
+    count = weights[names[0]].shape[0]
+    labels = [str(id2label.get(str(i), id2label.get(i, f"LABEL_{i}"))) for i in range(count)]
+  return HfHead(task, np.asarray(weights[names[0]]).T, np.asarray(weights[names[1]]), labels,
+                d.get("problem_type") == "regression")
+
+
+def load_hf_head(layer, folder, task, labels=None):
+  """Fills our head (a Dense `layer`) from a fine-tuned folder of `task`
+  when `folder` is one; its outputs reordered to `labels` (names) by the
+  folder's id2label.
+
+  Returns:
+    A line saying what was read, or None: not a folder of that task, or
+    one whose labels (or outputs) are not the task's (logged); the head
+    keeps its initialization then, as a new task's does.
+  """
+  if not (folder and is_hf_folder(folder)):
+    return None
+  architecture = read_hf_model(folder).architecture
+  if HEAD_ARCHITECTURES.get(architecture, (None, None))[1] != task:
+    return None
+  head = read_hf_head(folder)
+  kernel, bias = head.kernel, head.bias
+  if labels is not None and not head.regression:
+    labels = [str(label) for label in labels]
+    if sorted(head.labels) != sorted(labels):
+      logging.warning("%s: its head's labels %s (config.json id2label) are not the task's %s: "
+                      "the head starts new", folder, head.labels, labels)
+      return None
+    order = [head.labels.index(label) for label in labels]
+    kernel, bias = kernel[:, order], bias[order]
+  if tuple(layer.kernel.shape) != kernel.shape:
+    logging.warning("%s: its %s head has shape %s, the model's %s: the head starts new",
+                    folder, architecture, list(kernel.shape), list(layer.kernel.shape))
+    return None
+  layer.kernel.assign(kernel)
+  layer.bias.assign(bias)
+  return f"its {architecture} head from {folder}"
+
+
 def _tied(name):
   """Tensors transformers ties to others (some files store them)."""
   return name.endswith(("predictions.decoder.weight", "predictions.decoder.bias",
@@ -384,4 +480,7 @@ def model_files(checkpoint, bert_config_file, vocab_file, config_flag="bert_conf
       raise ValueError("--vocab_file is required (the checkpoint is not a transformers "
                        "folder)")
     vocab_file = vocab_path(folder)
+  else:  # a tokenizer.json, or a folder, given as --vocab_file
+    from bert_tf.data import wordpiece_vocab  # pylint: disable=g-import-not-at-top
+    vocab_file = wordpiece_vocab.vocab_txt_path(vocab_file)
   return config, vocab_file, do_lower_case(folder) if folder else None

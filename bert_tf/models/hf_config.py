@@ -30,8 +30,20 @@ MODEL_TYPES = {BERT_PRETRAINING: "bert", BERT_MASKED_LM: "bert",
                ALBERT_PRETRAINING: "albert", ALBERT_MASKED_LM: "albert",
                ELECTRA_PRETRAINING: "electra", ELECTRA_MASKED_LM: "electra",
                "BertModel": "bert", "AlbertModel": "albert", "ElectraModel": "electra"}
+# Fine-tuned models: the family's class name + the task's suffix; the head's
+# module (a Linear: weight [num_labels, hidden], bias) and whether it reads
+# the pooled output (sequence classification) or every position's vector.
+SEQUENCE_CLASSIFICATION = "ForSequenceClassification"
+QUESTION_ANSWERING = "ForQuestionAnswering"
+TOKEN_CLASSIFICATION = "ForTokenClassification"
+HEAD_MODULES = {SEQUENCE_CLASSIFICATION: "classifier", QUESTION_ANSWERING: "qa_outputs",
+                TOKEN_CLASSIFICATION: "classifier"}
+_FAMILY = {"bert": "Bert", "albert": "Albert", "electra": "Electra"}
+HEAD_ARCHITECTURES = {_FAMILY[m] + task: (m, task) for m in _FAMILY for task in HEAD_MODULES}
+MODEL_TYPES.update({a: m for a, (m, _) in HEAD_ARCHITECTURES.items()})
 NO_POOLER = (BERT_MASKED_LM, ALBERT_MASKED_LM, ELECTRA_PRETRAINING, ELECTRA_MASKED_LM,
-             "ElectraModel")
+             "ElectraModel") + tuple(a for a, (m, task) in HEAD_ARCHITECTURES.items()
+                                     if m == "electra" or task != SEQUENCE_CLASSIFICATION)
 # transformers' hidden_act <-> ours. "gelu_pytorch_tanh" and "gelu_fast" are
 # other implementations of the tanh GELU.
 _ACT_FROM_HF = {"gelu": activations.EXACT, "gelu_new": activations.TANH,
@@ -86,6 +98,24 @@ def architecture_for(model_type, sentence_head):
   if model_type == "albert":
     return ALBERT_PRETRAINING if sentence_head else ALBERT_MASKED_LM
   return BERT_PRETRAINING if sentence_head else BERT_MASKED_LM
+
+
+def head_architecture(model_type, task):
+  """The transformers class of a fine-tuned model: e.g. ("bert",
+  SEQUENCE_CLASSIFICATION) -> "BertForSequenceClassification"."""
+  return _FAMILY[model_type] + task
+
+
+def label_fields(labels, regression=False):
+  """config.json's num_labels, id2label, label2id and problem_type of a
+  classifier's labels (a regression has one output, no labels)."""
+  if regression:
+    return {"num_labels": 1, "id2label": {"0": "LABEL_0"}, "label2id": {"LABEL_0": 0},
+            "problem_type": "regression"}
+  labels = [str(label) for label in labels]
+  return {"num_labels": len(labels), "id2label": {str(i): l for i, l in enumerate(labels)},
+          "label2id": {l: i for i, l in enumerate(labels)},
+          "problem_type": "single_label_classification"}
 
 
 def config_json(config: BertConfig, architecture, special_ids):

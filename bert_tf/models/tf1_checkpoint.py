@@ -379,6 +379,20 @@ def tf1_weights_from_model(model):
           for e in _name_map(model)}
 
 
+def encoder_tf1_weights(encoder, electra=False):
+  """An encoder's weights alone (a fine-tuned model's) under the original
+  names: `bert/...` with the pooler, or with `electra` an ELECTRA
+  discriminator's `electra/...` (no pooler)."""
+  if not electra:
+    entries = _name_map(encoder)
+  else:
+    entries = _embedding_entries("electra", encoder)
+    if getattr(encoder, "embeddings_projection", None) is not None:
+      entries += _dense_entries("electra/embeddings_project", encoder.embeddings_projection)
+    entries += _transformer_entries("electra", encoder.transformer_layers)
+  return {e.name: e.to_tf1(np.asarray(e.variable.numpy())) for e in entries}
+
+
 def save_tf1_checkpoint(model, prefix, global_step=None):
   """Writes our weights as an original-format, name-based checkpoint.
 

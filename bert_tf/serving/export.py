@@ -70,6 +70,13 @@ def run_export(options):
              if name == "tf1_checkpoint_out" else [path])
     for p in paths:
       files_lib.check_absent(p, options.overwrite, name)
+  if (not options.spm_model_file and not options.vocab_file
+      and hf_checkpoint.is_hf_folder(options.checkpoint)):
+    # An ALBERT folder's spiece.model, or the Unigram tokenizer.json
+    # transformers 5 saves in its place.
+    spm = hf_checkpoint.spm_path(options.checkpoint)
+    if spm:
+      options = dataclasses.replace(options, spm_model_file=spm)
   if options.spm_model_file:
     # ALBERT's tokenization: the SavedModel's text signatures and the TF1
     # release layout carry the SentencePiece model.

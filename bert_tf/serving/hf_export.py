@@ -22,6 +22,7 @@ import json
 import os
 
 from absl import logging
+import numpy as np
 import tensorflow as tf
 
 from bert_tf import file_io as files_lib
@@ -38,8 +39,9 @@ def _write_folder(folder, config_dict, weights, vocab_file, tokenizer_config,
     f.write(json.dumps(config_dict, indent=2, sort_keys=True) + "\n")
   with tf.io.gfile.GFile(os.path.join(folder, hf.WEIGHTS_NAME), "wb") as f:
     f.write(hf.safetensors_bytes(weights))
-  if spm_model_file:
-    tf.io.gfile.copy(spm_model_file, os.path.join(folder, hf.SPIECE_NAME), overwrite=True)
+  if spm_model_file:  # a spiece.model, or the Unigram tokenizer.json read in its place
+    name = hf.TOKENIZER_NAME if spm_model_file.endswith(".json") else hf.SPIECE_NAME
+    tf.io.gfile.copy(spm_model_file, os.path.join(folder, name), overwrite=True)
   else:
     tf.io.gfile.copy(vocab_file, os.path.join(folder, hf.VOCAB_NAME), overwrite=True)
   with tf.io.gfile.GFile(os.path.join(folder, hf.TOKENIZER_CONFIG_NAME), "w") as f:
@@ -81,7 +83,8 @@ def write_hf_folder(pretrainer, objective, vocab_file, do_lower_case, out_dir,
     if tf1_checkpoint.model_type(pretrainer) != "albert":
       raise ValueError("hf_out with spm_model_file: transformers has a SentencePiece "
                        "tokenizer for ALBERT only (the model is not ALBERT)")
-    vocab = sentencepiece_vocab.load_sentencepiece(spm_model_file).vocab
+    spm_model = sentencepiece_vocab.load_sentencepiece(spm_model_file)
+    vocab, spm_model_file = spm_model.vocab, spm_model.path
   else:
     vocab = wordpiece_vocab.load_vocab(vocab_file)
   if vocab.size != config.vocab_size:
@@ -119,4 +122,149 @@ def write_hf_folder(pretrainer, objective, vocab_file, do_lower_case, out_dir,
                     vocab_file, tokenizer, spm_model_file)
   logging.info("Wrote transformers folder %s (%s%s)", out_dir, architecture,
                f", generator in {hf.GENERATOR_DIR}/" if model_type == "electra" else "")
+  return architecture
+
+
+def _vocab_of(vocab_file, spm_model_file, vocab_size):
+  """(Vocab, the spm file to copy or None) of an export; raises ValueError
+  when its size is not the config's."""
+  if spm_model_file:
+    from bert_tf.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+    spm_model = sentencepiece_vocab.load_sentencepiece(spm_model_file)
+    vocab, spm_model_file = spm_model.vocab, spm_model.path
+  else:
+    vocab = wordpiece_vocab.load_vocab(vocab_file)
+  if vocab.size != vocab_size:
+    raise ValueError(f"vocab file {spm_model_file or vocab_file} has {vocab.size} tokens but "
+                     f"the bert_config's vocab_size is {vocab_size}")
+  return vocab, spm_model_file
+
+
+def write_hf_head_folder(encoder, config, model_type, task, kernel, bias, vocab_file,
+                         do_lower_case, out_dir, labels=None, regression=False,
+                         overwrite=False, spm_model_file=None):
+  """Writes a fine-tuned model as a transformers folder of its task's class
+  (BertForSequenceClassification, BertForQuestionAnswering,
+  BertForTokenClassification; Albert*, Electra* likewise).
+
+  Our heads are one Dense layer: the classifier's on the pooled output
+  (after dropout), the span head's and a tagger's on every position's
+  vector; transformers' `classifier` / `qa_outputs` Linear is the same map
+  (weight = kernel transposed). ELECTRA's sequence classifier is not: its
+  head is dense -> GELU -> out_proj on the [CLS] vector, ours one dense
+  layer on it, so that one is refused.
+
+  Args:
+    encoder: the fine-tuned model's encoder (a BertBackbone, an ALBERT
+      one, or ELECTRA's discriminator).
+    config: its BertConfig.
+    model_type: "bert", "albert" or "electra".
+    task: hf_config.SEQUENCE_CLASSIFICATION, QUESTION_ANSWERING or
+      TOKEN_CLASSIFICATION.
+    kernel, bias: the head's Dense weights ([hidden, n], [n]; question
+      answering: n = 2, start then end).
+    vocab_file, do_lower_case, spm_model_file: the tokenizer (as
+      write_hf_folder's).
+    out_dir: the folder to create (atomically).
+    labels: the output names in order (id2label; classification, tagging).
+    regression: a one-output regression (problem_type "regression").
+    overwrite: replace an existing out_dir.
+
+  Returns:
+    The transformers architecture written.
+
+  Raises:
+    FileExistsError: out_dir exists and overwrite is false.
+    ValueError: ELECTRA sequence classification, a head of the wrong shape,
+      or a vocab whose size is not the config's.
+  """
+  if model_type == "electra" and task == hf_config.SEQUENCE_CLASSIFICATION:
+    raise ValueError("hf_out: ElectraForSequenceClassification's head is dense -> GELU -> "
+                     "out_proj on the [CLS] vector, bert_tf's one dense layer on it: no "
+                     "exact mapping, not written (QA and tagging heads are)")
+  kernel, bias = np.asarray(kernel, np.float32), np.asarray(bias, np.float32)
+  outputs = 2 if task == hf_config.QUESTION_ANSWERING else (1 if regression else len(labels))
+  if kernel.shape != (config.hidden_size, outputs) or bias.shape != (outputs,):
+    raise ValueError(f"hf_out: head kernel {list(kernel.shape)} / bias {list(bias.shape)} do "
+                     f"not fit hidden_size {config.hidden_size} and {outputs} outputs")
+  vocab, spm_model_file = _vocab_of(vocab_file, spm_model_file, config.vocab_size)
+  architecture = hf_config.head_architecture(model_type, task)
+  tf1 = tf1_checkpoint.encoder_tf1_weights(encoder, electra=model_type == "electra")
+  weights = hf_names.to_hf(tf1, model_type, architecture)[""]
+  module = hf_config.HEAD_MODULES[task]
+  weights[f"{module}.weight"], weights[f"{module}.bias"] = kernel.T, bias
+  special_ids = {"[PAD]": vocab.pad_id, "[CLS]": vocab.cls_id, "[SEP]": vocab.sep_id}
+  config_dict = hf_config.config_json(config, architecture, special_ids)
+  if task != hf_config.QUESTION_ANSWERING:
+    config_dict.update(hf_config.label_fields(labels, regression))
+    if task == hf_config.TOKEN_CLASSIFICATION:
+      config_dict.pop("problem_type")
+  tokenizer = hf_config.tokenizer_config(
+      model_type, do_lower_case, config.max_position_embeddings,
+      pad_token=vocab.tokens[vocab.pad_id], sentencepiece=bool(spm_model_file))
+  with files_lib.atomic_dir(out_dir, overwrite, "hf_out") as tmp:
+    _write_folder(tmp, config_dict, weights, vocab_file, tokenizer, spm_model_file)
+  logging.info("Wrote transformers folder %s (%s)", out_dir, architecture)
+  return architecture
+
+
+def _fine_tuned_model(build, bert_config, init_checkpoint, prefix):
+  """(model_type, the model `build(encoder)` gives, read from the checkpoint
+  `prefix` a fine-tuning run wrote)."""
+  from bert_tf.models import classifier, electra  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import checkpoints, objectives  # pylint: disable=g-import-not-at-top
+  model_type, encoder = ("albert" if bert_config.is_albert else "bert"), None
+  # ELECTRA fine-tunes its discriminator's encoder (finetune.build_classifier).
+  if init_checkpoint and not classifier.is_keras_hub_preset(init_checkpoint):
+    saved = objectives.from_checkpoint(checkpoints.resolve_checkpoint(init_checkpoint))
+    model_type = "electra" if saved.builds_own_encoder else model_type
+  if model_type == "electra":
+    encoder = electra.build_discriminator_encoder(bert_config)
+  model = build(encoder)
+  tf.train.Checkpoint(model=model).read(prefix).assert_existing_objects_matched()
+  return model_type, model
+
+
+def write_finetuned(config, bert_config, results, out_dir, overwrite=False):
+  """Writes the classifier `training.finetune.run(config, bert_config)`
+  saved (its first seed's) as a transformers *ForSequenceClassification
+  folder, its labels as id2label (see write_hf_head_folder), and prints
+  where; nothing for an empty out_dir. Returns the architecture or None."""
+  if not out_dir:
+    return None
+  from bert_tf.models import classifier  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  labels = results["labels"]
+  regression = results.get("task_type") == "regression"
+  prefix = os.path.join(config.output_dir, f"seed_{config.seed}", finetune.CHECKPOINT_NAME)
+  model_type, model = _fine_tuned_model(
+      lambda encoder: classifier.BertClassifier(bert_config, len(labels) or 1, encoder=encoder),
+      bert_config, config.init_checkpoint, prefix)
+  architecture = write_hf_head_folder(
+      model.encoder, bert_config, model_type, hf_config.SEQUENCE_CLASSIFICATION,
+      model.head.kernel.numpy(), model.head.bias.numpy(), config.vocab_file,
+      config.do_lower_case, out_dir, labels=labels, regression=regression, overwrite=overwrite)
+  print(f"wrote {out_dir} {architecture}")
+  return architecture
+
+
+def write_span_model(config, bert_config, out_dir, overwrite=False):
+  """Writes the span model `training.squad_finetune.run` saved
+  (output_dir/model) as a transformers *ForQuestionAnswering folder, and
+  prints where; nothing for an empty out_dir. Returns the architecture or None."""
+  if not out_dir:
+    return None
+  from bert_tf.models import span_head  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
+  prefix = os.path.join(config.output_dir, squad_finetune.CHECKPOINT_NAME)
+  if not tf.io.gfile.exists(prefix + ".index"):
+    raise FileNotFoundError(f"hf_out: no fine-tuned span model {prefix} (train with do_train)")
+  model_type, model = _fine_tuned_model(
+      lambda encoder: span_head.BertSpanModel(bert_config, encoder=encoder),
+      bert_config, config.init_checkpoint, prefix)
+  architecture = write_hf_head_folder(
+      model.encoder, bert_config, model_type, hf_config.QUESTION_ANSWERING,
+      model.head.kernel.numpy(), model.head.bias.numpy(), config.vocab_file,
+      config.do_lower_case, out_dir, overwrite=overwrite)
+  print(f"wrote {out_dir} {architecture}")
   return architecture

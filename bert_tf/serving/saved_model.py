@@ -181,7 +181,11 @@ class BertServingModule(tf.Module):
     if spm_model_file:
       from bert_tf.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
       spm_model = sentencepiece_vocab.load_sentencepiece(spm_model_file)
-      vocab, vocab_file = spm_model.vocab, spm_model_file
+      vocab, vocab_file = spm_model.vocab, spm_model.path
+      if text_signatures and spm_model.model_proto is None:
+        raise ValueError(f"{spm_model.path}: a tokenizer.json's Unigram model has no graph "
+                         "tokenizer for the text signatures: export with "
+                         "text_signatures off (--notext_signatures), or give its spiece.model")
     else:
       vocab = wordpiece_vocab.load_vocab(vocab_file)
     check_export_args(bert_config, vocab, max_seq_length, top_k)

@@ -254,9 +254,11 @@ def load_encoder_weights(classifier, checkpoint):
   return f"initialized {len(encoder.weights)} encoder weights from {kind} {report.prefix}"
 
 
-def build_classifier(bert_config, num_outputs, init_checkpoint="", seed=0):
+def build_classifier(bert_config, num_outputs, init_checkpoint="", seed=0, labels=None):
   """A BertClassifier with seeded initialization, its encoder read from
-  init_checkpoint when given. Returns (classifier, description)."""
+  init_checkpoint when given, and its head from a transformers
+  *ForSequenceClassification folder whose labels are `labels` (the
+  task's). Returns (classifier, description)."""
   keras.utils.set_random_seed(seed)
   if init_checkpoint and not classifier_lib.is_keras_hub_preset(init_checkpoint):
     prefix = checkpoints.resolve_checkpoint(init_checkpoint)
@@ -275,7 +277,11 @@ def build_classifier(bert_config, num_outputs, init_checkpoint="", seed=0):
   model = classifier_lib.BertClassifier(bert_config, num_outputs)
   if not init_checkpoint:
     return model, "random initialization (no init_checkpoint)"
-  return model, load_encoder_weights(model, init_checkpoint)
+  described = load_encoder_weights(model, init_checkpoint)
+  # A transformers *ForSequenceClassification folder: its head too.
+  head = hf_checkpoint.load_hf_head(model.head, init_checkpoint,
+                                    hf_checkpoint.SEQUENCE_CLASSIFICATION, labels)
+  return model, described + (f"; read {head}" if head else "")
 
 
 # ------------------------------------------------------------------------------
@@ -402,7 +408,8 @@ def too_few_steps_warning(config, num_examples):
 def train_seed(config, bert_config, task, seed, seed_dir):
   """Trains one classifier with `seed`; returns (model, dev metrics, init description)."""
   model, described = build_classifier(bert_config, task.space.num_outputs,
-                                      config.init_checkpoint, seed)
+                                      config.init_checkpoint, seed,
+                                      labels=list(task.space.labels) or None)
   num_examples = len(task.train_labels)
   steps = num_train_steps(config, num_examples)
   steps_per_epoch = max(1, num_examples // config.train_batch_size)

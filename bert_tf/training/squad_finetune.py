@@ -111,7 +111,15 @@ class SquadConfig:
 
 def build_span_model(bert_config, init_checkpoint="", seed=0):
   """A BertSpanModel, its encoder read from init_checkpoint when given (as
-  finetune.build_classifier reads a classifier's). Returns (model, description)."""
+  finetune.build_classifier reads a classifier's), and its span head too
+  from a transformers *ForQuestionAnswering folder (its qa_outputs).
+  Returns (model, description)."""
+  model, described = _span_model_encoder(bert_config, init_checkpoint, seed)
+  head = hf_checkpoint.load_hf_head(model.head, init_checkpoint, hf_checkpoint.QUESTION_ANSWERING)
+  return model, described + (f"; read {head}" if head else "")
+
+
+def _span_model_encoder(bert_config, init_checkpoint, seed):
   keras.utils.set_random_seed(seed)
   if init_checkpoint and not classifier_lib.is_keras_hub_preset(init_checkpoint):
     prefix = checkpoints.resolve_checkpoint(init_checkpoint)
@@ -128,6 +136,7 @@ def build_span_model(bert_config, init_checkpoint="", seed=0):
   return model, finetune.load_encoder_weights(model, init_checkpoint)
 
 
+
 def _saved_model_prefix(output_dir):
   prefix = os.path.join(output_dir, CHECKPOINT_NAME)
   return prefix if tf.io.gfile.exists(prefix + ".index") else None
@@ -137,6 +146,8 @@ def _model_for_prediction(config, bert_config):
   prefix = _saved_model_prefix(config.output_dir)
   if prefix is None:
     model, described = build_span_model(bert_config, config.init_checkpoint, config.seed)
+    if "ForQuestionAnswering head" in described:  # a transformers QA model, as it is
+      return model, described
     return model, described + "; the span head is untrained (no do_train, no " \
         f"{os.path.join(config.output_dir, CHECKPOINT_NAME)} checkpoint)"
   model = span_head.BertSpanModel(bert_config)

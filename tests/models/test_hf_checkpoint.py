@@ -204,8 +204,8 @@ def test_a_tensor_of_another_shape_is_named(tmp_path):
 
 
 @pytest.mark.parametrize("edit, message", [
-    ({"architectures": ["BertForQuestionAnswering"], "model_type": "bert"},
-     r"architectures \['BertForQuestionAnswering'\] holds none we read"),
+    ({"architectures": ["BertForMultipleChoice"], "model_type": "bert"},
+     r"architectures \['BertForMultipleChoice'\] holds none we read"),
     ({"hidden_act": "silu"}, r"hidden_act='silu' is not supported"),
     ({"layer_norm_eps": 1e-5}, r"layer_norm_eps=1e-05 is not supported"),
     ({"position_embedding_type": "relative_key"}, r"position_embedding_type='relative_key'"),

@@ -69,6 +69,11 @@ HF_OBJECTIVES = {hf.BERT_PRETRAINING: names.BERT_NAMES["nsp"],
                  # which a warm start leaves initialized.
                  "BertModel": names.BERT_NAMES["nsp"], "AlbertModel": names.BERT_NAMES["sop"],
                  "ElectraModel": names.ELECTRA}
+# Fine-tuned models (BertForSequenceClassification, ...): their encoders, as
+# the family's encoder alone.
+HF_OBJECTIVES.update({a: HF_OBJECTIVES[{"bert": "BertModel", "albert": "AlbertModel",
+                                        "electra": "ElectraModel"}[m]]
+                      for a, (m, _) in hf.HEAD_ARCHITECTURES.items()})
 # A masked-LM folder that holds its sentence head after all (bert-base-uncased
 # says BertForMaskedLM and keeps its NSP head) trains that head too.
 _WITH_SENTENCE_HEAD = {"bert": names.BERT_NAMES["nsp"], "albert": names.BERT_NAMES["sop"]}

@@ -1,0 +1,108 @@
+"""`--hf_out` of bert_tf.finetune and bert_tf.run_squad: a tiny fine-tuned
+model written as a transformers folder (BertForSequenceClassification with
+the task's labels, a regression's problem_type, BertForQuestionAnswering)
+reads back as --init_checkpoint with its head: the same logits, the same
+predictions. (transformers itself loading these: check_export.py, by hand.)"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.models import classifier
+from bert_tf.models import hf_checkpoint as hf
+from bert_tf.models import span_head
+from bert_tf.training import finetune
+from bert_tf.training import squad_finetune
+
+from helpers.finetune_task import tiny_config, write_task, write_vocab
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_tool(tool, args, cwd):
+  return subprocess.run([sys.executable, "-m", f"bert_tf.{tool}"] + args, cwd=cwd,
+                        capture_output=True, text=True, timeout=600,
+                        env=dict(os.environ, PYTHONPATH=REPO))
+
+
+def _feed():
+  ids = np.array([[2, 7, 12, 9, 3, 0], [2, 15, 5, 3, 8, 3]], np.int32)
+  return {"input_ids": ids, "input_mask": (ids != 0).astype(np.int32),
+          "segment_ids": np.array([[0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 1, 1]], np.int32)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("regression", [False, True])
+def test_finetune_hf_out_reads_back_with_its_head(tmp_path, regression):
+  config = tmp_path / "bert_config.json"
+  tiny_config().to_json_file(str(config))
+  out, hf_dir = tmp_path / "out", tmp_path / "hf"
+  args = [f"--bert_config_file={config}", f"--vocab_file={write_vocab(tmp_path / 'vocab.txt')}",
+          f"--train_file={write_task(tmp_path / 'train.tsv', 32, 1, regression=regression)}",
+          f"--dev_file={write_task(tmp_path / 'dev.tsv', 16, 2, regression=regression)}",
+          "--text_a_column=sentence", "--max_seq_length=16", "--num_train_epochs=1",
+          "--train_batch_size=16", f"--output_dir={out}", f"--hf_out={hf_dir}"]
+  child = run_tool("finetune", args, tmp_path)
+  assert child.returncode == 0, child.stderr[-3000:]
+  assert f"wrote {hf_dir} BertForSequenceClassification" in child.stdout
+  written = json.loads((hf_dir / "config.json").read_text())
+  if regression:
+    assert (written["num_labels"], written["problem_type"]) == (1, "regression")
+  else:
+    assert written["id2label"] == {"0": "0", "1": "1"}
+  assert sorted(os.listdir(hf_dir)) == ["config.json", "model.safetensors",
+                                        "special_tokens_map.json", "tokenizer_config.json",
+                                        "vocab.txt"]
+  trained = classifier.BertClassifier(tiny_config(), 1 if regression else 2)
+  tf.train.Checkpoint(model=trained).read(
+      str(out / "seed_0" / "model")).assert_existing_objects_matched()
+  labels = None if regression else ["0", "1"]
+  read, described = finetune.build_classifier(hf.read_hf_model(str(hf_dir)).bert_config,
+                                              1 if regression else 2, str(hf_dir),
+                                              labels=labels)
+  assert "read its BertForSequenceClassification head" in described
+  np.testing.assert_allclose(read(_feed()).numpy(), trained(_feed()).numpy(), atol=1e-6)
+
+
+def squad_file(path):
+  context = "the movie was good and the plot was bad ."
+  qas = [{"id": f"q{i}", "question": "what was good ?",
+          "answers": [{"text": "the movie", "answer_start": 0}]} for i in range(4)]
+  path.write_text(json.dumps({"version": "1.1", "data": [{"paragraphs": [
+      {"context": context, "qas": qas}]}]}), encoding="utf-8")
+  return str(path)
+
+
+@pytest.mark.slow
+def test_run_squad_hf_out_predicts_the_same_from_the_folder(tmp_path):
+  config = tmp_path / "bert_config.json"
+  tiny_config().to_json_file(str(config))
+  data = squad_file(tmp_path / "squad.json")
+  common = ["--max_seq_length=16", "--doc_stride=4", "--max_query_length=6",
+            "--train_batch_size=2", "--do_predict", f"--predict_file={data}"]
+  child = run_tool("run_squad", common + [
+      f"--bert_config_file={config}", f"--vocab_file={write_vocab(tmp_path / 'vocab.txt')}",
+      "--do_train", f"--train_file={data}", f"--output_dir={tmp_path / 'out'}",
+      f"--hf_out={tmp_path / 'hf'}"], tmp_path)
+  assert child.returncode == 0, child.stderr[-3000:]
+  assert f"wrote {tmp_path / 'hf'} BertForQuestionAnswering" in child.stdout
+  assert "bert.pooler.dense.weight" not in hf.tensor_names(str(tmp_path / "hf"))
+  # The folder alone (its config.json and vocab), its qa_outputs as they are.
+  again = run_tool("run_squad", common + [
+      f"--init_checkpoint={tmp_path / 'hf'}", f"--output_dir={tmp_path / 'again'}"], tmp_path)
+  assert again.returncode == 0, again.stderr[-3000:]
+  assert "read its BertForQuestionAnswering head" in again.stdout
+  for name in ("nbest_predictions.json", "predictions.json"):
+    assert (json.loads((tmp_path / "again" / name).read_text())
+            == json.loads((tmp_path / "out" / name).read_text())), name
+  trained = span_head.BertSpanModel(tiny_config())
+  tf.train.Checkpoint(model=trained).read(
+      str(tmp_path / "out" / squad_finetune.CHECKPOINT_NAME)).assert_existing_objects_matched()
+  read, _ = squad_finetune.build_span_model(tiny_config(), str(tmp_path / "hf"))
+  for ours, theirs in zip(read(_feed()), trained(_feed())):
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-6)
