@@ -11,9 +11,17 @@ index. --init_checkpoint takes a bert_tf training directory or checkpoint,
 an original TF1 BERT checkpoint (or its release directory), or a keras-hub
 preset directory; without it the encoder starts from random weights (the
 baseline). eval_results.txt in --output_dir holds each dev metric's mean
-over the seeds and its standard deviation (_sd); --export_dir writes a
-SavedModel with a text-in `classify` signature (`text`, or `text_a` and
-`text_b` for a pair task), which `bert_tf.predict` answers.
+over the seeds, its median (_median) and standard deviation (_sd);
+--export_dir writes a SavedModel with a text-in `classify` signature
+(`text`, or `text_a` and `text_b` for a pair task), which `bert_tf.predict`
+answers.
+
+GLUE: `--task_name=MNLI --data_dir=GLUE/MNLI` reads the task's files from
+the directory with the original processors' columns (data/glue.py), fills
+--text_a_column/--text_b_column/--label_column/--task_type (an explicit one
+that differs is an error), evaluates each dev file (MNLI: matched and
+mismatched, reported separately) and prints the task's official metrics;
+test predictions are written when the directory holds the test file.
 
 The original recipe (lr 5e-5, 3 epochs, batch 32) is for tasks of thousands
 of examples: a run of under 100 optimizer steps warns, naming its steps and
@@ -81,14 +89,61 @@ def define_flags(flag_values):
   flags.DEFINE_string("export_dir", "", "Write the first seed's classifier as a SavedModel "
                       "here (signatures classify and classify_ids).", flag_values=f)
   flags.DEFINE_bool("overwrite", False, "Replace an existing --export_dir.", flag_values=f)
+  flags.DEFINE_string("task_name", "", "A GLUE task (CoLA, SST-2, MRPC, QQP, STS-B, MNLI, "
+                      "QNLI, RTE, WNLI): its files under --data_dir, columns, labels and "
+                      "official metrics.", flag_values=f)
+  flags.DEFINE_string("data_dir", "", "With --task_name: the task's GLUE directory "
+                      "(train.tsv, dev.tsv or MNLI's dev_matched.tsv and "
+                      "dev_mismatched.tsv, test.tsv).", flag_values=f)
+
+
+_PRESET_FLAGS = ("text_a_column", "text_b_column", "label_column", "task_type")
+
+
+def glue_values():
+  """The FinetuneConfig fields --task_name and --data_dir set ({} without
+  --task_name); raises app.UsageError for an explicit flag that contradicts
+  the task, or a task file that is not there (named)."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from bert_tf.data import glue  # pylint: disable=g-import-not-at-top
+  if not FLAGS.task_name:
+    if FLAGS.data_dir:
+      raise app.UsageError("--data_dir needs --task_name (the GLUE task it holds)")
+    return {}
+  try:
+    task = glue.preset(FLAGS.task_name)
+  except ValueError as e:
+    raise app.UsageError(f"--{e}") from None
+  if not FLAGS.data_dir:
+    raise app.UsageError(f"--task_name={task.name} needs --data_dir (the task's directory)")
+  preset = {"text_a_column": task.layout.text_a, "text_b_column": task.layout.text_b or "",
+            "label_column": task.layout.label, "task_type": task.task_type}
+  for name in _PRESET_FLAGS:
+    if FLAGS[name].present and FLAGS[name].value not in (preset[name], "auto"):
+      raise app.UsageError(f"--{name}={FLAGS[name].value} contradicts --task_name="
+                           f"{task.name} (its {name} is {preset[name]!r})")
+  train, devs, test = task.paths(FLAGS.data_dir)
+  values = dict(preset, task_name=task.name)
+  values["train_file"] = FLAGS.train_file or train
+  values["dev_file"] = FLAGS.dev_file or devs[0][1]
+  values["extra_dev_files"] = () if FLAGS.dev_file else devs[1:]
+  if not FLAGS.test_file and tf.io.gfile.exists(test):
+    values["test_file"] = test
+  for path in [values["train_file"], values["dev_file"]] + [p for _, p in
+                                                             values["extra_dev_files"]]:
+    if not tf.io.gfile.exists(path):
+      raise app.UsageError(f"{path}: no such file (--task_name={task.name} "
+                           f"--data_dir={FLAGS.data_dir})")
+  return values
 
 
 def config_from_flags():
   """(FinetuneConfig, BertConfig) from FLAGS; raises app.UsageError."""
   from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
   from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
+  glue = glue_values()
   for name in ("train_file", "dev_file", "output_dir"):
-    if not FLAGS[name].value:
+    if not FLAGS[name].value and not glue.get(name):
       raise app.UsageError(f"--{name} is required")
   try:  # a transformers folder --init_checkpoint holds the config and the vocab
     bert_config, vocab_file, casing = hf_checkpoint.model_files(
@@ -100,6 +155,7 @@ def config_from_flags():
       "text_b_column", "label_column", "do_lower_case", "max_seq_length", "init_checkpoint",
       "num_train_epochs", "learning_rate", "warmup_proportion", "train_batch_size",
       "eval_batch_size", "seeds", "seed", "task_type")}
+  values.update(glue)
   values["vocab_file"] = vocab_file
   if casing is not None and not FLAGS["do_lower_case"].present:
     values["do_lower_case"] = casing  # the folder's tokenizer's
@@ -120,12 +176,19 @@ def main(argv):
   from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.INFO)
   results = finetune.run(config, bert_config)
-  names = [k for k in finetune.CLASSIFICATION_METRICS + finetune.REGRESSION_METRICS
-           if k in results]
+  names = results.get("official_metrics") or [
+      k for k in finetune.CLASSIFICATION_METRICS + finetune.REGRESSION_METRICS
+      if k in results]
   print(f"{results['init']}; {results['num_train_examples']} train, "
         f"{results['num_dev_examples']} dev examples, {results['num_seeds']} seed(s)")
+  if config.task_name:
+    print(f"{config.task_name} official metrics (dev):")
   for name in names:
-    print(f"{name} = {results[name]:.4f} (sd {results[name + '_sd']:.4f})")
+    print(f"{name} = {results[name]:.4f} (median {results[name + '_median']:.4f}, "
+          f"sd {results[name + '_sd']:.4f})")
+  if config.task_name:
+    print(f"test predictions: {config.output_dir}/test_results.tsv" if config.test_file
+          else "test predictions: none (no test file in --data_dir)")
   for note in results["notes"]:
     print(note)
   print(f"wrote {config.output_dir}/eval_results.txt")
