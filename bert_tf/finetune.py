@@ -97,51 +97,16 @@ def define_flags(flag_values):
                       "dev_mismatched.tsv, test.tsv).", flag_values=f)
 
 
-_PRESET_FLAGS = ("text_a_column", "text_b_column", "label_column", "task_type")
-
-
-def glue_values():
-  """The FinetuneConfig fields --task_name and --data_dir set ({} without
-  --task_name); raises app.UsageError for an explicit flag that contradicts
-  the task, or a task file that is not there (named)."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import glue  # pylint: disable=g-import-not-at-top
-  if not FLAGS.task_name:
-    if FLAGS.data_dir:
-      raise app.UsageError("--data_dir needs --task_name (the GLUE task it holds)")
-    return {}
-  try:
-    task = glue.preset(FLAGS.task_name)
-  except ValueError as e:
-    raise app.UsageError(f"--{e}") from None
-  if not FLAGS.data_dir:
-    raise app.UsageError(f"--task_name={task.name} needs --data_dir (the task's directory)")
-  preset = {"text_a_column": task.layout.text_a, "text_b_column": task.layout.text_b or "",
-            "label_column": task.layout.label, "task_type": task.task_type}
-  for name in _PRESET_FLAGS:
-    if FLAGS[name].present and FLAGS[name].value not in (preset[name], "auto"):
-      raise app.UsageError(f"--{name}={FLAGS[name].value} contradicts --task_name="
-                           f"{task.name} (its {name} is {preset[name]!r})")
-  train, devs, test = task.paths(FLAGS.data_dir)
-  values = dict(preset, task_name=task.name)
-  values["train_file"] = FLAGS.train_file or train
-  values["dev_file"] = FLAGS.dev_file or devs[0][1]
-  values["extra_dev_files"] = () if FLAGS.dev_file else devs[1:]
-  if not FLAGS.test_file and tf.io.gfile.exists(test):
-    values["test_file"] = test
-  for path in [values["train_file"], values["dev_file"]] + [p for _, p in
-                                                             values["extra_dev_files"]]:
-    if not tf.io.gfile.exists(path):
-      raise app.UsageError(f"{path}: no such file (--task_name={task.name} "
-                           f"--data_dir={FLAGS.data_dir})")
-  return values
-
-
 def config_from_flags():
   """(FinetuneConfig, BertConfig) from FLAGS; raises app.UsageError."""
   from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
   from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
-  glue = glue_values()
+  from bert_tf.data import glue as glue_lib  # pylint: disable=g-import-not-at-top
+  try:  # a GLUE task's directory holds the files; see data/glue.py
+    glue = glue_lib.finetune_fields(FLAGS.task_name, FLAGS.data_dir, {
+        n: FLAGS[n].value for n in glue_lib.GIVEN_FIELDS if FLAGS[n].present})
+  except ValueError as e:
+    raise app.UsageError(str(e)) from None
   for name in ("train_file", "dev_file", "output_dir"):
     if not FLAGS[name].value and not glue.get(name):
       raise app.UsageError(f"--{name} is required")
@@ -176,21 +141,7 @@ def main(argv):
   from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.INFO)
   results = finetune.run(config, bert_config)
-  names = results.get("official_metrics") or [
-      k for k in finetune.CLASSIFICATION_METRICS + finetune.REGRESSION_METRICS
-      if k in results]
-  print(f"{results['init']}; {results['num_train_examples']} train, "
-        f"{results['num_dev_examples']} dev examples, {results['num_seeds']} seed(s)")
-  if config.task_name:
-    print(f"{config.task_name} official metrics (dev):")
-  for name in names:
-    print(f"{name} = {results[name]:.4f} (median {results[name + '_median']:.4f}, "
-          f"sd {results[name + '_sd']:.4f})")
-  if config.task_name:
-    print(f"test predictions: {config.output_dir}/test_results.tsv" if config.test_file
-          else "test predictions: none (no test file in --data_dir)")
-  for note in results["notes"]:
-    print(note)
+  print("\n".join(finetune.summary_lines(config, results)))
   print(f"wrote {config.output_dir}/eval_results.txt")
   if FLAGS.export_dir:
     from bert_tf.serving import classifier_export  # pylint: disable=g-import-not-at-top

@@ -33,6 +33,11 @@ import os
 
 from bert_tf.data import classification
 
+# The FinetuneConfig fields a preset sets; an explicit value that differs is an error.
+PRESET_FIELDS = ("text_a_column", "text_b_column", "label_column", "task_type")
+# What `finetune_fields` reads of the flags given explicitly.
+GIVEN_FIELDS = PRESET_FIELDS + ("train_file", "dev_file", "test_file")
+
 
 @dataclasses.dataclass(frozen=True)
 class Layout:
@@ -129,3 +134,51 @@ def read_split(task, path, test=False):
   layout = task.test_layout if test else task.layout
   return classification.read_tsv(path, layout.text_a, layout.text_b, layout.label,
                                  require_labels=not test, has_header=layout.has_header)
+
+
+def finetune_fields(task_name, data_dir, given):
+  """The FinetuneConfig fields of GLUE task `task_name` in `data_dir` ({}
+  without a task_name).
+
+  Args:
+    task_name, data_dir: the finetune tool's --task_name and --data_dir.
+    given: {field: value} of the flags given explicitly: a PRESET_FIELDS
+      value other than the task's ("auto" for task_type aside) is an error;
+      train_file, dev_file, test_file replace the directory's (an explicit
+      dev_file drops MNLI's mismatched set).
+
+  Returns:
+    dict: the columns, task_type, task_name, train_file, dev_file,
+    extra_dev_files, and test_file when the directory holds the test file.
+
+  Raises:
+    ValueError: one line naming the flag or the missing file.
+  """
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  if not task_name:
+    if data_dir:
+      raise ValueError("--data_dir needs --task_name (the GLUE task it holds)")
+    return {}
+  try:
+    task = preset(task_name)
+  except ValueError as e:
+    raise ValueError(f"--{e}") from None
+  if not data_dir:
+    raise ValueError(f"--task_name={task.name} needs --data_dir (the task's directory)")
+  values = {"text_a_column": task.layout.text_a, "text_b_column": task.layout.text_b or "",
+            "label_column": task.layout.label, "task_type": task.task_type}
+  for name in PRESET_FIELDS:
+    if name in given and given[name] not in (values[name], "auto"):
+      raise ValueError(f"--{name}={given[name]} contradicts --task_name={task.name} "
+                       f"(its {name} is {values[name]!r})")
+  train, devs, test = task.paths(data_dir)
+  values.update(task_name=task.name, train_file=given.get("train_file") or train,
+                dev_file=given.get("dev_file") or devs[0][1],
+                extra_dev_files=() if given.get("dev_file") else devs[1:])
+  if given.get("test_file") or tf.io.gfile.exists(test):
+    values["test_file"] = given.get("test_file") or test
+  for path in [values["train_file"], values["dev_file"]] + [
+      p for _, p in values["extra_dev_files"]]:
+    if not tf.io.gfile.exists(path):
+      raise ValueError(f"{path}: no such file (--task_name={task.name} --data_dir={data_dir})")
+  return values

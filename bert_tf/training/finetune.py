@@ -500,6 +500,24 @@ def noise_note(num_dev, results, space):
           f"(--seeds) and differences larger than both")
 
 
+def summary_lines(config, results):
+  """What the finetune tool prints of `run`'s results: the data, each metric
+  (a GLUE task: its official ones) with its median and sd over seeds, the
+  notes."""
+  names = results.get("official_metrics") or [
+      k for k in CLASSIFICATION_METRICS + REGRESSION_METRICS if k in results]
+  lines = [f"{results['init']}; {results['num_train_examples']} train, "
+           f"{results['num_dev_examples']} dev examples, {results['num_seeds']} seed(s)"]
+  if config.task_name:
+    lines.append(f"{config.task_name} official metrics (dev):")
+  lines += [f"{name} = {results[name]:.4f} (median {results[name + '_median']:.4f}, "
+            f"sd {results[name + '_sd']:.4f})" for name in names]
+  if config.task_name:
+    lines.append(f"test predictions: {config.output_dir}/test_results.tsv" if config.test_file
+                 else "test predictions: none (no test file in --data_dir)")
+  return lines + list(results["notes"])
+
+
 def write_eval_results(path, results):
   """`key = value` lines, sorted, as the original's eval_results.txt; atomic."""
   lines = [f"{key} = {results[key]}" for key in sorted(results)
