@@ -9,7 +9,8 @@ Signature `answer` (needs tensorflow-text's ops), also serving_default:
      -1 when there is no answer);
      score float32 [batch]: start logit + end logit of the span (the
      original's n-best score before its softmax);
-     has_answer bool [batch]; truncated bool [batch] (the context did not
+     has_answer bool [batch] (false: no span passed, where run_squad
+     writes the text "empty"; or SQuAD 2.0's null answer); truncated bool [batch] (the context did not
      fit the one window).
 
 How it answers, against run_squad's prediction (span_answers.py):
@@ -17,8 +18,9 @@ How it answers, against run_squad's prediction (span_answers.py):
     (space, tab, CR, LF, U+202F) and each word WordPiece-tokenized, the
     question cut to max_query_length pieces, the window [CLS] question [SEP]
     context [SEP] with segment ids 0 then 1; a span is the start and end
-    positions among the n_best_size highest start and end logits that lie
-    in the context, end >= start, at most max_answer_length pieces; the
+    positions among the n_best_size highest start and end logits (of the
+    window padded to max_seq_length, as run_squad's) that lie in the
+    context, end >= start, at most max_answer_length pieces; the
     best span has the highest start + end logit; SQuAD 2.0 models
     (version_2_with_negative) answer "" when the [CLS] score minus the best
     span's exceeds null_score_diff_threshold.
@@ -71,15 +73,13 @@ def _context_words(context):
           tf.RaggedTensor.from_value_rowids(end, rows, nrows))
 
 
-def best_spans(start_logits, end_logits, real, in_context, n_best_size, max_answer_length):
+def best_spans(start_logits, end_logits, in_context, n_best_size, max_answer_length):
   """(start, end, score, found) of the best span of each row (see the module
-  doc): start/end int64 [batch] positions, score float32, found bool.
-  real: bool [batch, seq], the window's positions (not padding)."""
+  doc): start/end int64 [batch] positions, score float32, found bool."""
   seq = tf.shape(start_logits)[1]
   k = tf.minimum(n_best_size, seq)
 
-  def top(logits):  # among the k highest logits of the window's positions
-    logits = tf.where(real, logits, float("-inf"))
+  def top(logits):  # the k highest, of all max_seq_length positions as the original
     kth = tf.math.top_k(logits, k=k).values[:, -1:]
     return logits >= kth
 
@@ -171,15 +171,18 @@ class AnswerServingModule(tf.Module):
     question = tf.strings.unicode_transcode(question, "UTF-8", "UTF-8", errors="replace")
     words = _context_words(context)
     ids, segments, offset, keep, piece_word, truncated = self._window(question, words)
-    input_ids = tf.cast(ids.to_tensor(self._vocab.pad_id), tf.int32)
-    input_mask = tf.cast(tf.ones_like(ids).to_tensor(0), tf.int32)
+    # Padded to max_seq_length as run_squad's features: the n-best search
+    # ranks the padding's logits too, as the original's does.
+    shape = [None, self._settings["max_seq_length"]]
+    input_ids = tf.cast(ids.to_tensor(self._vocab.pad_id, shape=shape), tf.int32)
     start_logits, end_logits = self.model(
-        {"input_ids": input_ids, "input_mask": input_mask,
-         "segment_ids": tf.cast(segments.to_tensor(0), tf.int32)}, training=False)
+        {"input_ids": input_ids,
+         "input_mask": tf.cast(tf.ones_like(ids).to_tensor(0, shape=shape), tf.int32),
+         "segment_ids": tf.cast(segments.to_tensor(0, shape=shape), tf.int32)}, training=False)
     position = tf.range(tf.shape(input_ids, out_type=tf.int64)[1])[None, :]
     in_context = (position >= offset[:, None]) & (position < (offset + keep)[:, None])
     s = self._settings
-    start, end, score, found = best_spans(start_logits, end_logits, input_mask > 0, in_context,
+    start, end, score, found = best_spans(start_logits, end_logits, in_context,
                                           s["n_best_size"], s["max_answer_length"])
     if self._version_2:
       null = start_logits[:, 0] + end_logits[:, 0]
