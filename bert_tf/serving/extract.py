@@ -102,8 +102,14 @@ def pack(examples, tokenizer, max_seq_length):
 
 def layer_model(encoder):
   """A keras.Model of the encoder's inputs -> the output of each transformer
-  layer application, in order (ALBERT: its shared layers, once per depth)."""
-  outputs = [node.output_tensors[0] for layer in encoder.transformer_layers
+  layer application, in order. ALBERT's encoder holds groups of inner
+  blocks shared across depths: a depth's output is its group's last inner
+  block's, and a group serves consecutive depths, so its applications
+  (the layer's graph nodes, in call order) follow group by group."""
+  layers = encoder.transformer_layers
+  if layers and isinstance(layers[0], (list, tuple)):  # ALBERT
+    layers = [group[-1] for group in layers]
+  outputs = [node.output_tensors[0] for layer in layers
              for node in layer._inbound_nodes]  # pylint: disable=protected-access
   return keras.Model(encoder.input, outputs)
 
@@ -151,6 +157,7 @@ def extract(input_file, output_file, bert_config, init_checkpoint, vocab_file,
       outputs = infer({"token_ids": features["input_ids"],
                        "segment_ids": features["segment_ids"],
                        "padding_mask": features["input_mask"]})
+      outputs = outputs if isinstance(outputs, (list, tuple)) else [outputs]  # one layer
       chosen = [np.asarray(outputs[i], np.float32) for i in layer_indexes]
       for j, row_tokens in enumerate(tokens):
         out.write(_json_line(begin + j, row_tokens, [c[j] for c in chosen], layer_indexes))

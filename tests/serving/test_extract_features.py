@@ -106,3 +106,34 @@ def test_tool_writes_whole_file_or_one_line_error(golden, tmp_path):
   assert len(rows) == len(LINES)
   assert [l["index"] for l in json.loads(rows[0])["features"][0]["layers"]] == [-1]
   assert not [p for p in os.listdir(tmp_path) if p.startswith(".") or "tmp" in p]
+
+
+@pytest.mark.parametrize("albert", [False, True])
+def test_last_layer_is_the_encoders_sequence_output(tmp_path, albert):
+  """A one-layer BERT, and an ALBERT whose one shared block serves two depths:
+  layer -1 is the encoder's sequence_output, the depths differ."""
+  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  from helpers.finetune_task import tiny_config, write_vocab  # pylint: disable=g-import-not-at-top
+  config = (dataclasses.replace(tiny_config(), embedding_size=16, num_hidden_groups=1,
+                                inner_group_num=1) if albert
+            else dataclasses.replace(tiny_config(), num_hidden_layers=1))
+  vocab = write_vocab(tmp_path / "vocab.txt")
+  (tmp_path / "in.txt").write_text("the movie was good ||| a bad plot\nnice\n")
+  out = tmp_path / "out.jsonl"
+  layers = "-1,0" if albert else "-1"
+  extract.extract(str(tmp_path / "in.txt"), str(out), config, "", vocab, layers=layers,
+                  max_seq_length=16)
+  rows = [json.loads(line) for line in out.read_text().splitlines()]
+  encoder = finetune.build_classifier(config, 1, "")[0].encoder  # the same seeded weights
+  for row in rows:
+    tokens = [f["token"] for f in row["features"]]
+    ids = [[{"[CLS]": 2, "[SEP]": 3}.get(t) or
+            open(vocab).read().split("\n").index(t) for t in tokens]]
+    second = tokens.index("[SEP]") + 1
+    want = encoder({"token_ids": tf.constant(ids), "padding_mask": tf.ones_like(ids),
+                    "segment_ids": tf.constant([[0] * second + [1] * (len(tokens) - second)])},
+                   training=False)["sequence_output"][0].numpy()
+    got = np.array([f["layers"][0]["values"] for f in row["features"]])
+    np.testing.assert_allclose(got, want, atol=2e-6)
+    if albert:
+      assert not np.allclose(got, [f["layers"][1]["values"] for f in row["features"]])
