@@ -10,8 +10,8 @@ Signature `answer` (needs tensorflow-text's ops), also serving_default:
      score float32 [batch]: start logit + end logit of the span (the
      original's n-best score before its softmax);
      has_answer bool [batch] (false: no span passed, where run_squad
-     writes the text "empty"; or SQuAD 2.0's null answer); truncated bool [batch] (the context did not
-     fit the one window).
+     writes the text "empty"; or SQuAD 2.0's null answer);
+     truncated bool [batch] (the context did not fit the one window).
 
 How it answers, against run_squad's prediction (span_answers.py):
   * as run_squad: the context is split into words at SQuAD's white space
@@ -31,7 +31,9 @@ How it answers, against run_squad's prediction (span_answers.py):
   * The answer is the context's whole words that the span's pieces lie in:
     run_squad's final_text further trims those words to the predicted
     pieces' text (dropping, say, the parentheses of "(1895)" when the span
-    covers "1895" only); this signature keeps the words.
+    covers "1895" only); this signature keeps the words, and as a slice
+    of the context keeps the white space between them as it is (run_squad
+    joins the words with one space).
 
 The export loads with only tensorflow and tensorflow-text:
 `tf.saved_model.load(dir).signatures["answer"](question=..., context=...)`,
