@@ -11,9 +11,17 @@ index. --init_checkpoint takes a bert_tf training directory or checkpoint,
 an original TF1 BERT checkpoint (or its release directory), or a keras-hub
 preset directory; without it the encoder starts from random weights (the
 baseline). eval_results.txt in --output_dir holds each dev metric's mean
-over the seeds and its standard deviation (_sd); --export_dir writes a
-SavedModel with a text-in `classify` signature (`text`, or `text_a` and
-`text_b` for a pair task), which `bert_tf.predict` answers.
+over the seeds, its median (_median) and standard deviation (_sd);
+--export_dir writes a SavedModel with a text-in `classify` signature
+(`text`, or `text_a` and `text_b` for a pair task), which `bert_tf.predict`
+answers.
+
+GLUE: `--task_name=MNLI --data_dir=GLUE/MNLI` reads the task's files from
+the directory with the original processors' columns (data/glue.py), fills
+--text_a_column/--text_b_column/--label_column/--task_type (an explicit one
+that differs is an error), evaluates each dev file (MNLI: matched and
+mismatched, reported separately) and prints the task's official metrics;
+test predictions are written when the directory holds the test file.
 
 The original recipe (lr 5e-5, 3 epochs, batch 32) is for tasks of thousands
 of examples: a run of under 100 optimizer steps warns, naming its steps and
@@ -85,14 +93,26 @@ def define_flags(flag_values):
                       "docs/interchange.md).", flag_values=f)
   flags.DEFINE_bool("overwrite", False, "Replace an existing --export_dir / --hf_out.",
                     flag_values=f)
+  flags.DEFINE_string("task_name", "", "A GLUE task (CoLA, SST-2, MRPC, QQP, STS-B, MNLI, "
+                      "QNLI, RTE, WNLI): its files under --data_dir, columns, labels and "
+                      "official metrics.", flag_values=f)
+  flags.DEFINE_string("data_dir", "", "With --task_name: the task's GLUE directory "
+                      "(train.tsv, dev.tsv or MNLI's dev_matched.tsv and "
+                      "dev_mismatched.tsv, test.tsv).", flag_values=f)
 
 
 def config_from_flags():
   """(FinetuneConfig, BertConfig) from FLAGS; raises app.UsageError."""
   from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
   from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
+  from bert_tf.data import glue as glue_lib  # pylint: disable=g-import-not-at-top
+  try:  # a GLUE task's directory holds the files; see data/glue.py
+    glue = glue_lib.finetune_fields(FLAGS.task_name, FLAGS.data_dir, {
+        n: FLAGS[n].value for n in glue_lib.GIVEN_FIELDS if FLAGS[n].present})
+  except ValueError as e:
+    raise app.UsageError(str(e)) from None
   for name in ("train_file", "dev_file", "output_dir"):
-    if not FLAGS[name].value:
+    if not FLAGS[name].value and not glue.get(name):
       raise app.UsageError(f"--{name} is required")
   try:  # a transformers folder --init_checkpoint holds the config and the vocab
     bert_config, vocab_file, casing = hf_checkpoint.model_files(
@@ -104,6 +124,7 @@ def config_from_flags():
       "text_b_column", "label_column", "do_lower_case", "max_seq_length", "init_checkpoint",
       "num_train_epochs", "learning_rate", "warmup_proportion", "train_batch_size",
       "eval_batch_size", "seeds", "seed", "task_type")}
+  values.update(glue)
   values["vocab_file"] = vocab_file
   if casing is not None and not FLAGS["do_lower_case"].present:
     values["do_lower_case"] = casing  # the folder's tokenizer's
@@ -125,14 +146,7 @@ def main(argv):
   from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.INFO)
   results = finetune.run(config, bert_config)
-  names = [k for k in finetune.CLASSIFICATION_METRICS + finetune.REGRESSION_METRICS
-           if k in results]
-  print(f"{results['init']}; {results['num_train_examples']} train, "
-        f"{results['num_dev_examples']} dev examples, {results['num_seeds']} seed(s)")
-  for name in names:
-    print(f"{name} = {results[name]:.4f} (sd {results[name + '_sd']:.4f})")
-  for note in results["notes"]:
-    print(note)
+  print("\n".join(finetune.summary_lines(config, results)))
   print(f"wrote {config.output_dir}/eval_results.txt")
   if FLAGS.export_dir:
     from bert_tf.serving import classifier_export  # pylint: disable=g-import-not-at-top

@@ -18,7 +18,11 @@ keras-hub preset. Training answers whose text is not at their answer_start
 are skipped, as the original skips them, and counted in the output.
 --use_tpu, --tpu_name, --tpu_zone, --gcp_project, --master, --num_tpu_cores
 and --iterations_per_loop are accepted for the original's command lines
-and do nothing here.
+and do nothing here. --export_dir writes the fine-tuned model as a
+SavedModel whose `answer` signature takes question and context text and
+returns the answer text, its character offsets and score (one window:
+bert_tf/serving/answer_export.py says how it differs from the predictions
+here); `bert_tf.predict --text_a=QUESTION --text_b=CONTEXT` asks it.
 """
 
 from absl import app
@@ -91,9 +95,14 @@ def define_flags(flag_values):
   flags.DEFINE_string("hf_out", "", "Write the fine-tuned span model as a transformers "
                       "BertForQuestionAnswering (Albert..., Electra...) folder here.",
                       flag_values=f)
-  flags.DEFINE_bool("overwrite", False, "Replace an existing --hf_out.", flag_values=f)
   flags.DEFINE_integer("seed", d.seed, "Seed of the head's initialization and the shuffle.",
                        flag_values=f)
+  flags.DEFINE_string("export_dir", "", "Write the fine-tuned span model (--output_dir/model) "
+                      "as a SavedModel here: signature `answer` (question, context -> "
+                      "answer, start, end, score; one window, see "
+                      "bert_tf/serving/answer_export.py).", flag_values=f)
+  flags.DEFINE_bool("overwrite", False, "Replace an existing --export_dir / --hf_out.",
+                    flag_values=f)
 
 
 CONFIG_FLAGS = ("output_dir", "train_file", "predict_file", "init_checkpoint", "do_lower_case",
@@ -131,8 +140,12 @@ def config_from_flags():
 def main(argv):
   del argv
   config, bert_config = config_from_flags()
+  from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
+  from bert_tf.serving import answer_export  # pylint: disable=g-import-not-at-top
   from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
+  if FLAGS.export_dir:  # refused before hours of training
+    files.check_absent(FLAGS.export_dir, FLAGS.overwrite, "--export_dir")
   logging.set_verbosity(logging.INFO if FLAGS.verbose_logging else logging.WARNING)
   results = squad_finetune.run(config, bert_config)
   print(results["init"])
@@ -147,6 +160,8 @@ def main(argv):
   for path in results["written"]:
     print(f"wrote {path}")
   hf_export.write_span_model(config, bert_config, FLAGS.hf_out, FLAGS.overwrite)
+  if FLAGS.export_dir:
+    print(answer_export.export_finetuned(config, bert_config, FLAGS.export_dir, FLAGS.overwrite))
   return 0
 
 

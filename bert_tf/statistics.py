@@ -1,4 +1,4 @@
-"""The few statistics the project reports: means, sample standard
+"""The few statistics the project reports: means, medians, sample standard
 deviations, standard errors, the two-sided 95% t quantile, and the
 difference of two measured values with its standard error (paired by seed,
 or Welch's for independent ones).
@@ -22,6 +22,14 @@ def mean(values):
   """The mean of a non-empty sequence of numbers (float)."""
   values = [float(v) for v in values]
   return sum(values) / len(values)
+
+
+def median(values):
+  """The median of a non-empty sequence of numbers (the mean of the middle
+  two for an even count)."""
+  values = sorted(float(v) for v in values)
+  middle = len(values) // 2
+  return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
 
 
 def sample_sd(values):

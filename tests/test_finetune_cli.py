@@ -42,7 +42,7 @@ def test_run_and_export_answer_text_in_a_fresh_process(files, tmp_path):
   child = _run_tool(_args(files, tmp_path / "out", f"--export_dir={tmp_path / 'model'}"),
                     tmp_path)
   assert child.returncode == 0, child.stderr[-3000:]
-  assert "accuracy = " in child.stdout and "(sd 0.0000)" in child.stdout
+  assert "accuracy = " in child.stdout and ", sd 0.0000)" in child.stdout
   assert "only 48 examples" in child.stdout  # the noise note
   results = dict(line.split(" = ") for line in
                  (tmp_path / "out" / "eval_results.txt").read_text().splitlines())

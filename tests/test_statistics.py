@@ -33,3 +33,9 @@ def test_differences_paired_and_independent():
   va, vb = 0.03 ** 2 / 3, 0.02 ** 2 / 3
   assert df == pytest.approx((va + vb) ** 2 / (va ** 2 / 2 + vb ** 2 / 2))
   assert statistics.binomial_se(0.5, 100) == 0.05 and statistics.binomial_se(0.5, 0) == 0.0
+
+
+def test_median_odd_and_even_counts():
+  assert statistics.median([3, 1, 2]) == 2.0
+  assert statistics.median([4, 1, 3, 2]) == 2.5
+  assert statistics.median([0.7]) == 0.7

@@ -59,13 +59,17 @@ class LabelSpace:
 
 
 def _column_index(header, column, path, flag):
-  """Index of `column` (a header name, or a 0-based index as str/int)."""
+  """Index of `column` (a header name, or a 0-based index as str/int);
+  header None (a file without one): indices only."""
   if isinstance(column, int) or (isinstance(column, str) and column.isdigit()):
     index = int(column)
-    if index >= len(header):
+    if header is not None and index >= len(header):
       raise ValueError(f"{path}: {flag}={column} is out of range: the header has "
                        f"{len(header)} columns ({', '.join(header)})")
     return index
+  if header is None:
+    raise ValueError(f"{path}: {flag}={column!r} must be a 0-based index: the file has "
+                     f"no header row")
   if column not in header:
     raise ValueError(f"{path}: {flag}={column!r} is not a column of the header "
                      f"({', '.join(header)})")
@@ -73,7 +77,7 @@ def _column_index(header, column, path, flag):
 
 
 def read_tsv(path, text_a_column, text_b_column=None, label_column=None,
-             require_labels=True):
+             require_labels=True, has_header=True):
   """Reads a task TSV.
 
   Args:
@@ -82,6 +86,8 @@ def read_tsv(path, text_a_column, text_b_column=None, label_column=None,
       text_b_column None for single-sentence tasks.
     require_labels: False (a test file) accepts a file without the label
       column; its examples have label None.
+    has_header: False for a file whose first line is a row (GLUE's CoLA
+      train.tsv and dev.tsv); columns are then indices.
 
   Returns:
     list of Example, in file order.
@@ -93,8 +99,9 @@ def read_tsv(path, text_a_column, text_b_column=None, label_column=None,
   text = files.read_text(path, "task")
   rows = list(csv.reader(io.StringIO(text), delimiter="\t", quotechar=None))
   if not rows or not any(rows[0]):
-    raise ValueError(f"{path}: empty file (a header row is required)")
-  header = [h.strip() for h in rows[0]]
+    raise ValueError(f"{path}: empty file" + (" (a header row is required)" if has_header
+                                              else ""))
+  header = [h.strip() for h in rows[0]] if has_header else None
   ia = _column_index(header, text_a_column, path, "text_a_column")
   ib = None if text_b_column in (None, "") else _column_index(
       header, text_b_column, path, "text_b_column")
@@ -109,7 +116,8 @@ def read_tsv(path, text_a_column, text_b_column=None, label_column=None,
     raise ValueError(f"{path}: no label_column given")
   needed = max(i for i in (ia, ib, il) if i is not None) + 1
   examples = []
-  for number, row in enumerate(rows[1:], start=2):
+  first = 1 if has_header else 0
+  for number, row in enumerate(rows[first:], start=first + 1):
     if not row or (len(row) == 1 and not row[0].strip()):
       continue  # blank line
     if len(row) < needed:
@@ -117,10 +125,11 @@ def read_tsv(path, text_a_column, text_b_column=None, label_column=None,
                        f"asked for need {needed}")
     label = None if il is None else row[il].strip()
     if il is not None and not label:
-      raise ValueError(f"{path}:{number}: empty label (column {header[il]!r})")
+      raise ValueError(f"{path}:{number}: empty label (column "
+                       f"{repr(header[il]) if header else il})")
     examples.append(Example(number, row[ia], None if ib is None else row[ib], label))
   if not examples:
-    raise ValueError(f"{path}: no examples after the header")
+    raise ValueError(f"{path}: no examples" + (" after the header" if has_header else ""))
   return examples
 
 

@@ -1,5 +1,6 @@
 """Queries an exported BERT SavedModel: fill-mask, sentence pairs,
-replaced-token detection (ELECTRA) and fine-tuned classifiers.
+replaced-token detection (ELECTRA), fine-tuned classifiers and SQuAD
+answers (--text_a=QUESTION --text_b=CONTEXT on a run_squad --export_dir).
 
   python -m bert_tf.predict --saved_model=/tmp/bert_savedmodel \
     --text="the man went to the [MASK] to buy milk ."
@@ -8,7 +9,8 @@ replaced-token detection (ELECTRA) and fine-tuned classifiers.
 
 A text goes to the export's fill_mask signature, or a classifier's classify,
 or else ELECTRA's replaced_token_detection; a pair to next_sentence or
-sentence_order, or a sentence-pair classifier's classify; --signature picks
+sentence_order, a sentence-pair classifier's classify, or a SQuAD export's answer
+(text_a the question, text_b the context); --signature picks
 one. A signature the export lacks is one line naming those it has and
 their inputs. In --input_file each line is one example: `text_a<TAB>text_b`
 a pair, any other line a text; the output is one JSON object a line, in
@@ -114,7 +116,9 @@ SENTENCE_SIGNATURES = {"next_sentence": "is_next_probability",
 # and what a --text_a/--text_b pair asks. `classify` is a fine-tuned
 # classifier's: `text` for a single-text task, `text_a`, `text_b` for pairs.
 TEXT_SIGNATURES = ("fill_mask", "classify", "replaced_token_detection")
-PAIR_SIGNATURES = ("next_sentence", "sentence_order", "classify")
+PAIR_SIGNATURES = ("next_sentence", "sentence_order", "classify", "answer")
+# A SQuAD export's signature: a pair is (question, context).
+ANSWER_INPUTS = ("context", "question")
 
 
 class Predictor:
@@ -158,6 +162,8 @@ class Predictor:
       return False
     if name == "classify":
       return len(inputs) == count
+    if name == "answer":
+      return count == 2 and inputs == ANSWER_INPUTS
     return len(inputs) == count and (count == 2) == (name in SENTENCE_SIGNATURES)
 
   def signature_for(self, count, signature=None):
@@ -276,6 +282,26 @@ class Predictor:
       results.append(result)
     return results
 
+  def answer_questions(self, pairs):
+    """A SQuAD export's answers (signature answer).
+
+    Args:
+      pairs: list of (question, context), str or bytes.
+
+    Returns:
+      list of dicts {"question", "context", "answer" ("" for none),
+      "start", "end" (character offsets in the context, end exclusive; -1
+      for none), "score", "has_answer", "truncated"}.
+    """
+    if not pairs:
+      return []
+    self.signature_for(2, "answer")
+    out = self._call("answer", [c for _, c in pairs], [q for q, _ in pairs])
+    return [{"question": _str(q), "context": _str(c), "answer": _str(out["answer"][i]),
+             "start": int(out["start"][i]), "end": int(out["end"][i]),
+             "score": float(out["score"][i]), "has_answer": bool(out["has_answer"][i]),
+             "truncated": bool(out["truncated"][i])} for i, (q, c) in enumerate(pairs)]
+
   def replaced_token_detection(self, texts):
     """ELECTRA's discriminator: each token's probability of being replaced.
 
@@ -304,6 +330,8 @@ class Predictor:
     name = self.signature_for(2 if pair else 1, signature)
     if name == "classify":
       return self.classify(examples)
+    if name == "answer":
+      return self.answer_questions(examples)
     if pair:
       return self.sentence_pair(examples)
     return self.fill_mask(examples) if name == "fill_mask" else self.replaced_token_detection(
@@ -357,6 +385,12 @@ def format_next_sentence(result):
 
 def format_result(result):
   """Human-readable lines of any Predictor result."""
+  if "question" in result:
+    note = ["note: the context was cut to one window"] if result["truncated"] else []
+    return "\n".join([f"question: {result['question']}", f"context: {result['context']}"] +
+                      note + [f"answer: {result['answer']!r} (characters {result['start']}-"
+                              f"{result['end']}, score {result['score']:.4f})"
+                              if result["has_answer"] else "answer: none"])
   if "masks" in result:
     return format_fill_mask(result)
   if "is_next_probability" in result or "in_order_probability" in result:

@@ -15,8 +15,12 @@ stopping). Differences: the training shuffle buffer holds the whole task
 
 Metrics: classification: accuracy, Matthews correlation (multi-class as
 Gorodkin's R_K), F1 of the second label (binary tasks: "1" of "0"/"1");
-regression: Pearson, Spearman, MSE. Each is the mean over seeds, with
-`<name>_sd` (sample standard deviation, ddof=1) and each seed's value;
+regression: Pearson, Spearman, MSE; those of each further dev file
+(`extra_dev_files`, MNLI's mismatched) prefixed with its name. Each is the
+mean over seeds, with `<name>_median`, `<name>_sd` (sample standard
+deviation, ddof=1) and each seed's value. A GLUE task (`task_name`, see
+data/glue.py) reads its files by the task's layout, takes its fixed label
+list, and names its official metrics (`official_metrics`);
 TensorBoard scalars per seed under output_dir/seed_<n>/{train,eval}, and
 `eval_results.txt` (`key = value` lines, sorted, as the original's) written
 atomically. The first seed's classifier is saved as output_dir/seed_<n>/
@@ -35,6 +39,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.data import classification
+from bert_tf.data import glue
 from bert_tf import file_io as files
 from bert_tf import statistics
 from bert_tf.models import classifier as classifier_lib
@@ -70,7 +75,10 @@ class FinetuneConfig:
   Columns are header names or 0-based indices (as str); text_b_column ""
   for single-sentence tasks; test_file "" for none. init_checkpoint "":
   random initialization. seeds: how many runs (seed, seed + 1, ...).
-  task_type: "auto", "classification" or "regression".
+  task_type: "auto", "classification" or "regression". task_name: a GLUE
+  task (data/glue.py) whose layouts read the files and whose label list is
+  the classes. extra_dev_files: (name, path) pairs evaluated after training,
+  their metrics prefixed `<name>_`.
   """
   train_file: str = ""
   dev_file: str = ""
@@ -93,6 +101,8 @@ class FinetuneConfig:
   seed: int = 0
   task_type: str = "auto"
   save_model: bool = True
+  task_name: str = ""
+  extra_dev_files: tuple = ()
 
   def validate(self, bert_config=None):
     """Raises ValueError naming the field for a value that cannot run."""
@@ -112,6 +122,8 @@ class FinetuneConfig:
     for name, ok in checks:
       if not ok:
         raise ValueError(f"{name}={getattr(self, name)} is out of range")
+    if self.task_name:
+      glue.preset(self.task_name)
     if self.task_type not in classification.TASK_TYPES:
       raise ValueError(f"task_type={self.task_type!r}: choose one of "
                        f"{', '.join(classification.TASK_TYPES)}")
@@ -194,11 +206,13 @@ def compute_metrics(outputs, labels, space):
 
 
 def summarize(per_seed):
-  """Mean and sample sd (ddof=1; 0.0 for one seed) of each metric over seeds."""
+  """Mean, median and sample sd (ddof=1; 0.0 for one seed) of each metric
+  over seeds."""
   out = {}
   for key in per_seed[0]:
     values = [m[key] for m in per_seed]
     out[key] = statistics.mean(values)
+    out[f"{key}_median"] = statistics.median(values)
     out[f"{key}_sd"] = statistics.sample_sd(values)
   return out
 
@@ -299,6 +313,7 @@ class TaskData:
   dev_labels: np.ndarray
   test: dict | None
   notes: tuple
+  extra_dev: tuple = ()  # (name, features, labels) of each extra dev file
 
 
 @functools.lru_cache(maxsize=4)
@@ -316,16 +331,31 @@ def task_tokenizer(vocab_file, do_lower_case):
   return _cached_tokenizer(vocab_file, do_lower_case, (stat.length, stat.mtime_nsec))
 
 
-def load_task(config):
-  """Reads and tokenizes the train, dev (and test) files of `config`."""
-  tokenizer = task_tokenizer(config.vocab_file, config.do_lower_case)
+def _reader(config):
+  """read(path, test) -> Examples: by the GLUE task's layouts, or the columns."""
+  if config.task_name:
+    task = glue.preset(config.task_name)
+    return lambda path, test=False: glue.read_split(task, path, test)
   columns = (config.text_a_column, config.text_b_column or None, config.label_column)
-  train = classification.read_tsv(config.train_file, *columns)
-  dev = classification.read_tsv(config.dev_file, *columns)
-  space = classification.label_space(train, config.task_type)
+  return lambda path, test=False: classification.read_tsv(
+      path, *columns, require_labels=not test)
+
+
+def load_task(config):
+  """Reads and tokenizes the train, dev (extra dev, and test) files of `config`."""
+  tokenizer = task_tokenizer(config.vocab_file, config.do_lower_case)
+  read = _reader(config)
+  train = read(config.train_file)
+  dev = read(config.dev_file)
+  extra = [(name, path, read(path)) for name, path in config.extra_dev_files]
+  if config.task_name:
+    labels = glue.preset(config.task_name).labels
+    space = classification.LabelSpace(labels, not labels)
+  else:
+    space = classification.label_space(train, config.task_type)
   notes = []
   splits = {}
-  for name, examples in (("train", train), ("dev", dev)):
+  for name, examples in [("train", train), ("dev", dev)] + [(n, e) for n, _, e in extra]:
     features, truncated = classification.convert_examples(
         examples, tokenizer, config.max_seq_length)
     splits[name] = features
@@ -334,12 +364,14 @@ def load_task(config):
                    f"max_seq_length={config.max_seq_length}")
   test = None
   if config.test_file:
-    test_examples = classification.read_tsv(config.test_file, *columns, require_labels=False)
-    test, _ = classification.convert_examples(test_examples, tokenizer, config.max_seq_length)
+    test, _ = classification.convert_examples(read(config.test_file, test=True), tokenizer,
+                                              config.max_seq_length)
+  extra_dev = tuple((name, splits[name], classification.label_values(examples, space, path))
+                    for name, path, examples in extra)
   return TaskData(space, splits["train"],
                   classification.label_values(train, space, config.train_file),
                   splits["dev"], classification.label_values(dev, space, config.dev_file),
-                  test, tuple(notes))
+                  test, tuple(notes), extra_dev)
 
 
 # ------------------------------------------------------------------------------
@@ -475,6 +507,24 @@ def noise_note(num_dev, results, space):
           f"(--seeds) and differences larger than both")
 
 
+def summary_lines(config, results):
+  """What the finetune tool prints of `run`'s results: the data, each metric
+  (a GLUE task: its official ones) with its median and sd over seeds, the
+  notes."""
+  names = results.get("official_metrics") or [
+      k for k in CLASSIFICATION_METRICS + REGRESSION_METRICS if k in results]
+  lines = [f"{results['init']}; {results['num_train_examples']} train, "
+           f"{results['num_dev_examples']} dev examples, {results['num_seeds']} seed(s)"]
+  if config.task_name:
+    lines.append(f"{config.task_name} official metrics (dev):")
+  lines += [f"{name} = {results[name]:.4f} (median {results[name + '_median']:.4f}, "
+            f"sd {results[name + '_sd']:.4f})" for name in names]
+  if config.task_name:
+    lines.append(f"test predictions: {config.output_dir}/test_results.tsv" if config.test_file
+                 else "test predictions: none (no test file in --data_dir)")
+  return lines + list(results["notes"])
+
+
 def write_eval_results(path, results):
   """`key = value` lines, sorted, as the original's eval_results.txt; atomic."""
   lines = [f"{key} = {results[key]}" for key in sorted(results)
@@ -499,7 +549,8 @@ def run(config: FinetuneConfig, bert_config: BertConfig):
   """Fine-tunes `config.seeds` classifiers and evaluates them on the dev file.
 
   Returns:
-    dict: each metric's mean over seeds and `<metric>_sd`, `seed_<s>_<metric>`
+    dict: each metric's mean over seeds, `<metric>_median` and `<metric>_sd`,
+    `seed_<s>_<metric>`
     per seed, num_seeds, num_train_examples, num_dev_examples,
     num_train_steps, task_type, labels (list), init (what the encoder was
     read from), notes (list of lines, the noise note among them).
@@ -530,6 +581,10 @@ def run(config: FinetuneConfig, bert_config: BertConfig):
     seed = config.seed + i
     seed_dir = os.path.join(config.output_dir, f"seed_{seed}")
     model, metrics, described = train_seed(config, bert_config, task, seed, seed_dir)
+    for name, features, labels in task.extra_dev:
+      outputs = predict(model, features, config.eval_batch_size)
+      metrics.update({f"{name}_{k}": v for k, v in
+                      compute_metrics(outputs, labels, task.space).items()})
     per_seed.append(metrics)
     results.update({f"seed_{seed}_{k}": v for k, v in metrics.items()})
     if i == 0:
@@ -552,4 +607,6 @@ def run(config: FinetuneConfig, bert_config: BertConfig):
     notes.append(note)
   results["labels"] = list(task.space.labels)
   results["notes"] = notes
+  if config.task_name:
+    results["official_metrics"] = list(glue.preset(config.task_name).metrics)
   return results

@@ -1,0 +1,77 @@
+"""Writes per-token encoder hidden states of text as JSON lines: the original
+google-research/bert extract_features.py, for any encoder bert_tf reads.
+
+    python -m bert_tf.extract_features --input_file=lines.txt \\
+      --output_file=features.jsonl --bert_config_file=model/bert_config.json \\
+      --init_checkpoint=model --vocab_file=model/vocab.txt --layers=-1,-2,-3,-4
+
+One example a line (`text_a ||| text_b` for a pair); each output line is
+{"linex_index": i, "features": [{"token": ..., "layers": [{"index": -1,
+"values": [...]}, ...]}, ...]} with every token, [CLS] and [SEP] included,
+values rounded to 6 decimals (see bert_tf/serving/extract.py). The output
+file appears whole or not at all. --init_checkpoint takes a bert_tf run
+directory or checkpoint, an original TF1 checkpoint, a keras-hub preset
+directory or a transformers folder (which also gives the config and vocab).
+"""
+
+from absl import app
+from absl import flags
+from absl import logging
+
+from bert_tf import cli
+
+FLAGS = flags.FLAGS
+
+
+def define_flags(flag_values):
+  """The tool's flags, as the original's."""
+  f = flag_values
+  flags.DEFINE_string("input_file", None, "Text, one example a line; `A ||| B` is a pair.",
+                      flag_values=f)
+  flags.DEFINE_string("output_file", None, "JSON lines, one per input line.", flag_values=f)
+  flags.DEFINE_string("layers", "-1,-2,-3,-4", "Comma-separated layer indexes (-1: the last "
+                      "transformer layer).", flag_values=f)
+  flags.DEFINE_string("bert_config_file", None, "bert_config.json of the model (default "
+                      "with a transformers folder --init_checkpoint: its config.json).",
+                      flag_values=f)
+  flags.DEFINE_string("init_checkpoint", None, "Encoder weights: bert_tf checkpoint or run "
+                      "dir, original TF1 checkpoint, keras-hub preset dir, or transformers "
+                      "folder.", flag_values=f)
+  flags.DEFINE_string("vocab_file", None, "The model's vocab.txt (default with a "
+                      "transformers folder --init_checkpoint: its vocab).", flag_values=f)
+  flags.DEFINE_bool("do_lower_case", True, "Lower-case and strip accents (uncased models).",
+                    flag_values=f)
+  flags.DEFINE_integer("max_seq_length", 128, "[CLS] A [SEP] B [SEP] length; longer input "
+                       "is cut as the original (longer side first).", flag_values=f)
+  flags.DEFINE_integer("batch_size", 32, "Examples per forward pass.", flag_values=f)
+
+
+def main(argv):
+  del argv
+  for name in ("input_file", "output_file", "init_checkpoint"):
+    if not FLAGS[name].value:
+      raise app.UsageError(f"--{name} is required")
+  from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
+  from bert_tf.serving import extract  # pylint: disable=g-import-not-at-top
+  try:  # a transformers folder --init_checkpoint holds the config and the vocab
+    bert_config, vocab_file, casing = hf_checkpoint.model_files(
+        FLAGS.init_checkpoint, FLAGS.bert_config_file, FLAGS.vocab_file)
+  except ValueError as e:
+    raise app.UsageError(str(e)) from None
+  lower = casing if casing is not None and not FLAGS["do_lower_case"].present else (
+      FLAGS.do_lower_case)
+  logging.set_verbosity(logging.INFO)
+  count, described = extract.extract(
+      FLAGS.input_file, FLAGS.output_file, bert_config, FLAGS.init_checkpoint, vocab_file,
+      do_lower_case=lower, layers=FLAGS.layers, max_seq_length=FLAGS.max_seq_length,
+      batch_size=FLAGS.batch_size)
+  print(f"{described}\nwrote {count} examples to {FLAGS.output_file}")
+  return 0
+
+
+def run():
+  cli.run(main, define_flags)
+
+
+if __name__ == "__main__":
+  run()
