@@ -148,17 +148,7 @@ def main(argv):
     files.check_absent(FLAGS.export_dir, FLAGS.overwrite, "--export_dir")
   logging.set_verbosity(logging.INFO if FLAGS.verbose_logging else logging.WARNING)
   results = squad_finetune.run(config, bert_config)
-  print(results["init"])
-  if config.do_train:
-    print(f"trained on {results['num_train_examples']} questions "
-          f"({results['num_train_features']} windows), {results['num_train_steps']} steps; "
-          f"skipped {results['skipped_answers']} answers whose text is not at their "
-          f"answer_start")
-  for key in ("exact_match", "exact", "f1", "HasAns_f1", "NoAns_f1", "best_f1"):
-    if key in results:
-      print(f"{key} = {results[key]:.2f}")
-  for path in results["written"]:
-    print(f"wrote {path}")
+  print("\n".join(squad_finetune.summary_lines(config, results)))
   hf_export.write_span_model(config, bert_config, FLAGS.hf_out, FLAGS.overwrite)
   if FLAGS.export_dir:
     print(answer_export.export_finetuned(config, bert_config, FLAGS.export_dir, FLAGS.overwrite))

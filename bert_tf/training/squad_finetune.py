@@ -314,3 +314,18 @@ def run(config: SquadConfig, bert_config: BertConfig):
   finetune.write_eval_results(eval_path, results)
   results["written"] = written + [eval_path]
   return results
+
+
+def summary_lines(config, results):
+  """What run_squad prints at the end: the encoder it started from, the
+  training it did (with the answers skipped for text not at their
+  answer_start), the dev figures and the files written."""
+  out = [results["init"]]
+  if config.do_train:
+    out.append(f"trained on {results['num_train_examples']} questions "
+               f"({results['num_train_features']} windows), {results['num_train_steps']} "
+               f"steps; skipped {results['skipped_answers']} answers whose text is not at "
+               "their answer_start")
+  out += [f"{key} = {results[key]:.2f}" for key in
+          ("exact_match", "exact", "f1", "HasAns_f1", "NoAns_f1", "best_f1") if key in results]
+  return out + [f"wrote {path}" for path in results["written"]]
