@@ -52,6 +52,11 @@ class BertTokenTagger(keras.Model):
     self.dropout_rate = float(dropout)
     self.encoder = encoder if encoder is not None else modeling.build_encoder(config, dtype=dtype)
     width = config.hidden_size
+    # The pooler ([CLS] through tanh) feeds no tag: out of training (and of
+    # Keras' warning of variables without gradients); its weights stay.
+    pooler = [layer for layer in self.encoder.layers if layer.name == "pooled_dense"]
+    for layer in pooler:
+      layer.trainable = False
     if self.frozen_encoder:
       self.encoder.trainable = False
       layers = list(self.encoder.transformer_layers)[-FEATURE_LAYERS:]
