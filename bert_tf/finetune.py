@@ -50,9 +50,18 @@ def define_flags(flag_values):
   flags.DEFINE_string("text_b_column", "", "Column of the second text of a sentence-pair "
                       "task (empty: single-sentence task).", flag_values=f)
   flags.DEFINE_string("label_column", d.label_column, "Column of the label.", flag_values=f)
-  flags.DEFINE_enum("task_type", d.task_type, ["auto", "classification", "regression"],
+  flags.DEFINE_enum("task_type", d.task_type, ["auto", "classification", "regression",
+                                               "tagging"],
                     "auto: regression when every train label is a number and some are not "
-                    "whole numbers.", flag_values=f)
+                    "whole numbers. tagging: token tagging on CoNLL files (token first, "
+                    "label last, a blank line between sentences; docs/tagging.md).",
+                    flag_values=f)
+  flags.DEFINE_bool("frozen_encoder", False, "tagging: train only a head on the last four "
+                    "layers' outputs, the encoder frozen (BERT's feature-based Table 7).",
+                    flag_values=f)
+  flags.DEFINE_integer("window_stride", 0, "tagging: pieces between the windows of a "
+                       "sentence longer than max_seq_length (0: half a window).",
+                       flag_values=f)
   flags.DEFINE_bool("do_lower_case", d.do_lower_case, "Lower-case and strip accents "
                     "(uncased models).", flag_values=f)
   flags.DEFINE_integer("max_seq_length", d.max_seq_length, "[CLS] A [SEP] B [SEP] length; "
@@ -103,7 +112,14 @@ def config_from_flags():
   values["vocab_file"] = vocab_file
   if casing is not None and not FLAGS["do_lower_case"].present:
     values["do_lower_case"] = casing  # the folder's tokenizer's
-  config = finetune.FinetuneConfig(**values)
+  config_class = finetune.FinetuneConfig
+  if FLAGS.task_type == "tagging":
+    from bert_tf.training import tagging  # pylint: disable=g-import-not-at-top
+    config_class = tagging.TaggingConfig
+    values.update(frozen_encoder=FLAGS.frozen_encoder, window_stride=FLAGS.window_stride)
+  elif FLAGS.frozen_encoder or FLAGS.window_stride:
+    raise app.UsageError("--frozen_encoder and --window_stride go with --task_type=tagging")
+  config = config_class(**values)
   try:
     config.validate(bert_config)
   except ValueError as e:
@@ -118,22 +134,28 @@ def main(argv):
     from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
     files.check_absent(FLAGS.export_dir, FLAGS.overwrite, "--export_dir")
   from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import tagging  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.INFO)
-  results = finetune.run(config, bert_config)
+  tags = config.task_type == "tagging"
+  results = (tagging.run if tags else finetune.run)(config, bert_config)
   names = [k for k in finetune.CLASSIFICATION_METRICS + finetune.REGRESSION_METRICS
-           if k in results]
+           + tagging.METRICS if k in results]
   print(f"{results['init']}; {results['num_train_examples']} train, "
         f"{results['num_dev_examples']} dev examples, {results['num_seeds']} seed(s)")
   for name in names:
     print(f"{name} = {results[name]:.4f} (sd {results[name + '_sd']:.4f})")
   for note in results["notes"]:
     print(note)
-  print(f"wrote {config.output_dir}/eval_results.txt")
+  print(f"wrote {config.output_dir}/eval_results.txt" + (
+      f" and {tagging.PREDICTIONS_FILE}" if tags else ""))
   if FLAGS.export_dir:
     from bert_tf.serving import classifier_export  # pylint: disable=g-import-not-at-top
-    classifier_export.export_finetuned(config, bert_config, results, FLAGS.export_dir,
-                                       overwrite=FLAGS.overwrite)
-    print(f"wrote SavedModel {FLAGS.export_dir} (signatures classify, classify_ids)")
+    from bert_tf.serving import tagger_export  # pylint: disable=g-import-not-at-top
+    export = tagger_export if tags else classifier_export
+    export.export_finetuned(config, bert_config, results, FLAGS.export_dir,
+                            overwrite=FLAGS.overwrite)
+    print(f"wrote SavedModel {FLAGS.export_dir} (signatures " +
+          ("tag, tag_ids)" if tags else "classify, classify_ids)"))
   return 0
 
 

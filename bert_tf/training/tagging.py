@@ -60,6 +60,9 @@ class TaggingConfig(finetune.FinetuneConfig):
     finetune.FinetuneConfig.validate(dataclasses.replace(self, task_type="auto"), bert_config)
     if self.task_type != "tagging":
       raise ValueError(f"task_type={self.task_type!r}: a TaggingConfig's is 'tagging'")
+    if self.test_file:
+      raise ValueError(f"test_file={self.test_file!r}: a tagging run scores its dev file "
+                       f"only (give a labeled file as dev_file)")
     if not 0 <= self.window_stride <= self.max_seq_length - 2:
       raise ValueError(f"window_stride={self.window_stride} must lie in [0, "
                        f"max_seq_length - 2 = {self.max_seq_length - 2}] (0: half a window)")
