@@ -107,3 +107,20 @@ def test_config_checks(files, tmp_path):
     _config(files, tmp_path, window_stride=11).validate()
   assert _config(files, tmp_path).stride == 5
   assert dataclasses.replace(_config(files, tmp_path), window_stride=3).stride == 3
+
+
+def test_the_encoder_comes_from_a_tf1_release_and_a_keras_hub_preset(files, tmp_path):
+  from bert_tf.serving import keras_hub_preset  # pylint: disable=g-import-not-at-top
+  from helpers import checkpoints  # pylint: disable=g-import-not-at-top
+  config = tiny_config()
+  source = checkpoints.write_random_release(config, tmp_path / "release")
+  keras_hub_preset.save_keras_hub_preset(source, files["vocab"], True,
+                                         str(tmp_path / "preset"), max_seq_length=12)
+  for init, kind in (("release", "original TF1 checkpoint"), ("preset", "keras-hub preset")):
+    for frozen in (False, True):
+      tagger_config = _config(files, tmp_path, frozen_encoder=frozen)
+      model, described = finetune.build_classifier(
+          config, 4, str(tmp_path / init), make_model=tagging.make_tagger(tagger_config))
+      assert kind in described and isinstance(model, token_head.BertTokenTagger)
+      for ours, theirs in zip(model.encoder.weights, source.encoder.weights):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
