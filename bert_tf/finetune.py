@@ -15,6 +15,11 @@ over the seeds and its standard deviation (_sd); --export_dir writes a
 SavedModel with a text-in `classify` signature (`text`, or `text_a` and
 `text_b` for a pair task), which `bert_tf.predict` answers.
 
+--task_type=tagging tags tokens instead, on CoNLL files (token first,
+label last): entity F1 as conlleval, dev_predictions.conll, a `tag`
+signature; --frozen_encoder trains a head on the last four layers alone
+(docs/tagging.md).
+
 The original recipe (lr 5e-5, 3 epochs, batch 32) is for tasks of thousands
 of examples: a run of under 100 optimizer steps warns, naming its steps and
 the epochs that reach 100 (a small task wants more epochs and, for a small
@@ -93,8 +98,7 @@ def define_flags(flag_values):
 
 
 def config_from_flags():
-  """(FinetuneConfig, BertConfig) from FLAGS; raises app.UsageError."""
-  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  """(FinetuneConfig or TaggingConfig, BertConfig) from FLAGS; raises app.UsageError."""
   from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
   for name in ("train_file", "dev_file", "output_dir"):
     if not FLAGS[name].value:
@@ -112,15 +116,9 @@ def config_from_flags():
   values["vocab_file"] = vocab_file
   if casing is not None and not FLAGS["do_lower_case"].present:
     values["do_lower_case"] = casing  # the folder's tokenizer's
-  config_class = finetune.FinetuneConfig
-  if FLAGS.task_type == "tagging":
-    from bert_tf.training import tagging  # pylint: disable=g-import-not-at-top
-    config_class = tagging.TaggingConfig
-    values.update(frozen_encoder=FLAGS.frozen_encoder, window_stride=FLAGS.window_stride)
-  elif FLAGS.frozen_encoder or FLAGS.window_stride:
-    raise app.UsageError("--frozen_encoder and --window_stride go with --task_type=tagging")
-  config = config_class(**values)
+  from bert_tf.training import tagging  # pylint: disable=g-import-not-at-top
   try:
+    config = tagging.config_for(values, FLAGS.frozen_encoder, FLAGS.window_stride)
     config.validate(bert_config)
   except ValueError as e:
     raise app.UsageError(f"--{e}") from None
@@ -133,29 +131,24 @@ def main(argv):
   if FLAGS.export_dir:
     from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
     files.check_absent(FLAGS.export_dir, FLAGS.overwrite, "--export_dir")
-  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
   from bert_tf.training import tagging  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.INFO)
-  tags = config.task_type == "tagging"
-  results = (tagging.run if tags else finetune.run)(config, bert_config)
-  names = [k for k in finetune.CLASSIFICATION_METRICS + finetune.REGRESSION_METRICS
-           + tagging.METRICS if k in results]
+  results = tagging.run_task(config, bert_config)
   print(f"{results['init']}; {results['num_train_examples']} train, "
         f"{results['num_dev_examples']} dev examples, {results['num_seeds']} seed(s)")
-  for name in names:
+  for name in [k for k in tagging.REPORTED_METRICS if k in results]:
     print(f"{name} = {results[name]:.4f} (sd {results[name + '_sd']:.4f})")
   for note in results["notes"]:
     print(note)
-  print(f"wrote {config.output_dir}/eval_results.txt" + (
-      f" and {tagging.PREDICTIONS_FILE}" if tags else ""))
+  print(f"wrote {config.output_dir}/eval_results.txt")
   if FLAGS.export_dir:
     from bert_tf.serving import classifier_export  # pylint: disable=g-import-not-at-top
     from bert_tf.serving import tagger_export  # pylint: disable=g-import-not-at-top
-    export = tagger_export if tags else classifier_export
-    export.export_finetuned(config, bert_config, results, FLAGS.export_dir,
-                            overwrite=FLAGS.overwrite)
-    print(f"wrote SavedModel {FLAGS.export_dir} (signatures " +
-          ("tag, tag_ids)" if tags else "classify, classify_ids)"))
+    tags = config.task_type == "tagging"
+    (tagger_export if tags else classifier_export).export_finetuned(
+        config, bert_config, results, FLAGS.export_dir, overwrite=FLAGS.overwrite)
+    print(f"wrote SavedModel {FLAGS.export_dir} (signatures "
+          f"{'tag, tag_ids' if tags else 'classify, classify_ids'})")
   return 0
 
 

@@ -36,7 +36,7 @@ def test_tagging_run_exports_a_tagger_that_predict_answers(tmp_path):
                                          f"--export_dir={tmp_path / 'model'}"), tmp_path)
   assert child.returncode == 0, child.stderr[-3000:]
   assert "entity_f1 = " in child.stdout and "token_accuracy = " in child.stdout
-  assert "dev_predictions.conll" in child.stdout and "signatures tag, tag_ids" in child.stdout
+  assert "dev_predictions.conll" in child.stdout and "(signatures tag, tag_ids)" in child.stdout
   results = dict(line.split(" = ") for line in
                  (tmp_path / "out" / "eval_results.txt").read_text().splitlines())
   assert float(results["entity_f1"]) > 0.6, results

@@ -38,6 +38,8 @@ from bert_tf.training import finetune
 from bert_tf.training import optimization
 
 METRICS = ("entity_f1", "entity_precision", "entity_recall", "token_accuracy")
+# What the finetune tool prints, of whichever task ran.
+REPORTED_METRICS = finetune.CLASSIFICATION_METRICS + finetune.REGRESSION_METRICS + METRICS
 PREDICTIONS_FILE = "dev_predictions.conll"
 
 
@@ -70,6 +72,26 @@ class TaggingConfig(finetune.FinetuneConfig):
   @property
   def stride(self):
     return self.window_stride or max(1, (self.max_seq_length - 2) // 2)
+
+
+def config_for(values, frozen_encoder=False, window_stride=0):
+  """The FinetuneConfig of `values` (its fields), a TaggingConfig with
+  frozen_encoder and window_stride when values["task_type"] is "tagging".
+
+  Raises:
+    ValueError: frozen_encoder or window_stride for a task that is not tagging.
+  """
+  if values.get("task_type") == "tagging":
+    return TaggingConfig(**values, frozen_encoder=frozen_encoder, window_stride=window_stride)
+  if frozen_encoder or window_stride:
+    raise ValueError(f"task_type={values.get('task_type')}: frozen_encoder and window_stride "
+                     f"are for task_type=tagging")
+  return finetune.FinetuneConfig(**values)
+
+
+def run_task(config, bert_config):
+  """`run` for a TaggingConfig, finetune.run for a FinetuneConfig."""
+  return (run if isinstance(config, TaggingConfig) else finetune.run)(config, bert_config)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -249,5 +271,7 @@ def run(config: TaggingConfig, bert_config):
                  frozen_encoder=int(config.frozen_encoder))
   finetune.write_eval_results(os.path.join(config.output_dir, "eval_results.txt"), results)
   results["labels"] = list(task.labels)
-  results["notes"] = list(task.notes) + ([short] if short else [])
+  results["notes"] = list(task.notes) + ([short] if short else []) + [
+      f"wrote the first seed's dev predictions (conlleval's input) to "
+      f"{os.path.join(config.output_dir, PREDICTIONS_FILE)}"]
   return results
