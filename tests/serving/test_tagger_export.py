@@ -11,6 +11,7 @@ from bert_tf.data import conll
 from bert_tf.data import tokenization
 from bert_tf.data import wordpiece_vocab
 from bert_tf.models import token_head
+from bert_tf.serving import predict
 from bert_tf.serving import tagger_export
 from bert_tf.training import tagging
 from helpers.tagging_task import tiny_config, write_vocab
@@ -36,7 +37,7 @@ def exported(tmp_path_factory):
   export_dir = str(root / "export")
   tagger_export.export_tagger(model, vocab, True, LABELS, export_dir, max_seq_length=SEQ,
                               stride=STRIDE)
-  return model, vocab, tf.saved_model.load(export_dir)
+  return model, vocab, tf.saved_model.load(export_dir), export_dir
 
 
 TEXTS = ["John went to Paris", "",
@@ -45,7 +46,7 @@ TEXTS = ["John went to Paris", "",
 
 
 def test_tag_labels_each_word_as_the_training_windows_do(exported):
-  model, vocab, loaded = exported
+  model, vocab, loaded, _ = exported
   out = loaded.signatures["tag"](text=tf.constant(TEXTS))
   tokenizer = tokenization.BatchTokenizer(wordpiece_vocab.load_vocab(vocab), True)
   sentences = [conll.Sentence(tuple(t.split()), ("O",) * len(t.split()), ())
@@ -69,7 +70,7 @@ def test_tag_labels_each_word_as_the_training_windows_do(exported):
 
 
 def test_tag_ids_gives_the_keras_models_logits(exported):
-  model, _, loaded = exported
+  model, _, loaded, _ = exported
   ids = np.array([[2, 5, 9, 3, 0]], np.int32)
   mask = np.array([[1, 1, 1, 1, 0]], np.int32)
   expected = model({"input_ids": ids, "input_mask": mask,
@@ -78,6 +79,20 @@ def test_tag_ids_gives_the_keras_models_logits(exported):
                                      segment_ids=np.zeros_like(ids))
   np.testing.assert_allclose(out["logits"].numpy(), expected, rtol=1e-5, atol=1e-5)
   np.testing.assert_array_equal(out["label_ids"].numpy(), expected.argmax(-1))
+
+
+def test_predict_answers_a_text_with_its_words_and_labels(exported):
+  _, _, loaded, export_dir = exported
+  predictor = predict.Predictor(export_dir)
+  assert predictor.signature_for(1) == "tag"
+  [result] = predictor.answer([TEXTS[0]])
+  out = loaded.signatures["tag"](text=tf.constant(TEXTS[:1]))
+  labels = [x.decode() for x in out["labels"].numpy()[0]]
+  assert [(t["word"], t["label"]) for t in result["tags"]] == list(zip(TEXTS[0].split(), labels))
+  assert predict.format_result(result).splitlines() == [
+      f"text: {TEXTS[0]}", "  ".join(f"{w}/{l}" for w, l in zip(TEXTS[0].split(), labels))]
+  by_line = predictor.predict_lines([TEXTS[2].encode()])
+  assert len(by_line[0]["tags"]) == len(TEXTS[2].split()) and by_line[0]["num_windows"] == 5
 
 
 def test_a_label_list_that_does_not_fit_the_model_is_an_error(tmp_path):
