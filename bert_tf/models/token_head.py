@@ -18,6 +18,7 @@ two-layer BiLSTM; here the head stays one dense layer over them.
 import keras
 import tensorflow as tf
 
+from bert_tf.models import albert
 from bert_tf.models import modeling
 from bert_tf.models.config import BertConfig
 
@@ -58,14 +59,13 @@ class BertTokenTagger(keras.Model):
     for layer in pooler:
       layer.trainable = False
     if self.frozen_encoder:
+      if albert.is_albert_encoder(self.encoder):
+        raise ValueError("frozen_encoder reads each layer's output, and ALBERT's encoder "
+                         "runs its shared layers many times: use a BERT or ELECTRA encoder")
       self.encoder.trainable = False
       layers = list(self.encoder.transformer_layers)[-FEATURE_LAYERS:]
-      try:
-        self._layer_outputs = keras.Model(self.encoder.input, [l.output for l in layers],
-                                          name="last_layers")
-      except (AttributeError, ValueError) as e:  # a layer called more than once (ALBERT)
-        raise ValueError(f"frozen_encoder needs an encoder whose layers each run once "
-                         f"(not ALBERT's shared layers): {e}") from None
+      self._layer_outputs = keras.Model(self.encoder.input, [l.output for l in layers],
+                                        name="last_layers")
       width *= len(layers)
     self.dropout = keras.layers.Dropout(self.dropout_rate, name="token_classifier_dropout")
     self.head = keras.layers.Dense(

@@ -124,3 +124,14 @@ def test_the_encoder_comes_from_a_tf1_release_and_a_keras_hub_preset(files, tmp_
       assert kind in described and isinstance(model, token_head.BertTokenTagger)
       for ours, theirs in zip(model.encoder.weights, source.encoder.weights):
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_the_frozen_encoder_refuses_albert_and_tags_on_an_albert_encoder_fine_tuned():
+  albert_config = dataclasses.replace(tiny_config(), embedding_size=8)
+  with pytest.raises(ValueError, match="ALBERT's encoder runs its shared layers"):
+    token_head.BertTokenTagger(albert_config, 3, frozen_encoder=True)
+  model = token_head.BertTokenTagger(albert_config, 3)
+  ids = np.array([[2, 5, 6, 3]], np.int32)
+  logits = model({"input_ids": ids, "input_mask": np.ones_like(ids),
+                  "segment_ids": np.zeros_like(ids)})
+  assert tuple(logits.shape) == (1, 4, 3)
