@@ -135,3 +135,13 @@ def test_the_frozen_encoder_refuses_albert_and_tags_on_an_albert_encoder_fine_tu
   logits = model({"input_ids": ids, "input_mask": np.ones_like(ids),
                   "segment_ids": np.zeros_like(ids)})
   assert tuple(logits.shape) == (1, 4, 3)
+
+
+def test_the_encoder_comes_from_a_transformers_folder(files, tmp_path):
+  from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
+  from helpers.hf_fixtures import fixture  # pylint: disable=g-import-not-at-top
+  folder = fixture("bert_for_masked_lm")
+  bert_config, _, _ = hf_checkpoint.model_files(folder, None, None)
+  model, described = finetune.build_classifier(
+      bert_config, 3, folder, make_model=tagging.make_tagger(_config(files, tmp_path)))
+  assert "transformers folder" in described and isinstance(model, token_head.BertTokenTagger)
