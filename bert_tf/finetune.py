@@ -23,6 +23,11 @@ that differs is an error), evaluates each dev file (MNLI: matched and
 mismatched, reported separately) and prints the task's official metrics;
 test predictions are written when the directory holds the test file.
 
+--task_type=tagging tags tokens instead, on CoNLL files (token first,
+label last): entity F1 as conlleval, dev_predictions.conll, a `tag`
+signature; --frozen_encoder trains a head on the last four layers alone
+(docs/tagging.md).
+
 The original recipe (lr 5e-5, 3 epochs, batch 32) is for tasks of thousands
 of examples: a run of under 100 optimizer steps warns, naming its steps and
 the epochs that reach 100 (a small task wants more epochs and, for a small
@@ -58,9 +63,18 @@ def define_flags(flag_values):
   flags.DEFINE_string("text_b_column", "", "Column of the second text of a sentence-pair "
                       "task (empty: single-sentence task).", flag_values=f)
   flags.DEFINE_string("label_column", d.label_column, "Column of the label.", flag_values=f)
-  flags.DEFINE_enum("task_type", d.task_type, ["auto", "classification", "regression"],
+  flags.DEFINE_enum("task_type", d.task_type, ["auto", "classification", "regression",
+                                               "tagging"],
                     "auto: regression when every train label is a number and some are not "
-                    "whole numbers.", flag_values=f)
+                    "whole numbers. tagging: token tagging on CoNLL files (token first, "
+                    "label last, a blank line between sentences; docs/tagging.md).",
+                    flag_values=f)
+  flags.DEFINE_bool("frozen_encoder", False, "tagging: train only a head on the last four "
+                    "layers' outputs, the encoder frozen (BERT's feature-based Table 7).",
+                    flag_values=f)
+  flags.DEFINE_integer("window_stride", 0, "tagging: pieces between the windows of a "
+                       "sentence longer than max_seq_length (0: half a window).",
+                       flag_values=f)
   flags.DEFINE_bool("do_lower_case", d.do_lower_case, "Lower-case and strip accents "
                     "(uncased models).", flag_values=f)
   flags.DEFINE_integer("max_seq_length", d.max_seq_length, "[CLS] A [SEP] B [SEP] length; "
@@ -102,8 +116,7 @@ def define_flags(flag_values):
 
 
 def config_from_flags():
-  """(FinetuneConfig, BertConfig) from FLAGS; raises app.UsageError."""
-  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  """(FinetuneConfig or TaggingConfig, BertConfig) from FLAGS; raises app.UsageError."""
   from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
   from bert_tf.data import glue as glue_lib  # pylint: disable=g-import-not-at-top
   try:  # a GLUE task's directory holds the files; see data/glue.py
@@ -128,8 +141,9 @@ def config_from_flags():
   values["vocab_file"] = vocab_file
   if casing is not None and not FLAGS["do_lower_case"].present:
     values["do_lower_case"] = casing  # the folder's tokenizer's
-  config = finetune.FinetuneConfig(**values)
+  from bert_tf.training import tagging  # pylint: disable=g-import-not-at-top
   try:
+    config = tagging.config_for(values, FLAGS.frozen_encoder, FLAGS.window_stride)
     config.validate(bert_config)
   except ValueError as e:
     raise app.UsageError(f"--{e}") from None
@@ -143,16 +157,20 @@ def main(argv):
     from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
     files.check_absent(FLAGS.export_dir, FLAGS.overwrite, "--export_dir")
   from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import tagging  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.INFO)
-  results = finetune.run(config, bert_config)
+  results = tagging.run_task(config, bert_config)
   print("\n".join(finetune.summary_lines(config, results)))
   print(f"wrote {config.output_dir}/eval_results.txt")
   if FLAGS.export_dir:
     from bert_tf.serving import classifier_export  # pylint: disable=g-import-not-at-top
-    classifier_export.export_finetuned(config, bert_config, results, FLAGS.export_dir,
-                                       overwrite=FLAGS.overwrite)
-    print(f"wrote SavedModel {FLAGS.export_dir} (signatures classify, classify_ids)")
+    from bert_tf.serving import tagger_export  # pylint: disable=g-import-not-at-top
+    tags = config.task_type == "tagging"
+    (tagger_export if tags else classifier_export).export_finetuned(
+        config, bert_config, results, FLAGS.export_dir, overwrite=FLAGS.overwrite)
+    print(f"wrote SavedModel {FLAGS.export_dir} (signatures "
+          f"{'tag, tag_ids' if tags else 'classify, classify_ids'})")
   hf_export.write_finetuned(config, bert_config, results, FLAGS.hf_out, FLAGS.overwrite)
   return 0
 

@@ -4,7 +4,7 @@
 
 It serves every export of bert_tf: fill-mask, sentence pairs (--text_a,
 --text_b), ELECTRA's replaced-token detection and a fine-tuned classifier's
-classify (--signature picks one; see bert_tf/serving/predict.py).
+classify and a tagger's tag (--signature picks one; see bert_tf/serving/predict.py).
 
 The client lives in bert_tf/serving/predict.py, a file that needs only
 tensorflow, tensorflow-text and absl, so it can be copied beside a SavedModel.

@@ -228,7 +228,8 @@ def _fine_tuned_model(build, bert_config, init_checkpoint, prefix):
 def write_finetuned(config, bert_config, results, out_dir, overwrite=False):
   """Writes the classifier `training.finetune.run(config, bert_config)`
   saved (its first seed's) as a transformers *ForSequenceClassification
-  folder, its labels as id2label (see write_hf_head_folder), and prints
+  folder, or the tagger `training.tagging.run` saved as a
+  *ForTokenClassification one, its labels as id2label (see write_hf_head_folder), and prints
   where; nothing for an empty out_dir. Returns the architecture or None."""
   if not out_dir:
     return None
@@ -236,12 +237,21 @@ def write_finetuned(config, bert_config, results, out_dir, overwrite=False):
   from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
   labels = results["labels"]
   regression = results.get("task_type") == "regression"
+  tagger = results.get("task_type") == "tagging"
+  if tagger and getattr(config, "frozen_encoder", False):
+    raise ValueError("hf_out: a --frozen_encoder tagger's head reads the last four layers "
+                     "concatenated, which no transformers *ForTokenClassification has")
   prefix = os.path.join(config.output_dir, f"seed_{config.seed}", finetune.CHECKPOINT_NAME)
-  model_type, model = _fine_tuned_model(
-      lambda encoder: classifier.BertClassifier(bert_config, len(labels) or 1, encoder=encoder),
-      bert_config, config.init_checkpoint, prefix)
+  if tagger:
+    from bert_tf.models import token_head  # pylint: disable=g-import-not-at-top
+    build = lambda encoder: token_head.BertTokenTagger(bert_config, len(labels), encoder=encoder)
+  else:
+    build = lambda encoder: classifier.BertClassifier(bert_config, len(labels) or 1,
+                                                      encoder=encoder)
+  model_type, model = _fine_tuned_model(build, bert_config, config.init_checkpoint, prefix)
   architecture = write_hf_head_folder(
-      model.encoder, bert_config, model_type, hf_config.SEQUENCE_CLASSIFICATION,
+      model.encoder, bert_config, model_type,
+      hf_config.TOKEN_CLASSIFICATION if tagger else hf_config.SEQUENCE_CLASSIFICATION,
       model.head.kernel.numpy(), model.head.bias.numpy(), config.vocab_file,
       config.do_lower_case, out_dir, labels=labels, regression=regression, overwrite=overwrite)
   print(f"wrote {out_dir} {architecture}")

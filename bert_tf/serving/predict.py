@@ -1,6 +1,6 @@
 """Queries an exported BERT SavedModel: fill-mask, sentence pairs,
-replaced-token detection (ELECTRA), fine-tuned classifiers and SQuAD
-answers (--text_a=QUESTION --text_b=CONTEXT on a run_squad --export_dir).
+replaced-token detection (ELECTRA), fine-tuned classifiers and taggers, and
+SQuAD answers (--text_a=QUESTION --text_b=CONTEXT on a run_squad --export_dir).
 
   python -m bert_tf.predict --saved_model=/tmp/bert_savedmodel \
     --text="the man went to the [MASK] to buy milk ."
@@ -8,7 +8,8 @@ answers (--text_a=QUESTION --text_b=CONTEXT on a run_squad --export_dir).
   python -m bert_tf.predict --saved_model=... --input_file=in.txt --output_file=out.jsonl
 
 A text goes to the export's fill_mask signature, or a classifier's classify,
-or else ELECTRA's replaced_token_detection; a pair to next_sentence or
+or a tagger's tag (printed word/LABEL), or else ELECTRA's
+replaced_token_detection; a pair to next_sentence or
 sentence_order, a sentence-pair classifier's classify, or a SQuAD export's answer
 (text_a the question, text_b the context); --signature picks
 one. A signature the export lacks is one line naming those it has and
@@ -91,7 +92,7 @@ def define_flags(flag_values):
   string("saved_model", "SavedModel directory written by bert_tf.export_saved_model or "
          "bert_tf.finetune --export_dir.")
   string("text", "A text: with one or more [MASK], the top fills of each (fill_mask); for a "
-         "classifier, its label (classify).")
+         "classifier, its label (classify); for a tagger, each word's label (tag).")
   string("text_a", "First text of a sentence-pair query (next_sentence, sentence_order or a "
          "sentence-pair classifier; with --text_b).")
   string("text_b", "Second text of a sentence-pair query (with --text_a).")
@@ -115,7 +116,7 @@ SENTENCE_SIGNATURES = {"next_sentence": "is_next_probability",
 # What a --text asks, in order of preference (the first the export has),
 # and what a --text_a/--text_b pair asks. `classify` is a fine-tuned
 # classifier's: `text` for a single-text task, `text_a`, `text_b` for pairs.
-TEXT_SIGNATURES = ("fill_mask", "classify", "replaced_token_detection")
+TEXT_SIGNATURES = ("fill_mask", "classify", "tag", "replaced_token_detection")
 PAIR_SIGNATURES = ("next_sentence", "sentence_order", "classify", "answer")
 # A SQuAD export's signature: a pair is (question, context).
 ANSWER_INPUTS = ("context", "question")
@@ -302,6 +303,27 @@ class Predictor:
              "score": float(out["score"][i]), "has_answer": bool(out["has_answer"][i]),
              "truncated": bool(out["truncated"][i])} for i, (q, c) in enumerate(pairs)]
 
+  def tag(self, texts):
+    """A fine-tuned tagger's labels of each whitespace word (signature tag).
+
+    Returns:
+      list of dicts {"text", "tags": [{"word", "label", "probability"}],
+      "num_windows", "truncated" (False: a long text is read in windows)}.
+    """
+    if not texts:
+      return []
+    self.signature_for(1, "tag")
+    out = self._call("tag", texts)
+    results = []
+    for i, text in enumerate(texts):
+      n = int(out["num_words"][i])
+      tags = [{"word": _str(w), "label": _str(l), "probability": float(p)}
+              for w, l, p in zip(out["words"][i, :n], out["labels"][i, :n],
+                                 out["probabilities"][i, :n])]
+      results.append({"text": _str(text), "tags": tags,
+                      "num_windows": int(out["num_windows"][i]), "truncated": False})
+    return results
+
   def replaced_token_detection(self, texts):
     """ELECTRA's discriminator: each token's probability of being replaced.
 
@@ -332,6 +354,8 @@ class Predictor:
       return self.classify(examples)
     if name == "answer":
       return self.answer_questions(examples)
+    if name == "tag":
+      return self.tag(examples)
     if pair:
       return self.sentence_pair(examples)
     return self.fill_mask(examples) if name == "fill_mask" else self.replaced_token_detection(
@@ -401,7 +425,9 @@ def format_result(result):
     lines.append(f"error: {result['error']}")
   if result["truncated"]:
     lines.append("note: truncated to max_seq_length tokens")
-  if "tokens" in result:
+  if "tags" in result:
+    lines.append("  ".join(f"{t['word']}/{t['label']}" for t in result["tags"]))
+  elif "tokens" in result:
     lines.append("P(replaced): " + "  ".join(
         f"{t['token']} {t['replaced_probability']:.4f}" for t in result["tokens"]))
   elif "score" in result:

@@ -268,11 +268,18 @@ def load_encoder_weights(classifier, checkpoint):
   return f"initialized {len(encoder.weights)} encoder weights from {kind} {report.prefix}"
 
 
-def build_classifier(bert_config, num_outputs, init_checkpoint="", seed=0, labels=None):
+def build_classifier(bert_config, num_outputs, init_checkpoint="", seed=0, labels=None,
+                     make_model=None, head_task=hf_checkpoint.SEQUENCE_CLASSIFICATION):
   """A BertClassifier with seeded initialization, its encoder read from
-  init_checkpoint when given, and its head from a transformers
-  *ForSequenceClassification folder whose labels are `labels` (the
-  task's). Returns (classifier, description)."""
+  init_checkpoint when given, and its head from a transformers folder of
+  `head_task` (*ForSequenceClassification) whose labels are `labels` (the
+  task's). Returns (classifier, description).
+
+  make_model: builds another model with an `encoder` and a Dense `head` (a
+  token tagger, head_task hf_checkpoint.TOKEN_CLASSIFICATION), called as
+  make_model(bert_config, num_outputs, encoder=None or a given encoder);
+  default BertClassifier."""
+  make_model = make_model or classifier_lib.BertClassifier
   keras.utils.set_random_seed(seed)
   if init_checkpoint and not classifier_lib.is_keras_hub_preset(init_checkpoint):
     prefix = checkpoints.resolve_checkpoint(init_checkpoint)
@@ -284,17 +291,15 @@ def build_classifier(bert_config, num_outputs, init_checkpoint="", seed=0, label
       # released ones do): its encoder is all fine-tuning reads.
       pretrainer, _ = checkpoints.load_pretrainer(
           bert_config, prefix, saved, require_heads=not hf_checkpoint.is_hf_folder(prefix))
-      model = classifier_lib.BertClassifier(bert_config, num_outputs,
-                                            encoder=pretrainer.encoder)
+      model = make_model(bert_config, num_outputs, encoder=pretrainer.encoder)
       return model, (f"initialized the ELECTRA discriminator's {len(pretrainer.encoder.weights)}"
                      f" encoder weights from checkpoint {prefix}")
-  model = classifier_lib.BertClassifier(bert_config, num_outputs)
+  model = make_model(bert_config, num_outputs)
   if not init_checkpoint:
     return model, "random initialization (no init_checkpoint)"
   described = load_encoder_weights(model, init_checkpoint)
-  # A transformers *ForSequenceClassification folder: its head too.
-  head = hf_checkpoint.load_hf_head(model.head, init_checkpoint,
-                                    hf_checkpoint.SEQUENCE_CLASSIFICATION, labels)
+  # A transformers folder of the head's task: its head too.
+  head = hf_checkpoint.load_hf_head(model.head, init_checkpoint, head_task, labels)
   return model, described + (f"; read {head}" if head else "")
 
 
