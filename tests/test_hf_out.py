@@ -106,3 +106,40 @@ def test_run_squad_hf_out_predicts_the_same_from_the_folder(tmp_path):
   read, _ = squad_finetune.build_span_model(tiny_config(), str(tmp_path / "hf"))
   for ours, theirs in zip(read(_feed()), trained(_feed())):
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-6)
+
+
+@pytest.mark.slow
+def test_a_taggers_hf_out_is_a_token_classifier_that_reads_back(tmp_path):
+  from bert_tf.models import token_head  # pylint: disable=g-import-not-at-top
+  from helpers import tagging_task  # pylint: disable=g-import-not-at-top
+  config = tmp_path / "bert_config.json"
+  tagging_task.tiny_config().to_json_file(str(config))
+  out, hf_dir = tmp_path / "out", tmp_path / "hf"
+  args = [f"--bert_config_file={config}",
+          f"--vocab_file={tagging_task.write_vocab(tmp_path / 'vocab.txt')}",
+          f"--train_file={tagging_task.write_task(tmp_path / 'train.txt', 24, 1)}",
+          f"--dev_file={tagging_task.write_task(tmp_path / 'dev.txt', 8, 2)}",
+          "--task_type=tagging", "--max_seq_length=16", "--num_train_epochs=1",
+          "--train_batch_size=8", f"--output_dir={out}", f"--hf_out={hf_dir}"]
+  child = run_tool("finetune", args, tmp_path)
+  assert child.returncode == 0, child.stderr[-3000:]
+  assert f"wrote {hf_dir} BertForTokenClassification" in child.stdout
+  written = json.loads((hf_dir / "config.json").read_text())
+  labels = [written["id2label"][str(i)] for i in range(len(written["id2label"]))]
+  assert sorted(labels) == ["B-LOC", "B-PER", "I-PER", "O"]
+  trained = token_head.BertTokenTagger(tagging_task.tiny_config(), len(labels))
+  tf.train.Checkpoint(model=trained).read(
+      str(out / "seed_0" / "model")).assert_existing_objects_matched()
+  read, described = finetune.build_classifier(
+      hf.read_hf_model(str(hf_dir)).bert_config, len(labels), str(hf_dir), labels=labels,
+      make_model=token_head.BertTokenTagger, head_task=hf.TOKEN_CLASSIFICATION)
+  assert "read its BertForTokenClassification head" in described
+  feed = _feed()
+  np.testing.assert_allclose(read(feed).numpy(), trained(feed).numpy(), atol=1e-5)
+  # A frozen encoder's four-layer head has no transformers class: one line.
+  frozen = run_tool("finetune", args[:-2] + [f"--output_dir={tmp_path / 'frozen'}",
+                                             f"--hf_out={tmp_path / 'hf2'}",
+                                             "--frozen_encoder"], tmp_path)
+  assert frozen.returncode != 0
+  assert "a --frozen_encoder tagger's head reads the last four layers" in frozen.stderr
+  assert not (tmp_path / "hf2").exists()
