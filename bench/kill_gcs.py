@@ -45,6 +45,8 @@ def sweep_inside(args):
   start = time.time()
   outputs = f"gs://{args.bucket}/kill_sweep"
   kill_sweep.remove_tree(outputs)
+  if args.no_delays:
+    kill_sweep.SAVE_DELAYS_S = ()
   results = kill_sweep.run_sweep(os.path.join(args.out, "work"), args.points,
                                  tuple(args.tools.split(",")),
                                  log=lambda line: print(line, file=sys.stderr, flush=True),
@@ -61,6 +63,8 @@ def main():
   parser.add_argument("--out", default="/tmp/kill_gcs", help="local work folder (emptied)")
   parser.add_argument("--tools", default="writer,trainer,exporter")
   parser.add_argument("--bucket", default=BUCKET)
+  parser.add_argument("--no_delays", action="store_true",
+                      help="kill at write events only, not at delays into saves")
   parser.add_argument("--inside", action="store_true",
                       help="already inside an emulator's namespaces (the test fixture's)")
   args = parser.parse_args()
@@ -82,7 +86,8 @@ def main():
     return subprocess.run(
         ["nsenter", f"--target={server.pid}", "--net", "--mount", f"--wd={REPO}", "--",
          sys.executable, os.path.abspath(__file__), "--inside", f"--points={args.points}",
-         f"--out={args.out}", f"--tools={args.tools}", f"--bucket={args.bucket}"],
+         f"--out={args.out}", f"--tools={args.tools}", f"--bucket={args.bucket}"]
+        + ["--no_delays"] * args.no_delays,
         env=emulator_env(server_dir), cwd=REPO, check=False).returncode
   finally:
     server.terminate()
