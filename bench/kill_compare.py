@@ -34,6 +34,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import sys
@@ -107,9 +108,18 @@ def results_view(out):
   return rows, md
 
 
+def _unkeyed(rel):
+  """A path under the output folder without the fine-tuning settings' key
+  (stages.finetune_path), which hashes the task's folder and so differs
+  between two output folders."""
+  return re.sub(r"(finetune/[^/]+)-[0-9a-f]{8}(/|$)", r"\1\2", rel)
+
+
 def partial_files(out, ref):
   """Final-named files under `out` that a reader would find cut short."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  ref_files = {_unkeyed(os.path.relpath(os.path.join(root, n), ref)): os.path.join(root, n)
+               for root, _, names in os.walk(ref) for n in names}
   bad = []
   for root, _, names in os.walk(out):
     rel_root = os.path.relpath(root, out)
@@ -131,9 +141,9 @@ def partial_files(out, ref):
         elif name.endswith(".json"):
           with open(path, encoding="utf-8") as f:
             json.load(f)
-        elif name.endswith((".txt", ".tsv", ".md", ".csv", ".png")):
-          with open(path, "rb") as f, open(os.path.join(ref, rel), "rb") as g:
-            if name.endswith((".txt", ".tsv")) and f.read() != g.read():
+        elif name.endswith((".txt", ".tsv")):
+          with open(path, "rb") as f, open(ref_files[_unkeyed(rel)], "rb") as g:
+            if f.read() != g.read():
               bad.append(f"{rel}: differs from the uninterrupted run's")
         elif ".tfevents." in name:
           for _ in tf.data.TFRecordDataset(path):
