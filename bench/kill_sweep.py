@@ -98,17 +98,18 @@ def partial_records(folder):
   """Final-named record shards that do not read to their end, and sidecar
   JSON files that do not parse."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  gfile = tf.io.gfile
   bad = []
-  for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+  for name in sorted(gfile.listdir(folder)) if gfile.isdir(folder) else []:
     path = os.path.join(folder, name)
-    if ".tmp" in name or not os.path.isfile(path):
+    if ".tmp" in name or gfile.isdir(path):
       continue
     try:
       if name.endswith(".tfrecord"):
         for _ in tf.data.TFRecordDataset(path).batch(1024):
           pass
       elif name.endswith(".json"):
-        with open(path, encoding="utf-8") as f:
+        with gfile.GFile(path) as f:
           json.load(f)
     except Exception as e:  # noqa: BLE001 - anything unreadable is partial
       bad.append(f"{name}: {type(e).__name__}")
@@ -119,7 +120,7 @@ def checkpoint_state(folder):
   """(latest step the `checkpoint` file names or 0, problem or None)."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from bert_tf.training import checkpoints  # pylint: disable=g-import-not-at-top
-  if not os.path.exists(os.path.join(folder, "checkpoint")):
+  if not tf.io.gfile.exists(os.path.join(folder, "checkpoint")):
     return 0, None
   try:
     latest = tf.train.latest_checkpoint(folder)
@@ -140,14 +141,25 @@ def model_weights(prefix):
 
 
 def tree_files(folder):
-  """{relative path: bytes} of the files under `folder` ({} if absent)."""
+  """{relative path: bytes} of the files under `folder` ({} if absent);
+  local or gs://."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   out = {}
-  for root, _, names in os.walk(folder):
+  if not tf.io.gfile.isdir(folder):
+    return out
+  for root, _, names in tf.io.gfile.walk(folder):
     for name in names:
       path = os.path.join(root, name)
-      with open(path, "rb") as f:
-        out[os.path.relpath(path, folder)] = f.read()
+      with tf.io.gfile.GFile(path, "rb") as f:
+        out[path[len(folder):].strip("/")] = f.read()
   return out
+
+
+def remove_tree(path):
+  """Removes the folder `path` (local or gs://) if it is there."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  if tf.io.gfile.exists(path):
+    tf.io.gfile.rmtree(path)
 
 
 # ----------------------------------------------------------------------------
@@ -199,15 +211,17 @@ def exporter_args(inputs, checkpoint, out):
 
 
 def _manifest_without_run(folder):
-  with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as f:
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  with tf.io.gfile.GFile(os.path.join(folder, "manifest.json")) as f:
     manifest = json.load(f)
   manifest.pop("run", None)
   manifest["files"] = [os.path.basename(p) for p in manifest.get("files", [])]
   return manifest
 
 
-def sweep_writer(work, inputs, count, log):
-  ref = os.path.join(work, "writer_ref")
+def sweep_writer(work, inputs, count, log, outputs=None):
+  outputs = outputs or work
+  ref = os.path.join(outputs, "writer_ref")
   events_log = os.path.join(work, "writer_events.log")
   code, err = run_tool(WRITER, writer_args(inputs, ref), work, events_log=events_log)
   assert code == 0, err[-2000:]
@@ -216,7 +230,7 @@ def sweep_writer(work, inputs, count, log):
   result = {"tool": "create_pretraining_data", "events": len(events), "points": 0, "killed": 0,
             "partial_seen": 0, "reruns_identical": 0, "failures": []}
   for index, delay in choose_points(events, count):
-    out = os.path.join(work, f"writer_{index}")
+    out = os.path.join(outputs, f"writer_{index}")
     code, _ = run_tool(WRITER, writer_args(inputs, out), work, kill_at=index, delay=delay)
     result["points"] += 1
     result["killed"] += code == -signal.SIGKILL
@@ -230,12 +244,13 @@ def sweep_writer(work, inputs, count, log):
       result["failures"].append(f"event {index} ({events[index - 1]}): partial {bad}, rerun "
                                 f"exit {code}, identical {same} {err[-300:] if code else ''}")
     log(f"writer event {index} {events[index - 1]}: partial={bad} identical={same}")
-    shutil.rmtree(out, ignore_errors=True)
+    remove_tree(out)
   return result, ref
 
 
-def sweep_trainer(work, inputs, records, count, log):
-  ref = os.path.join(work, "trainer_ref")
+def sweep_trainer(work, inputs, records, count, log, outputs=None):
+  outputs = outputs or work
+  ref = os.path.join(outputs, "trainer_ref")
   events_log = os.path.join(work, "trainer_events.log")
   code, err = run_tool(TRAINER, trainer_args(inputs, records, ref), work, events_log=events_log)
   assert code == 0, err[-2000:]
@@ -244,19 +259,20 @@ def sweep_trainer(work, inputs, records, count, log):
   # its checkpoint of that step alone in a folder, and the same command.
   references = {0: model_weights(os.path.join(ref, "ckpt-6"))}
   references[6] = references[0]
-  every = os.path.join(work, "trainer_every_checkpoint")
+  every = os.path.join(outputs, "trainer_every_checkpoint")
   if count:
     code, err = run_tool(TRAINER, trainer_args(inputs, records, every, keep=10), work)
     assert code == 0, err[-2000:]
 
   def reference(step):
     if step not in references:
-      out = os.path.join(work, f"trainer_resumed_at_{step}")
-      os.makedirs(out)
-      for name in os.listdir(every):
+      import tensorflow as tf  # pylint: disable=g-import-not-at-top
+      out = os.path.join(outputs, f"trainer_resumed_at_{step}")
+      tf.io.gfile.makedirs(out)
+      for name in tf.io.gfile.listdir(every):
         if name.startswith(f"ckpt-{step}.") or name == "run_identity.json":
-          shutil.copy(os.path.join(every, name), out)
-      with open(os.path.join(out, "checkpoint"), "w", encoding="utf-8") as f:
+          tf.io.gfile.copy(os.path.join(every, name), os.path.join(out, name))
+      with tf.io.gfile.GFile(os.path.join(out, "checkpoint"), "w") as f:
         f.write(f'model_checkpoint_path: "ckpt-{step}"\n'
                 f'all_model_checkpoint_paths: "ckpt-{step}"\n')
       code, err = run_tool(TRAINER, trainer_args(inputs, records, out), work)
@@ -268,7 +284,7 @@ def sweep_trainer(work, inputs, records, count, log):
             "partial_seen": 0,
             "resumed_from_latest_complete": 0, "reruns_identical": 0, "failures": []}
   for index, delay in choose_points(events, count, first_event="CheckpointManager.save"):
-    out = os.path.join(work, f"trainer_{index}_{delay}")
+    out = os.path.join(outputs, f"trainer_{index}_{delay}")
     code, _ = run_tool(TRAINER, trainer_args(inputs, records, out), work, kill_at=index,
                        delay=delay)
     result["points"] += 1
@@ -291,7 +307,7 @@ def sweep_trainer(work, inputs, records, count, log):
                                 f"{code} {err[-300:] if code else ''}")
     log(f"trainer event {index}+{delay}s {events[index - 1]}: latest complete ckpt-{step} "
         f"problem={problem} resumed_right={resumed} identical={same}")
-    shutil.rmtree(out, ignore_errors=True)
+    remove_tree(out)
   return result, ref
 
 
@@ -301,7 +317,7 @@ def _export_view(out):
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   hf = tree_files(os.path.join(out, "hf"))
   saved = os.path.join(out, "saved_model")
-  names = sorted(tree_files(saved)) if os.path.isdir(saved) else None
+  names = sorted(tree_files(saved)) if tf.io.gfile.isdir(saved) else None
   variables = None
   if names and "variables/variables.index" in names:
     reader = tf.train.load_checkpoint(os.path.join(saved, "variables", "variables"))
@@ -310,8 +326,9 @@ def _export_view(out):
   return hf, names, variables
 
 
-def sweep_exporter(work, inputs, checkpoint, count, log):
-  ref = os.path.join(work, "export_ref")
+def sweep_exporter(work, inputs, checkpoint, count, log, outputs=None):
+  outputs = outputs or work
+  ref = os.path.join(outputs, "export_ref")
   events_log = os.path.join(work, "export_events.log")
   code, err = run_tool(EXPORTER, exporter_args(inputs, checkpoint, ref), work,
                        events_log=events_log)
@@ -319,20 +336,31 @@ def sweep_exporter(work, inputs, checkpoint, count, log):
   events = read_events(events_log)
   want = _export_view(ref)
   result = {"tool": "export_saved_model --hf_out", "events": len(events), "points": 0,
-            "killed": 0,
-            "partial_seen": 0, "reruns_identical": 0, "failures": []}
+            "killed": 0, "partial_seen": 0, "unfinished_without_completing_file": 0,
+            "reruns_identical": 0, "failures": []}
   for index, delay in choose_points(events, count):
-    out = os.path.join(work, f"export_{index}_{delay}")
+    out = os.path.join(outputs, f"export_{index}_{delay}")
     code, _ = run_tool(EXPORTER, exporter_args(inputs, checkpoint, out), work, kill_at=index,
                        delay=delay)
     result["points"] += 1
     result["killed"] += code == -signal.SIGKILL
     hf, names, _ = _export_view(out)
     bad = [f"hf/{n}" for n in hf if n not in want[0] or hf[n] != want[0][n]]
+    # A folder under its final name is a model to its readers when it holds
+    # its completing file (file_io.COMPLETING_NAMES); one moved file by file
+    # (gs://) and stopped half-way lacks it, which they take for no model.
+    unmarked = 0
+    if hf and set(hf) != set(want[0]):
+      if "config.json" in hf:
+        bad.append("hf: files " + ",".join(sorted(set(want[0]) - set(hf))[:3]) + " missing")
+      unmarked += "config.json" not in hf
     if names is not None and names != want[1]:
-      bad.append("saved_model: files " + ",".join(sorted(set(want[1]) - set(names))[:3])
-                 + " missing")
+      if "saved_model.pb" in names:
+        bad.append("saved_model: files " + ",".join(sorted(set(want[1]) - set(names))[:3])
+                   + " missing")
+      unmarked += "saved_model.pb" not in names
     result["partial_seen"] += bool(bad)
+    result["unfinished_without_completing_file"] += unmarked > 0
     code, err = run_tool(EXPORTER, exporter_args(inputs, checkpoint, out), work)
     same = code == 0 and _export_view(out) == want
     result["reruns_identical"] += same
@@ -340,26 +368,28 @@ def sweep_exporter(work, inputs, checkpoint, count, log):
       result["failures"].append(f"event {index}+{delay}s ({events[index - 1]}): partial {bad}, "
                                 f"identical {same} {err[-300:] if code else ''}")
     log(f"export event {index}+{delay}s {events[index - 1]}: partial={bad} identical={same}")
-    shutil.rmtree(out, ignore_errors=True)
+    remove_tree(out)
   return result
 
 
-def run_sweep(work, points, tools=("writer", "trainer", "exporter"), log=print):
-  """Runs the sweep of `points` kill points per tool in `work`; returns the
-  list of per-tool result dicts."""
+def run_sweep(work, points, tools=("writer", "trainer", "exporter"), log=print, outputs=None):
+  """Runs the sweep of `points` kill points per tool in `work` (the inputs,
+  the event logs; the tools' outputs too unless `outputs` names another
+  folder, e.g. on gs://); returns the list of per-tool result dicts."""
   os.makedirs(work, exist_ok=True)
   inputs = make_inputs(work)
   results = []
-  writer_result, records = sweep_writer(work, inputs, points if "writer" in tools else 0, log)
+  writer_result, records = sweep_writer(work, inputs, points if "writer" in tools else 0, log,
+                                        outputs)
   if "writer" in tools:
     results.append(writer_result)
   if "trainer" in tools or "exporter" in tools:
     trainer_result, trained = sweep_trainer(
-        work, inputs, records, points if "trainer" in tools else 0, log)
+        work, inputs, records, points if "trainer" in tools else 0, log, outputs)
     if "trainer" in tools:
       results.append(trainer_result)
     if "exporter" in tools:
-      results.append(sweep_exporter(work, inputs, trained, points, log))
+      results.append(sweep_exporter(work, inputs, trained, points, log, outputs))
   return results
 
 

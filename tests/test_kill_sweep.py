@@ -1,7 +1,9 @@
-"""SIGKILL inside the writes of the data writer, the trainer and the
-exporter (bench/kill_sweep.py, a few points of its sweep): no partial file
-under a final name, a rerun identical to an uninterrupted run, the latest
-complete checkpoint restored. docs/reliability.md has the full sweep."""
+"""SIGKILL inside the writes of the data writer, the trainer, the exporter
+(bench/kill_sweep.py) and compare_objectives (bench/kill_compare.py), a
+few points of their sweeps: no partial file under a final name, a rerun
+identical to an uninterrupted run (the comparison's results table but its
+timing columns), the latest complete checkpoint restored.
+docs/reliability.md has the full sweeps."""
 
 import os
 import sys
@@ -34,3 +36,13 @@ def test_kills_inside_writes_leave_no_partial_file_and_reruns_are_identical(tmp_
     assert result["reruns_identical"] == result["points"], result
     if result["tool"] == "run_pretraining":
       assert result["resumed_from_latest_complete"] == result["points"]
+
+
+@pytest.mark.slow
+def test_a_comparison_killed_in_a_checkpoint_save_reruns_to_the_same_table(tmp_path):
+  import kill_compare  # pylint: disable=g-import-not-at-top
+  result = kill_compare.run_sweep(str(tmp_path), 1, log=lambda line: None,
+                                  only=lambda event, delay: delay > 0)
+  assert result["points"] == 1 and result["killed"] == 1, result
+  assert result["failures"] == [] and result["partial_seen"] == 0, result
+  assert result["reruns_identical"] == 1, result
