@@ -116,7 +116,7 @@ def atomic_path(path, tmp=None):
   try:
     yield tmp
     if _gfile().isdir(tmp) and _gfile().isdir(path):
-      _gfile().rmtree(path)
+      retire_dir(path)
     if _gfile().isdir(tmp) and not renames_directories_whole(path):
       publish_files(tmp, path)
     else:
@@ -139,6 +139,18 @@ def renames_directories_whole(path):
   filesystem; not on object stores (gs://, s3://), where TensorFlow renames
   a directory as a copy and a delete per object."""
   return "://" not in path or path.startswith("file://")
+
+
+def retire_dir(path):
+  """Removes the directory `path`, its COMPLETING_NAMES files first: on an
+  object store, where a directory goes object by object, a kill half-way
+  leaves a folder that no reader takes for a model, never saved_model.pb
+  or config.json without the files they name."""
+  completing = [f"{root.rstrip('/')}/{name}" for root, _, files in _gfile().walk(path)
+                for name in files if name in COMPLETING_NAMES]
+  for name in sorted(completing, key=lambda n: n.count("/")):
+    _gfile().remove(name)
+  _gfile().rmtree(path)
 
 
 def publish_files(tmp, path):

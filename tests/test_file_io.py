@@ -227,3 +227,22 @@ def test_a_directory_on_an_object_store_is_published_completing_file_last(tmp_pa
   assert not src.exists()
   assert (tmp_path / "export" / "variables" / "variables.index").read_text() == (
       "variables/variables.index")
+
+
+def test_an_export_replaced_goes_completing_files_first(tmp_path, monkeypatch):
+  # Overwriting an export removes the old folder; on an object store that
+  # is object by object, so its saved_model.pb / config.json go first: a
+  # kill half-way leaves no folder a reader takes for a model.
+  old = tmp_path / "export"
+  for name in ("variables/variables.index", "saved_model.pb", "generator/config.json",
+               "config.json", "vocab.txt"):
+    (old / name).parent.mkdir(parents=True, exist_ok=True)
+    (old / name).write_text(name)
+  removed = []
+  real_remove = tf.io.gfile.remove
+  monkeypatch.setattr(tf.io.gfile, "remove", lambda p: (removed.append(p), real_remove(p)))
+  files.retire_dir(str(old))
+  order = [os.path.relpath(p, old) for p in removed]
+  assert sorted(order[:2]) == ["config.json", "saved_model.pb"]
+  assert order[2:] == ["generator/config.json"]
+  assert not old.exists()
