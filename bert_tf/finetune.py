@@ -80,6 +80,11 @@ def define_flags(flag_values):
   flags.DEFINE_integer("max_seq_length", d.max_seq_length, "[CLS] A [SEP] B [SEP] length; "
                        "longer pairs are cut as the original (longer side first).",
                        flag_values=f)
+  flags.DEFINE_integer("length_buckets", d.length_buckets, "Cut each batch to the shortest "
+                       "of this many lengths (max_seq_length halved, multiples of 8) that "
+                       "holds its longest example: the same results, faster on short texts; "
+                       "1 pads every batch to max_seq_length, as the original.",
+                       flag_values=f)
   flags.DEFINE_string("init_checkpoint", "", "Encoder weights: bert_tf checkpoint or "
                       "training dir, original TF1 checkpoint, keras-hub preset dir, or "
                       "transformers folder (config.json + model.safetensors). "
@@ -136,7 +141,7 @@ def config_from_flags():
       "train_file", "dev_file", "test_file", "output_dir", "text_a_column",
       "text_b_column", "label_column", "do_lower_case", "max_seq_length", "init_checkpoint",
       "num_train_epochs", "learning_rate", "warmup_proportion", "train_batch_size",
-      "eval_batch_size", "seeds", "seed", "task_type")}
+      "eval_batch_size", "seeds", "seed", "task_type", "length_buckets")}
   values.update(glue)
   values["vocab_file"] = vocab_file
   if casing is not None and not FLAGS["do_lower_case"].present:

@@ -258,11 +258,13 @@ def make_tokenizer(vocab_file, do_lower_case):
 
 
 def make_dataset(features, labels=None, batch_size=32, shuffle=False, seed=0,
-                 repeat=False, drop_remainder=False):
+                 repeat=False, drop_remainder=False, lengths=None):
   """tf.data of (features dict, labels) batches (features only without labels).
 
   Training as the original: shuffled (a buffer holding the whole task),
   repeated, drop_remainder; evaluation in file order, the last batch short.
+  lengths: bucket lengths (data.length_buckets.boundaries): each batch cut
+  to the shortest that holds its longest example; None: max_seq_length.
   """
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   data = dict(features) if labels is None else (dict(features), labels)
@@ -272,4 +274,9 @@ def make_dataset(features, labels=None, batch_size=32, shuffle=False, seed=0,
                               reshuffle_each_iteration=True)
   if repeat:
     dataset = dataset.repeat()
-  return dataset.batch(batch_size, drop_remainder=drop_remainder).prefetch(2)
+  dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
+  if lengths and len(lengths) > 1:
+    from bert_tf.data import length_buckets  # pylint: disable=g-import-not-at-top
+    dataset = dataset.map(lambda *batch: length_buckets.trim_batch(
+        batch if len(batch) > 1 else batch[0], lengths))
+  return dataset.prefetch(2)

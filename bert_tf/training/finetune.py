@@ -39,6 +39,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.data import classification
+from bert_tf.data import length_buckets
 from bert_tf.data import glue
 from bert_tf import file_io as files
 from bert_tf import statistics
@@ -103,6 +104,10 @@ class FinetuneConfig:
   save_model: bool = True
   task_name: str = ""
   extra_dev_files: tuple = ()
+  # Batches cut to the shortest of this many lengths that holds their
+  # longest example (data/length_buckets.py); 1: padded to max_seq_length,
+  # the original's.
+  length_buckets: int = 4
 
   def validate(self, bert_config=None):
     """Raises ValueError naming the field for a value that cannot run."""
@@ -118,6 +123,7 @@ class FinetuneConfig:
         ("eval_batch_size", self.eval_batch_size >= 1),
         ("seeds", self.seeds >= 1),
         ("max_seq_length", self.max_seq_length >= 4),
+        ("length_buckets", self.length_buckets >= 1),
     ]
     for name, ok in checks:
       if not ok:
@@ -394,30 +400,21 @@ def _loss_fn(space):
 
 def make_predict_fn(model):
   """The model's inference for every `predict` of it: a callable on a batch
-  (dict of int32 [batch, seq]). Traced once, on its first batch, as a
-  concrete function for any batch size (the short last one too); calls of a
-  concrete function never count as retracing, so many short runs in one
-  process (compare_objectives: a model per seed and task, a batch or two of
-  dev each) do not make TensorFlow warn of retracing, as a tf.function per
-  evaluation did."""
-  def infer(features):
-    return model(features, training=False)
-
-  function, concrete = tf.function(infer, autograph=False), []
-
-  def call(batch):
-    if not concrete:
-      concrete.append(function.get_concrete_function(
-          {k: tf.TensorSpec([None] + list(v.shape[1:]), v.dtype) for k, v in batch.items()}))
-    return concrete[0](batch)
-  return call
+  (dict of int32 [batch, seq]). Traced once per sequence length (a length
+  bucket) as a concrete function for any batch size (the short last one
+  too); calls of a concrete function never count as retracing, so many
+  short runs in one process (compare_objectives: a model per seed and task,
+  a batch or two of dev each) do not make TensorFlow warn of retracing."""
+  return length_buckets.StepsByShape(lambda features: model(features, training=False),
+                                     any_batch=True)
 
 
-def predict(model, features, batch_size, predict_fn=None):
+def predict(model, features, batch_size, predict_fn=None, lengths=None):
   """Model outputs float32 [n, num_outputs] for features (dict of [n, seq]).
-  predict_fn: `make_predict_fn(model)`, made once when predicting repeatedly."""
+  predict_fn: `make_predict_fn(model)`, made once when predicting repeatedly.
+  lengths: bucket lengths (length_buckets.boundaries); None: full padding."""
   call = predict_fn or make_predict_fn(model)
-  dataset = classification.make_dataset(features, batch_size=batch_size)
+  dataset = classification.make_dataset(features, batch_size=batch_size, lengths=lengths)
   return np.concatenate([call(batch).numpy() for batch in dataset], axis=0)
 
 
@@ -456,8 +453,8 @@ def train_seed(config, bert_config, task, seed, seed_dir):
       weight_decay=config.weight_decay)
   optimizer.build(model.trainable_variables)
   loss_fn = _loss_fn(task.space)
+  lengths = length_buckets.boundaries(config.max_seq_length, config.length_buckets)
 
-  @tf.function
   def train_step(features, labels):
     with tf.GradientTape() as tape:
       loss = loss_fn(labels, model(features, training=True))
@@ -469,10 +466,10 @@ def train_seed(config, bert_config, task, seed, seed_dir):
   # Drop the remainder as the original, unless the task is smaller than a batch.
   dataset = classification.make_dataset(
       task.train, task.train_labels, batch_size=min(config.train_batch_size, num_examples),
-      shuffle=True, seed=seed, repeat=True, drop_remainder=True)
-  # Traced once, for the batches' one shape: as make_predict_fn, a concrete
+      shuffle=True, seed=seed, repeat=True, drop_remainder=True, lengths=lengths)
+  # Traced once per bucket length: as make_predict_fn, a concrete
   # function's calls never count as retracing across seeds and runs.
-  train_step = train_step.get_concrete_function(*dataset.element_spec)
+  train_step = length_buckets.StepsByShape(train_step)
   train_writer = tf.summary.create_file_writer(os.path.join(seed_dir, "train"))
   eval_writer = tf.summary.create_file_writer(os.path.join(seed_dir, "eval"))
   predict_fn = make_predict_fn(model)
@@ -483,7 +480,7 @@ def train_seed(config, bert_config, task, seed, seed_dir):
       with train_writer.as_default(step=step):
         tf.summary.scalar("loss", np.mean(losses))
         tf.summary.scalar("learning_rate", float(optimizer.learning_rate))
-      outputs = predict(model, task.dev, config.eval_batch_size, predict_fn)
+      outputs = predict(model, task.dev, config.eval_batch_size, predict_fn, lengths)
       metrics = compute_metrics(outputs, task.dev_labels, task.space)
       with eval_writer.as_default(step=step):
         for key, value in metrics.items():
@@ -538,7 +535,9 @@ def write_eval_results(path, results):
 
 
 def _write_test_predictions(path, model, task, config):
-  outputs = predict(model, task.test, config.eval_batch_size)
+  outputs = predict(model, task.test, config.eval_batch_size,
+                    lengths=length_buckets.boundaries(config.max_seq_length,
+                                                      config.length_buckets))
   if task.space.regression:
     text = "prediction\n" + "".join(f"{v:.6f}\n" for v in outputs[:, 0])
   else:
@@ -581,13 +580,14 @@ def run(config: FinetuneConfig, bert_config: BertConfig):
   short = too_few_steps_warning(config, num_train)
   if short:
     logging.warning("%s", short)
+  lengths = length_buckets.boundaries(config.max_seq_length, config.length_buckets)
   per_seed, results = [], {}
   for i in range(config.seeds):
     seed = config.seed + i
     seed_dir = os.path.join(config.output_dir, f"seed_{seed}")
     model, metrics, described = train_seed(config, bert_config, task, seed, seed_dir)
     for name, features, labels in task.extra_dev:
-      outputs = predict(model, features, config.eval_batch_size)
+      outputs = predict(model, features, config.eval_batch_size, lengths=lengths)
       metrics.update({f"{name}_{k}": v for k, v in
                       compute_metrics(outputs, labels, task.space).items()})
     per_seed.append(metrics)

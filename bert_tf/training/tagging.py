@@ -32,6 +32,7 @@ from absl import logging
 from bert_tf import file_io as files
 from bert_tf.data import conll
 from bert_tf.data import classification
+from bert_tf.data import length_buckets
 from bert_tf.models import hf_checkpoint
 from bert_tf.models import token_head
 from bert_tf.training import conlleval
@@ -152,16 +153,23 @@ def tagging_loss(label_ids, label_weights, logits):
   return tf.reduce_sum(losses * weights) / tf.maximum(tf.reduce_sum(weights), 1.0)
 
 
-def predict_labels(model, features, batch_size, predict_fn=None):
-  """Label ids int [windows, seq] of the model's argmax at every position."""
+def predict_labels(model, features, batch_size, predict_fn=None, lengths=None):
+  """Label ids int [windows, seq] of the model's argmax at every position
+  (a batch cut to a bucket length: 0 past it, where no word is)."""
   call = predict_fn or finetune.make_predict_fn(model)
-  dataset = classification.make_dataset(features.inputs(), batch_size=batch_size)
-  return np.concatenate([np.argmax(call(batch).numpy(), axis=-1) for batch in dataset], axis=0)
+  inputs = features.inputs()
+  seq = inputs["input_ids"].shape[1]
+  dataset = classification.make_dataset(inputs, batch_size=batch_size, lengths=lengths)
+  out = []
+  for batch in dataset:
+    ids = np.argmax(call(batch).numpy(), axis=-1)
+    out.append(np.pad(ids, ((0, 0), (0, seq - ids.shape[1]))))
+  return np.concatenate(out, axis=0)
 
 
-def evaluate(model, task, batch_size, predict_fn=None):
+def evaluate(model, task, batch_size, predict_fn=None, lengths=None):
   """(dev metrics, each dev sentence's predicted labels)."""
-  predicted = predict_labels(model, task.dev_features, batch_size, predict_fn)
+  predicted = predict_labels(model, task.dev_features, batch_size, predict_fn, lengths)
   guesses = conll.sentence_predictions(task.dev_features, predicted, task.dev, task.labels)
   return conlleval.evaluate((s.labels, g) for s, g in zip(task.dev, guesses)), guesses
 
@@ -180,8 +188,8 @@ def train_seed(config, bert_config, task, seed, seed_dir):
       "adamw_original", config.learning_rate, num_train_steps=steps,
       num_warmup_steps=int(steps * config.warmup_proportion), weight_decay=config.weight_decay)
   optimizer.build(model.trainable_variables)
+  lengths = length_buckets.boundaries(config.max_seq_length, config.length_buckets)
 
-  @tf.function
   def train_step(features, targets):
     with tf.GradientTape() as tape:
       loss = tagging_loss(targets[0], targets[1], model(features, training=True))
@@ -193,8 +201,8 @@ def train_seed(config, bert_config, task, seed, seed_dir):
   dataset = classification.make_dataset(
       task.train_features.inputs(), (arrays["label_ids"], arrays["label_weights"]),
       batch_size=min(config.train_batch_size, num_windows), shuffle=True, seed=seed,
-      repeat=True, drop_remainder=True)
-  train_step = train_step.get_concrete_function(*dataset.element_spec)
+      repeat=True, drop_remainder=True, lengths=lengths)
+  train_step = length_buckets.StepsByShape(train_step)  # a trace per bucket length
   train_writer = tf.summary.create_file_writer(os.path.join(seed_dir, "train"))
   eval_writer = tf.summary.create_file_writer(os.path.join(seed_dir, "eval"))
   predict_fn = finetune.make_predict_fn(model)
@@ -205,7 +213,7 @@ def train_seed(config, bert_config, task, seed, seed_dir):
       with train_writer.as_default(step=step):
         tf.summary.scalar("loss", np.mean(losses))
         tf.summary.scalar("learning_rate", float(optimizer.learning_rate))
-      metrics, guesses = evaluate(model, task, config.eval_batch_size, predict_fn)
+      metrics, guesses = evaluate(model, task, config.eval_batch_size, predict_fn, lengths)
       with eval_writer.as_default(step=step):
         for key, value in metrics.items():
           tf.summary.scalar(key, value)
