@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.models import flops
+from bert_tf.models import tf1_checkpoint
 from bert_tf.serving import export
 from bert_tf.serving import saved_model
 from bert_tf.training import loop
@@ -211,3 +212,11 @@ def test_each_variant_trains_saves_its_tag_and_exports_its_main_network(tmp_path
   want = result["model"].encoder({"token_ids": ids, "segment_ids": tf.zeros_like(ids),
                                   "padding_mask": tf.ones_like(ids)})["sequence_output"]
   np.testing.assert_allclose(encoded["sequence_output"].numpy(), want.numpy(), atol=1e-5)
+
+
+def test_the_originals_checkpoint_names_refuse_a_main_masked_lm_network():
+  model = _objective("replace_mlm").build_model(CONFIG)
+  with pytest.raises(ValueError, match="no place for a main masked-LM network"):
+    tf1_checkpoint.tf1_shapes(model)
+  # electra_15's network is ELECTRA's: the original's names fit it.
+  assert tf1_checkpoint.tf1_shapes(_objective("electra_15").build_model(CONFIG))
