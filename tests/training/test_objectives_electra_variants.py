@@ -187,6 +187,7 @@ def test_train_flops_count_each_variants_heads():
   assert gen.hidden_size == h // 4
 
 
+@pytest.mark.slow  # 25-50 s each on 2 cores: two training steps, then an export
 @pytest.mark.parametrize("name", VARIANTS)
 def test_each_variant_trains_saves_its_tag_and_exports_its_main_network(tmp_path, name):
   write_records(tmp_path / "train.tfrecord", 16, seed=1, vocab_size=CONFIG.vocab_size)
