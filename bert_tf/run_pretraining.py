@@ -142,7 +142,9 @@ def define_flags(flag_values):
                     "--sentence_task=sop, none for --sentence_task=none), i.e. mlm_nsp, "
                     "mlm_sop or mlm; naming one of those checks the records agree. "
                     "electra: ELECTRA's generator + replaced-token discriminator (the "
-                    "records' masked positions; sentence labels unused).",
+                    "records' masked positions; sentence labels unused); electra_15, "
+                    "replace_mlm, all_tokens_mlm: its variants of the paper's Table 5 "
+                    "(docs/bert_family.md).",
                     flag_values=f)
   # The options of each objective that takes any (its options dataclass's
   # flags; distill's are bert_tf.distill's).

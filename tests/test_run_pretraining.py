@@ -315,6 +315,28 @@ def test_electra_flags_and_a_generator_larger_than_the_discriminator(setup, pars
   assert not (setup / "out").exists()
 
 
+@pytest.mark.slow  # 30-80 s on 2 cores: all_tokens_mlm trains two steps
+def test_electras_variants_train_from_the_command_line_with_its_flags(setup, parse, capsys):
+  # all_tokens_mlm: ELECTRA's generator flags, BERT's records, two steps.
+  parse(_common(setup) + ["--do_train", "--objective=all_tokens_mlm",
+                          "--generator_hidden_size=0.5", "--train_batch_size=8",
+                          "--num_train_steps=2", "--num_warmup_steps=1",
+                          "--save_checkpoints_steps=2", "--iterations_per_loop=2",
+                          "--log_steps=2"])
+  assert cli.call(run_pretraining.main, ["run_pretraining"]) == 0
+  assert tf.train.latest_checkpoint(str(setup / "out")).endswith("ckpt-2")
+  # replace_mlm has no discriminator: its weight is refused in one line.
+  parse(_common(setup) + ["--do_train", "--objective=replace_mlm",
+                          f"--output_dir={setup / 'out2'}", "--discriminator_weight=20"])
+  with pytest.raises(SystemExit) as info:
+    cli.call(run_pretraining.main, ["run_pretraining"])
+  assert info.value.code == cli.ERROR_EXIT
+  last = capsys.readouterr().err.strip().splitlines()[-1]
+  assert re.match(r"^bert_tf.run_pretraining: error: discriminator_weight=20: replace_mlm "
+                  r"has no discriminator", last), last
+  assert not (setup / "out2").exists()
+
+
 def test_continued_pretraining_from_a_transformers_folder_and_back(tmp_path, parse, caplog):
   """The domain-adaptive recipe: start from a transformers folder (no
   --bert_config_file: its config.json), train, export back with --hf_out."""

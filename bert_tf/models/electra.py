@@ -354,13 +354,7 @@ class ElectraPretrainer(keras.Model):
         intermediate_activation=activations.function(config.hidden_act),
         layer_norm_epsilon=modeling.LAYER_NORM_EPSILON, kernel_initializer=init,
         bias_initializer="zeros", dtype="float32", name="generator_mlm_head")
-    self.discriminator_dense = keras.layers.Dense(
-        config.hidden_size, activation=activations.function(config.hidden_act),
-        kernel_initializer=init,
-        dtype="float32", name="discriminator_dense")
-    # The original's second dense takes tf.layers.dense's default initializer.
-    self.discriminator_output = keras.layers.Dense(
-        1, kernel_initializer="glorot_uniform", dtype="float32", name="discriminator_output")
+    self._make_main_heads(config, init, dtype)
     self.sample_step = self.add_weight(
         name="sample_step", shape=(), dtype="int64", initializer="zeros", trainable=False,
         aggregation="only_first_replica")
@@ -371,12 +365,24 @@ class ElectraPretrainer(keras.Model):
       layer.build((None, None, gen_config.hidden_size))
     _set_attention_dropout(self.generator_layers, gen_config)
     self.mlm_head.build((None, None, gen_config.hidden_size))
-    self.discriminator_dense.build((None, None, config.hidden_size))
-    self.discriminator_output.build((None, None, config.hidden_size))
     _reinitialize([w for layer in self.generator_layers for w in layer.weights]
                   + ([] if self.generator_projection is None
                      else self.generator_projection.weights), config)
     self.built = True
+
+  def _make_main_heads(self, config, init, dtype):
+    """The heads of the network the generator's samples go to, built: the
+    discriminator's per-token head (`electra_mlm` makes others)."""
+    del dtype  # the heads run in float32
+    self.discriminator_dense = keras.layers.Dense(
+        config.hidden_size, activation=activations.function(config.hidden_act),
+        kernel_initializer=init,
+        dtype="float32", name="discriminator_dense")
+    # The original's second dense takes tf.layers.dense's default initializer.
+    self.discriminator_output = keras.layers.Dense(
+        1, kernel_initializer="glorot_uniform", dtype="float32", name="discriminator_output")
+    self.discriminator_dense.build((None, None, config.hidden_size))
+    self.discriminator_output.build((None, None, config.hidden_size))
 
   @property
   def generator_layers(self):
@@ -437,7 +443,7 @@ class ElectraPretrainer(keras.Model):
       corrupted text when pretraining), float32 `mlm_logits` [b, p, vocab]
       (the generator's, with positions); pretraining adds int32
       `replaced_labels` [b, s] (1: the token differs from the original),
-      `sampled_ids` [b, p] and `corrupted_ids` [b, s].
+      `sampled_ids` [b, p], `original_ids` and `corrupted_ids` [b, s].
     """
     input_ids = tf.cast(inputs["input_ids"], tf.int32)
     segment_ids = tf.cast(inputs["segment_ids"], tf.int32)
@@ -453,6 +459,25 @@ class ElectraPretrainer(keras.Model):
       logits, sequence = self.discriminate(input_ids, segment_ids, input_mask, training)
       return dict(outputs, discriminator_logits=logits, sequence_output=sequence,
                   pooled_output=sequence[:, 0])
+    outputs = self.corrupt(inputs, training)
+    logits, sequence = self.discriminate(outputs["corrupted_ids"], segment_ids, input_mask,
+                                         training)
+    labels = tf.cast(tf.not_equal(outputs["corrupted_ids"], outputs["original_ids"]), tf.int32)
+    return dict(outputs, discriminator_logits=logits, replaced_labels=labels,
+                sequence_output=sequence, pooled_output=sequence[:, 0])
+
+  def corrupt(self, inputs, training=False):
+    """The generator's pass over a pretraining batch (features as `call`'s).
+
+    Returns:
+      dict of float32 `mlm_logits` [b, p, vocab] (the generator's), int32
+      `sampled_ids` [b, p], `original_ids` [b, s] (the records' masks
+      undone), `corrupted_ids` [b, s] (the samples written at the masked
+      positions).
+    """
+    input_ids = tf.cast(inputs["input_ids"], tf.int32)
+    segment_ids = tf.cast(inputs["segment_ids"], tf.int32)
+    input_mask = tf.cast(inputs["input_mask"], tf.int32)
     positions = tf.cast(inputs["masked_lm_positions"], tf.int32)
     originals = tf.cast(inputs["masked_lm_ids"], tf.int32)
     real = tf.cast(inputs["masked_lm_weights"], tf.float32) > 0
@@ -470,11 +495,8 @@ class ElectraPretrainer(keras.Model):
                                        training=training)
     sampled = sample_tokens(mlm_logits, seed("sample"))
     corrupted, _ = scatter_at_positions(original_ids, positions, sampled, real)
-    labels = tf.cast(tf.not_equal(corrupted, original_ids), tf.int32)
-    logits, sequence = self.discriminate(corrupted, segment_ids, input_mask, training)
-    return {"mlm_logits": mlm_logits, "discriminator_logits": logits,
-            "replaced_labels": labels, "sampled_ids": sampled, "corrupted_ids": corrupted,
-            "sequence_output": sequence, "pooled_output": sequence[:, 0]}
+    return {"mlm_logits": mlm_logits, "sampled_ids": sampled, "original_ids": original_ids,
+            "corrupted_ids": corrupted}
 
   def get_config(self):
     return {"name": self.name, "config": self.config.to_dict(),

@@ -40,6 +40,11 @@ slot of the records, padding slots too), B the batch size.
                      + P x generator masked-LM head (H_gen -> E, E x V))
       The discriminator's pooler, which keras-hub computes and no loss
       reads, is not counted (2 H^2 per sequence, forward only).
+  ELECTRA 15%   ELECTRA's step (only its loss is restricted)
+  Replace MLM   B x (S x main encoder + P x main masked-LM head (H -> E, E x V)
+                     + S x generator encoder + P x generator masked-LM head)
+  All-Tokens MLM  Replace MLM's with the main masked-LM head at all S
+                  tokens and the copy layer, 6 x (H + 1) per token
   distillation step  the student's BERT step + the teacher's forward pass
                      (1/3 of its BERT step: no backward through the teacher)
 """
@@ -116,6 +121,24 @@ def electra_step_flops(config: BertConfig, generator_config: BertConfig, batch_s
                + encoder_flops_per_token(generator_config, seq_length, width))
   per_sequence = (seq_length * per_token + predictions_per_seq * mlm_head_flops(
       generator_config.hidden_size, width, config.vocab_size))
+  return batch_size * per_sequence
+
+
+def electra_mlm_step_flops(config: BertConfig, generator_config: BertConfig, batch_size,
+                           seq_length, predictions_per_seq, width, all_tokens=False):
+  """Training FLOPs of one Replace MLM step (`all_tokens`: All-Tokens MLM):
+  the main encoder and the generator over every token, the generator's
+  masked-LM head at the prediction slots and the main one at the slots or,
+  for All-Tokens MLM, at every token with the copy layer (int)."""
+  per_token = (encoder_flops_per_token(config, seq_length, width)
+               + encoder_flops_per_token(generator_config, seq_length, width))
+  main_head = mlm_head_flops(config.hidden_size, width, config.vocab_size)
+  if all_tokens:
+    per_token += main_head + 6 * (config.hidden_size + 1)
+  per_sequence = (seq_length * per_token + predictions_per_seq * mlm_head_flops(
+      generator_config.hidden_size, width, config.vocab_size))
+  if not all_tokens:
+    per_sequence += predictions_per_seq * main_head
   return batch_size * per_sequence
 
 

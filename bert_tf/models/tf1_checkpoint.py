@@ -165,7 +165,15 @@ def _electra_name_map(model):
   `generator_predictions/...` (dense, LayerNorm, output_bias) and
   `discriminator_predictions/dense` and `/dense_1`. keras-hub's pooler,
   which ELECTRA does not have, and our sample counter have no names.
+
+  Raises:
+    ValueError: a model without the discriminator's head (Replace MLM,
+      All-Tokens MLM: `electra_mlm`), which the original's names lack.
   """
+  if getattr(model, "discriminator_dense", None) is None:
+    raise ValueError(f"{model.name}: google-research/electra's checkpoint names have no "
+                     "place for a main masked-LM network (replace_mlm, all_tokens_mlm); "
+                     "export it as a SavedModel or keras-hub preset")
   encoder = model.encoder
   entries = _embedding_entries("electra", encoder)
   if getattr(encoder, "embeddings_projection", None) is not None:

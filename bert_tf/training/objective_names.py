@@ -28,15 +28,23 @@ SENTENCE_NAMES = {"nsp": "next_sentence", "sop": "sentence_order", "none": None}
 # Records written before sentence tasks existed, and the original's, are NSP.
 DEFAULT_SENTENCE_TASK = "nsp"
 
+# ELECTRA's variants of its Table 5 (Clark et al. 2020, section 3.2): members
+# of the ELECTRA family, with its options.
+ELECTRA_15 = "electra_15"
+REPLACE_MLM = "replace_mlm"
+ALL_TOKENS_MLM = "all_tokens_mlm"
+ELECTRA_VARIANTS = (ELECTRA_15, REPLACE_MLM, ALL_TOKENS_MLM)
+
 # DistilBERT: named after the student's heads (distill_mlm; distill_mlm_nsp
 # or distill_mlm_sop with a sentence-pair loss).
 DISTILL_PREFIX = "distill_"
 DISTILL_STUDENTS = ("mlm", "mlm_nsp", "mlm_sop")
 
-OBJECTIVE_NAMES = (tuple(BERT_NAMES.values()) + (ELECTRA,)
+OBJECTIVE_NAMES = (tuple(BERT_NAMES.values()) + (ELECTRA,) + ELECTRA_VARIANTS
                    + tuple(DISTILL_PREFIX + s for s in DISTILL_STUDENTS))
 # The family of each --objective value.
 FAMILY_OF = {**{f: f for f in FAMILIES}, **{n: BERT for n in BERT_NAMES.values()},
+             **{n: ELECTRA for n in ELECTRA_VARIANTS},
              **{DISTILL_PREFIX + s: DISTILL for s in DISTILL_STUDENTS}}
 
 

@@ -21,6 +21,8 @@ from helpers.pretraining import tiny_bert_config
 
 B, S, P, VOCAB = 8, 32, 5, 100
 NAMES = ("mlm_nsp", "mlm_sop", "mlm", "electra", "distill_mlm")
+# ELECTRA's Table 5 variants: their losses and statistics are checked too.
+VARIANTS = ("electra_15", "replace_mlm", "all_tokens_mlm")
 # bfloat16 keeps 8 significant bits (relative step 2^-8 = 0.4%) in the
 # encoders; the heads, logits and sums are float32, so the loss of these tiny
 # models at initialization is within 4e-5 of float32's (measured, relative);
@@ -56,8 +58,8 @@ def _objective_and_model(name, dtype, config):
                                       sentence_head=False)
     return objective, distillation.Distiller(student, teacher)
   objective = objectives.OBJECTIVES[name]
-  if name == "electra":
-    objective = objectives.ElectraObjective(objectives.ElectraSettings(mask_token_id=4, seed=3))
+  if objective.family == "electra":
+    objective = type(objective)(objectives.ElectraSettings(mask_token_id=4, seed=3))
   keras.utils.set_random_seed(1)
   return objective, objective.build_model(config, dtype=dtype)
 
@@ -76,7 +78,7 @@ def _loss(objective, model, features, training=False):
   return objective.replica_loss(sums, objective.global_counts(features)), sums
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", NAMES + VARIANTS)
 def test_the_bfloat16_loss_is_the_float32_loss_within_bfloat16s_precision(name):
   objective, f32, bf16 = _pair(name, tiny_bert_config(dropout=0.0))
   features = {k: tf.constant(v) for k, v in _batch().items()}
@@ -125,7 +127,7 @@ def test_a_short_bfloat16_run_learns_as_float32_does(name):
   assert slots and all(v.dtype == "float32" for v in slots)
 
 
-@pytest.mark.parametrize("name", ("mlm_nsp", "electra", "distill_mlm"))
+@pytest.mark.parametrize("name", ("mlm_nsp", "electra", "distill_mlm", "all_tokens_mlm"))
 def test_softmax_and_layer_norm_statistics_are_float32_under_mixed_bfloat16(name):
   _, model = _objective_and_model(name, "mixed_bfloat16", tiny_bert_config())
   features = {k: tf.constant(v) for k, v in _batch().items()}

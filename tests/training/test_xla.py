@@ -4,8 +4,9 @@ A TPU compiles each replica's step with XLA; on CPU jit_compile is the
 closest check that every op has an XLA kernel and every shape is static.
 mlm_nsp in bfloat16 is test_loop's; here the others train 3 steps each:
 mlm_sop, mlm on dynamically masked records, gradient accumulation, ELECTRA
-and distillation. Each asserts the optimizer ran every step and that the
-step compiled whole (no fallback to a compiled forward/backward only).
+and its Table 5 variants, and distillation. Each asserts the optimizer ran
+every step and that the step compiled whole (no fallback to a compiled
+forward/backward only).
 """
 
 import logging
@@ -63,6 +64,15 @@ def test_electra_trains_under_xla_in_bfloat16(records, caplog):
   result = _run_compiled(_xla_config(records, objective="electra", mixed_precision="bfloat16"),
                          tiny_bert_config(), caplog)
   assert int(result["model"].sample_step.numpy()) == 3
+
+
+@pytest.mark.slow  # 60-90 s each on 2 cores, as ELECTRA's
+@pytest.mark.parametrize("name", ("electra_15", "replace_mlm", "all_tokens_mlm"))
+def test_electra_variants_train_under_xla_in_bfloat16(records, caplog, name):
+  result = _run_compiled(_xla_config(records, objective=name, mixed_precision="bfloat16"),
+                         tiny_bert_config(), caplog)
+  assert objectives.of_model(result["model"]).name == name
+  assert np.isfinite(result["train"]["main_mlm_loss" if "mlm" in name else "discriminator_loss"])
 
 
 @pytest.mark.slow  # 30 s on 2 cores: a teacher run, then the compiled student step

@@ -127,7 +127,7 @@ class ElectraObjective(base.Objective):
     self.discriminator_weight = float(self.options.discriminator_weight)
 
   def __repr__(self):
-    return f"<objective electra {self.options}>"
+    return f"<objective {self.name} {self.options}>"
 
   @classmethod
   def resolve(cls, sentence_task, config=None, data=None):
@@ -138,7 +138,7 @@ class ElectraObjective(base.Objective):
     return cls(ElectraSettings.from_config(config, data))
 
   def with_options(self, options):
-    return ElectraObjective(options)
+    return type(self)(options)
 
   @property
   def networks(self):
@@ -174,16 +174,26 @@ class ElectraObjective(base.Objective):
   # embeddings (the discriminator's pooler is frozen by the model: ELECTRA
   # has none).
 
-  def loss_sums(self, outputs, features):
-    """Additive float32 sums of a batch (`sum_keys`)."""
+  def generator_sums(self, outputs, features):
+    """The generator's masked-LM sums and `sampled_original` (float32)."""
     sums = losses.mlm_sums(outputs["mlm_logits"], features)
     weights = tf.cast(features["masked_lm_weights"], tf.float32)
     originals = tf.cast(features["masked_lm_ids"], tf.int32)
     sums["sampled_original"] = tf.reduce_sum(
         weights * tf.cast(tf.equal(outputs["sampled_ids"], originals), tf.float32))
+    return sums
+
+  def discriminated(self, features):
+    """float32 [b, s]: the tokens the discriminator loss is over (every
+    real token: input_mask)."""
+    return tf.cast(features["input_mask"], tf.float32)
+
+  def loss_sums(self, outputs, features):
+    """Additive float32 sums of a batch (`sum_keys`)."""
+    sums = self.generator_sums(outputs, features)
     logits = tf.cast(outputs["discriminator_logits"], tf.float32)
     labels = tf.cast(outputs["replaced_labels"], tf.float32)
-    mask = tf.cast(features["input_mask"], tf.float32)
+    mask = self.discriminated(features)
     bce = tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
     predicted = tf.cast(logits > 0, tf.float32)
     sums.update(
@@ -198,10 +208,11 @@ class ElectraObjective(base.Objective):
 
   def global_counts(self, features):
     """The normalizers over the global batch (inside `strategy.run`): the
-    masked-LM weight sum and the real-token count, no gradient."""
+    masked-LM weight sum and the count of `discriminated` tokens, no
+    gradient."""
     context = tf.distribute.get_replica_context()
     local = tf.stack([tf.reduce_sum(tf.cast(features["masked_lm_weights"], tf.float32)),
-                      tf.reduce_sum(tf.cast(features["input_mask"], tf.float32))])
+                      tf.reduce_sum(self.discriminated(features))])
     weight_sum, token_count = tf.unstack(
         tf.stop_gradient(context.all_reduce(tf.distribute.ReduceOp.SUM, local)))
     return {"weight_sum": weight_sum, "token_count": token_count}

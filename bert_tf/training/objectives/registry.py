@@ -7,7 +7,8 @@ objective_names.FAMILIES); `OBJECTIVES` maps each name
 with default options: what checkpoints, export and compare_objectives look
 names up in. `resolve` turns --objective and the
 records into the run's objective in one way for every family: the family's
-`resolve(sentence_task, config, data)`, then a check that a named member is
+`resolve(sentence_task, config, data)` (a member with its own class, one of
+ELECTRA's variants, its class's), then a check that a named member is
 the one the records and settings give.
 """
 
@@ -19,10 +20,16 @@ from bert_tf.training.objectives import bert
 from bert_tf.training.objectives import checkpoint_tag
 from bert_tf.training.objectives import distillation
 from bert_tf.training.objectives import electra
+from bert_tf.training.objectives import electra_variants
 
-# One class per family (objective_names.FAMILIES).
-CLASSES = (bert.BertObjective, electra.ElectraObjective, distillation.DistillationObjective)
-FAMILY_CLASSES = {cls.family: cls for cls in CLASSES}
+# Each family's class (objective_names.FAMILIES) first, then the classes of
+# further members of a family (ELECTRA's variants), whose `resolve` a
+# --objective naming them takes.
+CLASSES = (bert.BertObjective, electra.ElectraObjective, distillation.DistillationObjective,
+           *electra_variants.VARIANTS)
+FAMILY_CLASSES = {}
+for _cls in CLASSES:
+  FAMILY_CLASSES.setdefault(_cls.family, _cls)
 _MEMBERS = {name: o for cls in CLASSES for name, o in cls.members().items()}
 OBJECTIVES = {name: _MEMBERS[name] for name in names.OBJECTIVE_NAMES}
 
@@ -52,7 +59,10 @@ def resolve(objective=names.BERT, sentence_task=None, options=None, data=None):
     ValueError: an unknown objective, or a name the records contradict.
   """
   family = names.family_of(objective)
-  resolved = FAMILY_CLASSES[family].resolve(sentence_task, options, data)
+  cls = FAMILY_CLASSES[family]
+  if objective in OBJECTIVES and type(OBJECTIVES[objective]) is not cls:
+    cls = type(OBJECTIVES[objective])  # a member with its own class
+  resolved = cls.resolve(sentence_task, options, data)
   if objective not in (family, resolved.name):
     raise get(objective).contradiction(resolved, sentence_task)
   return resolved
