@@ -81,7 +81,7 @@ def define_flags(flag_values):
                        "longer pairs are cut as the original (longer side first).",
                        flag_values=f)
   flags.DEFINE_integer("length_buckets", d.length_buckets, "Cut each batch to the shortest "
-                       "of this many lengths (max_seq_length halved, multiples of 8) that "
+                       "of this many lengths (max_seq_length in equal steps, multiples of 8) that "
                        "holds its longest example: the same results, faster on short texts; "
                        "1 pads every batch to max_seq_length, as the original.",
                        flag_values=f)

@@ -23,9 +23,10 @@ ALIGN = 8
 
 
 def boundaries(max_seq_length, num_buckets):
-  """The bucket lengths, shortest first: max_seq_length halved
-  num_buckets - 1 times (rounded up to a multiple of ALIGN; duplicates
-  dropped), e.g. (16, 32, 64, 128) for 128 and 4 buckets; (128,) for 1.
+  """The bucket lengths, shortest first: max_seq_length split in
+  num_buckets equal steps, each rounded up to a multiple of ALIGN
+  (duplicates dropped), e.g. (16, 32, 48, ..., 128) for 128 and 8 buckets;
+  (max_seq_length,) for 1.
 
   Raises:
     ValueError: num_buckets below 1.
@@ -33,11 +34,9 @@ def boundaries(max_seq_length, num_buckets):
   if num_buckets < 1:
     raise ValueError(f"length_buckets={num_buckets}: must be at least 1 (1: every batch "
                      "padded to max_seq_length, the original's)")
-  lengths = {max_seq_length}
-  length = max_seq_length
-  for _ in range(num_buckets - 1):
-    length = max(ALIGN, -(-(length // 2) // ALIGN) * ALIGN)
-    lengths.add(min(length, max_seq_length))
+  step = num_buckets * ALIGN
+  lengths = {min(max_seq_length, -(-max_seq_length * i // step) * ALIGN)
+             for i in range(1, num_buckets + 1)}
   return tuple(sorted(lengths))
 
 

@@ -107,7 +107,7 @@ class FinetuneConfig:
   # Batches cut to the shortest of this many lengths that holds their
   # longest example (data/length_buckets.py); 1: padded to max_seq_length,
   # the original's.
-  length_buckets: int = 4
+  length_buckets: int = 8
 
   def validate(self, bert_config=None):
     """Raises ValueError naming the field for a value that cannot run."""

@@ -15,10 +15,11 @@ from bert_tf.training import finetune
 from helpers.finetune_task import tiny_config, write_task, write_vocab
 
 
-def test_bucket_lengths_halve_down_to_multiples_of_eight():
-  assert length_buckets.boundaries(128, 4) == (16, 32, 64, 128)
+def test_bucket_lengths_are_equal_steps_in_multiples_of_eight():
+  assert length_buckets.boundaries(128, 8) == (16, 32, 48, 64, 80, 96, 112, 128)
+  assert length_buckets.boundaries(128, 4) == (32, 64, 96, 128)
   assert length_buckets.boundaries(128, 1) == (128,)
-  assert length_buckets.boundaries(100, 3) == (32, 56, 100)
+  assert length_buckets.boundaries(100, 3) == (40, 72, 100)  # the last is max_seq_length
   assert length_buckets.boundaries(16, 6) == (8, 16)  # never below 8, no duplicates
   with pytest.raises(ValueError, match="length_buckets=0: must be at least 1"):
     length_buckets.boundaries(128, 0)
@@ -33,7 +34,7 @@ def _features(lengths, seq=32):
 
 
 def test_a_batch_is_cut_to_the_bucket_of_its_longest_example():
-  lengths = length_buckets.boundaries(32, 3)  # (8, 16, 32)
+  lengths = length_buckets.boundaries(32, 4)  # (8, 16, 24, 32)
   features = _features([3, 5, 9, 4, 30, 2])
   labels = np.arange(6)
   dataset = classification.make_dataset(features, labels, batch_size=2, lengths=lengths)
