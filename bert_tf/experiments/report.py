@@ -35,7 +35,8 @@ from bert_tf.experiments import results as results_lib
 # correlations, precision and recall are better higher; anything else
 # (a share such as replaced_share) has no better direction.
 _LOWER_IS_BETTER = ("_loss", "_loss_vs_prior")
-_HIGHER_IS_BETTER = ("_accuracy", "_pearson", "_precision", "_recall")
+_HIGHER_IS_BETTER = ("_accuracy", "_pearson", "_precision", "_recall", "_f1",
+                     "_exact_match")
 
 
 def direction(metric):

@@ -1,0 +1,91 @@
+"""Tests of a comparison's span (SQuAD) and tagging (CoNLL) --tasks: their
+specs, their files checked before any pretraining, their rows over
+pretraining runs (fine-tuned F1 / exact match, fine-tuned and
+feature-based entity F1), and a rerun reading them back."""
+
+import dataclasses
+import json
+import os
+
+import pytest
+
+from bert_tf.experiments import compare
+from bert_tf.experiments import plan
+from bert_tf.experiments import report
+from helpers.compare_options import tiny_options, write_conll_task, write_squad_task
+
+METRICS = ("span_f1", "span_exact_match", "subj_entity_f1", "frozen_subj_entity_f1")
+
+
+def test_span_and_tagging_tasks_give_rows_over_pretraining_runs(tmp_path, capsys):
+  options = tiny_options(tmp_path, objectives=("mlm",), pair_tasks=(), pretrain_seeds=2,
+                         seeds=1, tasks=(write_squad_task(tmp_path / "squad"),
+                                         write_conll_task(tmp_path / "conll")))
+  rows = compare.run_comparison(options)
+  by = {r["metric"]: r for r in rows}
+  assert [m for m in by if m in METRICS] == list(METRICS)
+  for metric in METRICS:
+    r = by[metric]
+    # Mean and sd over the two pretraining runs, each run's value kept.
+    assert r["pretrain_seeds"] == r["n"] == 2 and sorted(r["values"]) == [0, 1]
+    assert r["spread"] == "pretraining runs"
+    assert 0.0 <= min(r["values"].values()) <= max(r["values"].values()) <= 1.0
+    assert r["mean"] == pytest.approx(sum(r["values"].values()) / 2)
+    assert r["sd"] == pytest.approx(abs(r["values"][0] - r["values"][1]) / 2 ** 0.5)
+    assert r["eval_examples"] == 24 and r["chance"] == ""
+    assert report.direction(metric) == 1
+  # Each run's results: the official script's numbers (percent) / 100, the
+  # tagger's entity F1 with and without the encoder frozen.
+  out = tmp_path / "cmp"
+  for run in os.listdir(out / "runs"):
+    tuned = {p.name.split("-")[0]: json.loads((p / "results.json").read_text())
+             for p in (out / "runs" / run / "finetune").iterdir()}
+    assert sorted(tuned) == ["frozen_subj", "span", "subj"]
+    assert tuned["span"]["version"] == "1.1" and tuned["span"]["num_dev_examples"] == 24
+    assert tuned["frozen_subj"]["frozen_encoder"] == 1 and tuned["subj"]["frozen_encoder"] == 0
+    # The SQuAD models are removed once scored; their predictions stay.
+    seed_dir = next((out / "runs" / run / "finetune").glob("span-*")) / "seed_12345"
+    assert (seed_dir / "predictions.json").exists()
+    assert not list(seed_dir.glob("model.*"))
+  table = (out / "results.md").read_text()
+  assert all(f"| {m} |" in table or m in table for m in METRICS)
+  with open(out / "results.csv", encoding="utf-8") as f:
+    assert sum(1 for line in f if line.split(",")[1] in METRICS) == 4
+  printed = capsys.readouterr().out
+  assert "span f1 " in printed and "exact_match" in printed and "frozen_subj entity_f1" in printed
+  # A rerun reads every fine-tuning back: the same rows.
+  assert compare.run_comparison(options) == rows
+  assert capsys.readouterr().out.count("(done before, skipped)") == 2 * 7
+
+
+def test_span_and_tagging_specs_and_files_are_checked_up_front(tmp_path):
+  assert plan.Task.parse("sq=squad:gs://b/squad") == plan.Task("sq", "gs://b/squad",
+                                                                 kind="squad")
+  task = plan.Task.parse("ner=conll:/data/ner")
+  assert task.kind == "conll" and task.file("dev") == "/data/ner/dev.txt"
+  assert plan.Task.parse("sq=squad:/d").file("train") == "/d/train.json"
+  # A TSV task in a bucket stays one.
+  assert plan.Task.parse("x=gs://b/x,a,label") == plan.Task("x", "gs://b/x", "a", "", "label")
+  with pytest.raises(ValueError, match=r"--task='sq=squad:': expected NAME=squad:DIR"):
+    plan.Task.parse("sq=squad:")
+  with pytest.raises(ValueError, match="NAME=squad:DIR or NAME=conll:DIR"):
+    plan.Task.parse("sq=json:/d")
+  # Windows that leave no room for the document, named with the flags.
+  squad_task = write_squad_task(tmp_path / "squad")
+  with pytest.raises(ValueError, match=r"--task=span \(squad\): max_seq_length=16 must be "
+                     r"greater than max_query_length=16 \+ 3.*--squad_max_query_length"):
+    tiny_options(tmp_path, max_seq_length=16, tasks=(squad_task,)).validate()
+  # A missing file, and too few dev rows: refused before any record is written.
+  missing = plan.Task.parse(f"ner=conll:{tmp_path / 'nowhere'}")
+  options = tiny_options(tmp_path, objectives=("mlm",), pair_tasks=(), tasks=(missing,))
+  with pytest.raises(FileNotFoundError, match=r"--task=ner: .*nowhere/train.txt: no such file"):
+    compare.run_comparison(options)
+  assert not (tmp_path / "cmp").exists()
+  small = (write_squad_task(tmp_path / "small_squad", name="few", dev=19),
+           write_conll_task(tmp_path / "small_conll", name="fewer", dev=5))
+  with pytest.raises(ValueError, match="too few evaluation rows") as error:
+    compare.run_comparison(dataclasses.replace(options, tasks=small))
+  assert "few (dev " in str(error.value) and "dev.json): 19 dev rows, needs 20" in str(
+      error.value)
+  assert "dev.txt): 5 dev rows" in str(error.value)
+  assert not (tmp_path / "cmp" / "runs").exists()
