@@ -96,3 +96,20 @@ def test_span_and_tagging_specs_and_files_are_checked_up_front(tmp_path):
       error.value)
   assert "dev.txt): 5 dev rows" in str(error.value)
   assert not (tmp_path / "cmp" / "runs").exists()
+
+
+def test_a_one_layer_encoder_tags_frozen_in_a_traced_step():
+  # compare's small models may have one layer: the frozen tagger reads it
+  # alone (Keras hands a model of one listed output its tensor unlisted).
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from bert_tf.models import token_head  # pylint: disable=g-import-not-at-top
+  from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
+  config = BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                      intermediate_size=32, max_position_embeddings=16)
+  model = token_head.BertTokenTagger(config, 3, frozen_encoder=True)
+  ids = tf.constant([[2, 5, 6, 3, 0, 0]])
+  inputs = {"input_ids": ids, "segment_ids": tf.zeros_like(ids),
+            "input_mask": tf.cast(ids > 0, tf.int32)}
+  logits = tf.function(lambda x: model(x, training=True))(inputs)
+  assert logits.shape == (1, 6, 3)
+  assert [w.name for w in model.trainable_weights] == ["kernel", "bias"]
