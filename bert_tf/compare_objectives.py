@@ -27,8 +27,9 @@ shared set of records (and the objective's own held-out figures, such as
 ELECTRA's discriminator's), the model's own NSP/SOP head on held-out
 segment pairs (random-document and same-document negatives, swapped
 order), frozen linear probes on the encoder for those pairs and each
---task, and the pair tasks (--probes: sentence pairs from the held-out
-text) and each --task fine-tuned over --seeds. Every metric is the mean and
+TSV --task, and the pair tasks (--probes: sentence pairs from the held-out
+text) and each --task fine-tuned over --seeds (a SQuAD task: F1 and exact
+match; a CoNLL task: entity F1, also with the encoder frozen). Every metric is the mean and
 sd over the pretraining runs. Writes results.md (a verdict first, then the
 table and which differences are beyond pretraining noise), results.csv,
 plots/ and hparams/ (TensorBoard's HPARAMS tab). A rerun skips finished
@@ -48,7 +49,8 @@ shortfall named in one message, before any pretraining:
   heads, frozen probes a segment pair fills --max_seq_length tokens: 20 dev
     (head_*, frozen_*) pairs need about 100 x max_seq_length held-out tokens
                        (6,400 at the default 64)
-  --task               2 train rows and 20 dev rows
+  --task               2 train rows and 20 dev rows (a squad task's questions,
+                       a conll task's sentences)
 At the defaults (--heldout_every=10, --max_seq_length=64) that is a corpus
 of at least 64,000 tokens in documents of several sentences each, and ten
 times that for evaluation sets without a warning.
@@ -107,9 +109,21 @@ def define_flags(flag_values):
                     "Pair tasks built from the held-out text (bert_tf/data/pair_tasks.py), "
                     "fine-tuned from each model (metrics probe_<task>_accuracy); their "
                     "segment-pair versions feed the heads and frozen probes.", flag_values=f)
-  flags.DEFINE_multi_string("task", [], "A downstream TSV task: NAME=DIR,TEXT_A[,TEXT_B],LABEL "
-                            "(DIR holds train.tsv and dev.tsv; columns by header name or "
-                            "0-based index). Repeat for several.", flag_values=f)
+  flags.DEFINE_multi_string(
+      "task", [], "A downstream task, fine-tuned from each model over --seeds. "
+      "NAME=DIR,TEXT_A[,TEXT_B],LABEL: a TSV task (DIR holds train.tsv and dev.tsv; columns "
+      "by header name or 0-based index; metric NAME_accuracy or NAME_pearson, and a frozen "
+      "linear probe frozen_NAME_*). NAME=squad:DIR: SQuAD span answers (DIR holds train.json "
+      "and dev.json, 1.1 or 2.0 by the file's version / is_impossible; metrics NAME_f1 and "
+      "NAME_exact_match, the official script's on dev.json, as fractions; windows of "
+      "--squad_max_query_length and --squad_doc_stride). NAME=conll:DIR: CoNLL token "
+      "tagging (DIR holds train.txt and dev.txt; metrics NAME_entity_f1 fine-tuned and "
+      "frozen_NAME_entity_f1 with the encoder frozen, as BERT's Table 7). Repeat for "
+      "several.", flag_values=f)
+  flags.DEFINE_integer("squad_max_query_length", 16, "Question pieces kept in a SQuAD "
+                       "task's windows (fits --max_seq_length=64).", flag_values=f)
+  flags.DEFINE_integer("squad_doc_stride", 16, "Document pieces between the starts of a "
+                       "SQuAD task's windows.", flag_values=f)
   flags.DEFINE_integer("seeds", 3, "Fine-tuning seeds per task.", flag_values=f)
   flags.DEFINE_float("finetune_epochs", 3.0, "Fine-tuning epochs.", flag_values=f)
   flags.DEFINE_float("finetune_learning_rate", 1e-4, "Fine-tuning learning rate.",

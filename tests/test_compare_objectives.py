@@ -62,3 +62,19 @@ def test_help_says_up_front_how_large_a_corpus_each_instrument_needs():
   for instrument in ("held-out masked LM", "pair tasks", "heads, frozen probes", "--task"):
     assert instrument in text, instrument
   assert "--probes" in text and "pair_tasks.py" in text
+
+
+def test_a_bad_task_spec_or_missing_task_file_is_one_line(tmp_path):
+  corpus = tmp_path / "corpus.txt"
+  corpus.write_text("a b c.\nd e f.\n\ng h i.\nj k l.\n")
+  out = tmp_path / "out"
+  result = run_tool(f"--corpus={corpus}", f"--output_dir={out}", "--task=ner=conll:")
+  assert result.returncode == 2, result.stderr
+  errors = [line for line in result.stderr.splitlines()
+            if line.startswith("bert_tf.compare_objectives: error:")]
+  assert len(errors) == 1 and "--task='ner=conll:': expected NAME=conll:DIR" in errors[0]
+  result = run_tool(f"--corpus={corpus}", f"--output_dir={out}",
+                    f"--task=qa=squad:{tmp_path / 'squad'}")
+  assert result.returncode == 1, result.stderr
+  assert f"--task=qa: {tmp_path / 'squad' / 'train.json'}: no such file" in result.stderr
+  assert not out.exists()

@@ -30,6 +30,12 @@ stay. Arms whose records or whole pretraining come out the same share them.
                        random / same-document negatives, sentence order),
                        fine-tuned from each pretrained encoder (--probes)
   <name>_accuracy      the user's downstream TSV tasks, fine-tuned
+  <name>_f1, <name>_exact_match
+                       a SQuAD task (--task=NAME=squad:DIR), fine-tuned:
+                       the official script's F1 and EM on its dev.json
+  <name>_entity_f1, frozen_<name>_entity_f1
+                       a CoNLL tagging task (--task=NAME=conll:DIR),
+                       fine-tuned and feature-based (experiments.task_kinds)
 
 each fine-tuning repeated over `seeds` (nested in each pretraining run).
 Everything is written under output_dir: plan.json (the inputs every stage
@@ -70,6 +76,7 @@ from bert_tf.experiments import report
 from bert_tf.experiments import results as results_lib
 from bert_tf.experiments import run_rows
 from bert_tf.experiments import stages
+from bert_tf.experiments import task_kinds
 from bert_tf.training import objectives
 
 
@@ -81,6 +88,8 @@ def run_comparison(options):
   # The plan: options, and the inputs a rerun must agree on
   # ----------------------------------------------------------------------------
   options.validate()
+  for task in options.tasks:
+    task.check_files()
   plan_lib.check_plan(options)
   start = time.time()
 
@@ -165,9 +174,10 @@ def _planned_stages(options, bert_config, unique, train_txt, task_list, train_ro
                        ("instruments", stages.instruments_path(options, run))):
       planned.append(eta.Planned(kind, 1, plan_lib.exists(path)))
     for task in task_list:
-      planned.append(eta.Planned(
-          "finetune", train_rows[task.name] * options.finetune_epochs * options.seeds,
-          plan_lib.exists(stages.finetune_path(options, run, task))))
+      for _, frozen in task_kinds.jobs(task):
+        planned.append(eta.Planned(
+            "finetune", train_rows[task.name] * options.finetune_epochs * options.seeds,
+            plan_lib.exists(stages.finetune_path(options, run, task, frozen))))
   return planned
 
 
@@ -205,12 +215,15 @@ def _run_stages(options, run, progress, train_txt, vocab_file, bert_config, held
 
   task_results = []
   for task in task_list:
-    t = time.time()
-    res, skipped = stages.finetune_task(options, run, task, vocab_file, bert_config, model_dir)
-    task_results.append((task.name, res))
-    progress.stage(f"{label}: {task.name} accuracy {res.get('accuracy', float('nan')):.4f} "
-                   f"± {res.get('accuracy_sd', 0.0):.4f} over {res['num_seeds']} seeds",
-                   skipped, time.time() - t)
+    for name, frozen in task_kinds.jobs(task):
+      t = time.time()
+      res, skipped = stages.finetune_task(options, run, task, vocab_file, bert_config,
+                                          model_dir, frozen)
+      task_results.append((name, res))
+      shown = ", ".join(f"{key} {res[key]:.4f} ± {res[key + '_sd']:.4f}"
+                        for key in task_kinds.metric_keys(res))
+      progress.stage(f"{label}: {name} {shown} over {res['num_seeds']} seeds", skipped,
+                     time.time() - t)
 
   order = run_rows.figure_order(figures, list(pair_sets), [t.name for t in options.tasks])
   return summary, run_rows.run_measures(run.arm.objective, heldout, figures, task_results,

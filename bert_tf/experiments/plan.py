@@ -29,29 +29,57 @@ def exists(path):
   return tf.io.gfile.exists(path)
 
 
+# --task kinds: a TSV classification / regression task, SQuAD span answers
+# (train.json, dev.json), CoNLL token tagging (train.txt, dev.txt).
+TASK_KINDS = ("tsv", "squad", "conll")
+_TASK_FILES = {"tsv": "{}.tsv", "squad": "{}.json", "conll": "{}.txt"}
+
+
 @dataclasses.dataclass(frozen=True)
 class Task:
-  """A downstream TSV task: a folder with train.tsv and dev.tsv, and its
-  text_a, text_b ("" for single texts) and label columns."""
+  """A downstream task in a folder. kind "tsv": train.tsv and dev.tsv, with
+  its text_a, text_b ("" for single texts) and label columns; "squad":
+  train.json and dev.json (SQuAD 1.1, or 2.0 when a question is
+  is_impossible or the version says v2); "conll": train.txt and dev.txt in
+  CoNLL format (the columns unused)."""
   name: str
   directory: str
-  text_a_column: str
-  text_b_column: str
-  label_column: str
+  text_a_column: str = ""
+  text_b_column: str = ""
+  label_column: str = ""
+  kind: str = "tsv"
 
   @classmethod
   def parse(cls, spec):
-    """NAME=DIR,TEXT_A[,TEXT_B],LABEL -> Task; ValueError naming the spec."""
+    """NAME=DIR,TEXT_A[,TEXT_B],LABEL, NAME=squad:DIR or NAME=conll:DIR ->
+    Task; ValueError naming the spec."""
     name, sep, rest = spec.partition("=")
+    kind, colon, directory = rest.partition(":")
+    if sep and name and colon and kind in ("squad", "conll"):
+      if not directory:
+        raise ValueError(f"--task={spec!r}: expected NAME={kind}:DIR (a folder of "
+                         f"{_TASK_FILES[kind].format('train')} and "
+                         f"{_TASK_FILES[kind].format('dev')})")
+      return cls(name, directory, kind=kind)
     parts = rest.split(",")
     if not sep or not name or len(parts) not in (3, 4) or not all(parts):
       raise ValueError(f"--task={spec!r}: expected NAME=DIR,TEXT_A[,TEXT_B],LABEL "
-                       "(columns by header name or 0-based index)")
+                       "(columns by header name or 0-based index), NAME=squad:DIR "
+                       "or NAME=conll:DIR")
     text_b = parts[2] if len(parts) == 4 else ""
     return cls(name, parts[0], parts[1], text_b, parts[-1])
 
   def file(self, split_name):
-    return os.path.join(self.directory, f"{split_name}.tsv")
+    return os.path.join(self.directory, _TASK_FILES[self.kind].format(split_name))
+
+  def check_files(self):
+    """FileNotFoundError naming the task and the first missing file."""
+    for split_name in ("train", "dev"):
+      if not exists(self.file(split_name)):
+        raise FileNotFoundError(f"--task={self.name}: {self.file(split_name)}: no such file "
+                                f"(a {self.kind} task's folder holds "
+                                f"{_TASK_FILES[self.kind].format('train')} and "
+                                f"{_TASK_FILES[self.kind].format('dev')})")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,6 +116,10 @@ class CompareOptions:
   finetune_learning_rate: float = 1e-4
   finetune_batch_size: int = 32
   max_probe_examples: int = 4000
+  # SQuAD windows (--task=NAME=squad:DIR): question pieces kept, and pieces
+  # between the starts of a long document's windows; both fit max_seq_length=64.
+  squad_max_query_length: int = 16
+  squad_doc_stride: int = 16
   seed: int = 12345
   # A paper's figures for the arms (experiments.paper_figures.PaperFigure):
   # shown beside ours in results.md; they change no work.
@@ -142,6 +174,18 @@ class CompareOptions:
     paper_figures.check(self.paper_figures, [a.name for a in arm_list])
     names = [a.name for a in arm_list] + [t.name for t in self.tasks]
     for task in self.tasks:
+      if task.kind == "squad":
+        from bert_tf.data import squad  # pylint: disable=g-import-not-at-top
+        try:
+          squad.check_window(self.max_seq_length, self.squad_doc_stride,
+                             self.squad_max_query_length)
+        except ValueError as e:
+          raise ValueError(f"--task={task.name} (squad): {e} (--max_seq_length, "
+                           "--squad_max_query_length, --squad_doc_stride)") from None
+    for task in self.tasks:
+      if task.kind not in TASK_KINDS:
+        raise ValueError(f"--task={task.name}: kind {task.kind!r} is not one of "
+                         f"{', '.join(TASK_KINDS)}")
       if names.count(task.name) > 1 or task.name.startswith(OWN_PREFIXES):
         raise ValueError(f"--task={task.name}: the name is taken (an arm, another task, or a "
                          "prefix of the comparison's own metrics)")

@@ -14,7 +14,8 @@ pretraining starts, and said in one message.
     probes (head_*,     --max_seq_length tokens, so 20 dev pairs need about
     frozen_*)           DEV_EVERY x 20 x max_seq_length tokens held out
   --task                at least 2 train rows and MIN_EVAL_EXAMPLES dev rows
-                        (a warning below WARN_EVAL_EXAMPLES)
+                        (a warning below WARN_EVAL_EXAMPLES); a squad task's
+                        rows are its questions, a conll task's its sentences
 
 `needs` writes this for the options at hand; a refusal lists every
 instrument that falls short at once, with those needs, so one rerun with a
@@ -23,6 +24,7 @@ the same.
 """
 
 import math
+import os
 
 from bert_tf.data import pair_tasks
 
@@ -66,14 +68,19 @@ def needs(options):
                  f"segment pairs each, about {tokens:,} held-out tokens at "
                  f"--max_seq_length={options.max_seq_length}")
   if options.tasks:
-    parts.append(f"each --task: 2 train rows and {MIN_EVAL_EXAMPLES} dev rows "
-                 f"({WARN_EVAL_EXAMPLES} to avoid a warning)")
+    parts.append(f"each --task: 2 train rows and {MIN_EVAL_EXAMPLES} dev rows (a squad "
+                 f"task's questions, a conll task's sentences; {WARN_EVAL_EXAMPLES} to avoid "
+                 "a warning)")
   return "; ".join(parts)
 
 
 def _read_sizes(task):
-  """({"train": rows, "dev": rows}, the dev labels) of a task's TSVs."""
+  """({"train": rows, "dev": rows}, the dev labels) of a task's TSVs; of a
+  squad task its questions, of a conll task its sentences (no labels)."""
   from bert_tf.data import classification  # pylint: disable=g-import-not-at-top
+  from bert_tf.experiments import task_kinds  # pylint: disable=g-import-not-at-top
+  if task.kind != "tsv":
+    return task_kinds.sizes(task), []
   sizes, labels = {}, []
   for split_name in ("train", "dev"):
     examples = classification.read_tsv(task.file(split_name), task.text_a_column,
@@ -121,7 +128,7 @@ def preflight(options, heldout_records, held_txt, task_list, pair_sets):
       problems.append(f"{task.name} ({task.file('train')}): {sizes['train']} train rows, "
                       "needs 2")
     check(f"{task.name} (dev {task.file('dev')})", sizes["dev"],
-          hint if own else "give the task a larger dev.tsv")
+          hint if own else f"give the task a larger {os.path.basename(task.file('dev'))}")
   for name, pairs in pair_sets.items():
     check(f"pairs {name} (held-out segment pairs, dev)", len(pairs.dev_labels), hint)
     if len(pairs.dev_labels):
@@ -134,7 +141,7 @@ def preflight(options, heldout_records, held_txt, task_list, pair_sets):
     raise ValueError(
         f"too few evaluation rows for this comparison ({held_txt} is the held-out share): "
         f"{'; '.join(problems)}. What each instrument needs: {needs(options)}. Fix: {hint} "
-        "(or drop a pair task with --probes, or give a --task a larger dev.tsv)")
+        "(or drop a pair task with --probes, or give a --task a larger dev file)")
   notes = [n for n in notes if n]
   for note in notes:
     print(f"warning: {note}", flush=True)

@@ -35,7 +35,8 @@ from bert_tf.experiments import results as results_lib
 # correlations, precision and recall are better higher; anything else
 # (a share such as replaced_share) has no better direction.
 _LOWER_IS_BETTER = ("_loss", "_loss_vs_prior")
-_HIGHER_IS_BETTER = ("_accuracy", "_pearson", "_precision", "_recall")
+_HIGHER_IS_BETTER = ("_accuracy", "_pearson", "_precision", "_recall", "_f1",
+                     "_exact_match")
 
 
 def direction(metric):
@@ -351,9 +352,20 @@ def notes(options, bert_config, runs, summaries, size_notes):
         "convergence, bert_tf/experiments/linear_probe.py) on the frozen encoder's features "
         "([CLS], the means u, v of A and B, |u - v|, u * v), fitted on the train pairs, "
         "scored on the same dev pairs as the head; no fine-tuning noise in either")
-  if options.tasks:
-    out.append("frozen_<task>: the same linear probe for each --task, fitted on its train.tsv "
-               "and scored on its dev.tsv ([CLS] and the mean token vector for a single text)")
+  kinds = {t.kind for t in options.tasks}
+  if "tsv" in kinds:
+    out.append("frozen_<task>: the same linear probe for each TSV --task, fitted on its "
+               "train.tsv and scored on its dev.tsv ([CLS] and the mean token vector for a "
+               "single text)")
+  if "squad" in kinds:
+    out.append(f"<task>_f1, <task>_exact_match (SQuAD tasks): the official script's F1 and "
+               f"exact match on dev.json as fractions; windows of {options.max_seq_length} "
+               f"pieces, {options.squad_max_query_length} of the question, starting every "
+               f"{options.squad_doc_stride} document pieces")
+  if "conll" in kinds:
+    out.append("<task>_entity_f1 (CoNLL tasks): conlleval's entity F1 on dev.txt; "
+               "frozen_<task>_entity_f1: the tagger trained on the frozen encoder's last four "
+               "layers (the feature-based setting of BERT's Table 7), over the same seeds")
     out.append(
         f"probe_* (the pair tasks of bert_tf/data/pair_tasks.py) and task metrics: "
         f"fine-tuned (all weights) for {options.finetune_epochs:g} epochs at lr "

@@ -8,6 +8,7 @@ import math
 from bert_tf import statistics
 from bert_tf.experiments import heldout_reading
 from bert_tf.experiments import results as results_lib
+from bert_tf.experiments import task_kinds
 
 
 def figure_order(figures, pair_names, task_names):
@@ -46,9 +47,9 @@ def run_measures(objective, heldout, figures, task_results, order=None):
           else statistics.correlation_se(value, n))
     out.append((metric, value, se, 1, sample, n))
   for task_name, res in task_results:
-    key = "pearson" if res.get("task_type") == "regression" else "accuracy"
-    out.append((f"{task_name}_{key}", res[key], res[f"{key}_sd"], res["num_seeds"], tuned,
-                res.get("num_dev_examples")))
+    for key in task_kinds.metric_keys(res):
+      out.append((f"{task_name}_{key}", res[key], res[f"{key}_sd"], res["num_seeds"], tuned,
+                  res.get("num_dev_examples")))
   return out
 
 

@@ -9,6 +9,7 @@ run stopped.
   heldout       runs/<key>/heldout_mlm.json
   pair tasks    probes/<task>/{train,dev}.tsv (the fine-tuned pair tasks)
   finetune      runs/<key>/finetune/<task>-<settings key>/results.json
+                (a conll task's feature-based training: frozen_<task>-<key>)
   instruments   runs/<key>/instruments.json (extended when tasks are added)
 
 Every JSON result goes through `cached`, the one rule for reusing a stage:
@@ -30,6 +31,7 @@ from bert_tf.data import wordpiece_vocab
 from bert_tf.data import writer
 from bert_tf.experiments import arms as arms_lib
 from bert_tf.experiments import plan as plan_lib
+from bert_tf.experiments import task_kinds
 from bert_tf.models import config as config_lib
 from bert_tf.training import finetune
 from bert_tf.training import loop
@@ -230,26 +232,39 @@ def pair_task_files(options, held_txt):
   return tasks
 
 
-def finetune_path(options, run, task):
+def finetune_path(options, run, task, frozen=False):
   """Where the fine-tuning of `task` from `run` keeps its results (by the
-  fine-tuning settings: other settings are other results)."""
+  fine-tuning settings: other settings are other results); `frozen`: a
+  tagging task's feature-based training (frozen_<task>)."""
   settings = {"epochs": options.finetune_epochs, "lr": options.finetune_learning_rate,
               "batch": options.finetune_batch_size, "seeds": options.seeds,
-              "seed": options.seed, "task": dataclasses.asdict(task)}
+              "seed": options.seed, "task": task_kinds.task_key(task),
+              **task_kinds.settings(options, task)}
+  if frozen:
+    settings["frozen_encoder"] = True
+  name = f"frozen_{task.name}" if frozen else task.name
   out = os.path.join(run.directory(options), "finetune",
-                     f"{task.name}-{arms_lib.key_of(settings)[:8]}")
+                     f"{name}-{arms_lib.key_of(settings)[:8]}")
   return os.path.join(out, "results.json")
 
 
-def finetune_task(options, run, task, vocab_file, bert_config, init_checkpoint):
-  """(the results dict of `finetune.run` for `task` from `init_checkpoint`
-  over the seeds, whether done before)."""
-  path = finetune_path(options, run, task)
+def finetune_task(options, run, task, vocab_file, bert_config, init_checkpoint, frozen=False):
+  """(the results dict of fine-tuning `task` from `init_checkpoint` over
+  the seeds, whether done before): finetune.run for a TSV task,
+  experiments.task_kinds' for a squad or conll one (`frozen`: a conll
+  task's encoder frozen)."""
+  path = finetune_path(options, run, task, frozen)
+  out = os.path.dirname(path)
 
   def compute(_):
+    if task.kind == "squad":
+      return task_kinds.run_squad(options, task, out, vocab_file, bert_config, init_checkpoint)
+    if task.kind == "conll":
+      return task_kinds.run_tagging(options, task, out, vocab_file, bert_config,
+                                    init_checkpoint, frozen)
     config = finetune.FinetuneConfig(
         train_file=task.file("train"), dev_file=task.file("dev"),
-        output_dir=os.path.dirname(path), vocab_file=vocab_file,
+        output_dir=out, vocab_file=vocab_file,
         text_a_column=task.text_a_column, text_b_column=task.text_b_column,
         label_column=task.label_column, do_lower_case=options.do_lower_case,
         max_seq_length=options.max_seq_length, init_checkpoint=init_checkpoint,
@@ -270,10 +285,16 @@ def instruments_path(options, run):
   return os.path.join(run.directory(options), "instruments.json")
 
 
+def tsv_tasks(options):
+  """The --tasks a frozen linear probe reads (TSVs: a conll task's frozen
+  figure is a fine-tuning of its own, a squad task has none)."""
+  return [t for t in options.tasks if t.kind == "tsv"]
+
+
 def wanted_instruments(options, pair_sets, has_head):
   """The metric stems one run's instruments.json must hold."""
   wanted = [f"frozen_{name}_accuracy" for name in pair_sets] + [
-      f"frozen_{t.name}" for t in options.tasks]
+      f"frozen_{t.name}" for t in tsv_tasks(options)]
   if has_head:
     wanted += [f"head_{name}_accuracy" for name in pair_sets]
   return wanted
@@ -316,7 +337,7 @@ def _measure_instruments(options, run, model_dir, bert_config, vocab_file, pair_
     _, value = instruments.frozen_probe(encoder, pairs.train, pairs.train_labels, pairs.dev,
                                         pairs.dev_labels, None, pair=True)
     figures[f"frozen_{name}_accuracy"] = {"value": value, "examples": len(pairs.dev_labels)}
-  for task in options.tasks:
+  for task in tsv_tasks(options):
     if task.name not in task_data:
       task_data[task.name] = finetune.load_task(finetune.FinetuneConfig(
           train_file=task.file("train"), dev_file=task.file("dev"),

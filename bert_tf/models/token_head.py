@@ -86,6 +86,8 @@ class BertTokenTagger(keras.Model):
                       "padding_mask": tf.cast(inputs["input_mask"], tf.int32)}
     if self.frozen_encoder:
       layers = self._layer_outputs(encoder_inputs, training=False)
+      if not isinstance(layers, (list, tuple)):  # Keras gives one output unlisted
+        layers = [layers]
       features = tf.concat([tf.cast(x, tf.float32) for x in layers], axis=-1)
     else:
       features = tf.cast(self.encoder(encoder_inputs, training=training)["sequence_output"],

@@ -14,7 +14,6 @@ import json
 import logging
 import math
 import os
-import random
 
 import numpy as np
 import pytest
@@ -28,38 +27,8 @@ from bert_tf.models.config import BertConfig
 from bert_tf.training import objectives
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from helpers.topic_corpus import SUBJECTS, write_corpus
-
-
-def write_task(directory, n=64, seed=1):
-  """A pair task: label 1 when both texts name the same subject."""
-  rng = random.Random(seed)
-  os.makedirs(directory, exist_ok=True)
-  for split in ("train", "dev"):
-    lines = ["first\tsecond\tlabel"]
-    for _ in range(n):
-      a = rng.choice(SUBJECTS)
-      b = a if rng.random() < 0.5 else rng.choice(SUBJECTS)
-      lines.append(f"the {a} went\tthe {b} came\t{int(a == b)}")
-    with open(os.path.join(directory, f"{split}.tsv"), "w", encoding="utf-8") as f:
-      f.write("\n".join(lines) + "\n")
-  return plan.Task("same", str(directory), "first", "second", "label")
-
-
-def tiny_options(tmp_path, **kw):
-  config = tmp_path / "tiny.json"
-  config.write_text(json.dumps({
-      "vocab_size": 100, "hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
-      "intermediate_size": 32, "max_position_embeddings": 32, "type_vocab_size": 2,
-      "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
-      "initializer_range": 0.02}))
-  defaults = dict(corpus=write_corpus(tmp_path / "corpus.txt"), output_dir=str(tmp_path / "cmp"),
-                  bert_config_file=str(config), vocab_size=120, heldout_every=2,
-                  max_seq_length=32, dupe_factor=1, num_train_steps=3, train_batch_size=8,
-                  pair_tasks=("sop",), tasks=(write_task(tmp_path / "task"),), seeds=2,
-                  finetune_epochs=1.0, finetune_batch_size=8, max_probe_examples=64)
-  defaults.update(kw)
-  return plan.CompareOptions(**defaults)
+from helpers.compare_options import tiny_options
+from helpers.topic_corpus import write_corpus
 
 
 def test_a_whole_comparison_writes_its_results_and_a_rerun_skips_finished_work(
