@@ -170,12 +170,8 @@ def main(argv):
   print(f"wrote {config.output_dir}/eval_results.txt")
   if FLAGS.export_dir:
     from bert_tf.serving import classifier_export  # pylint: disable=g-import-not-at-top
-    from bert_tf.serving import tagger_export  # pylint: disable=g-import-not-at-top
-    tags = config.task_type == "tagging"
-    (tagger_export if tags else classifier_export).export_finetuned(
-        config, bert_config, results, FLAGS.export_dir, overwrite=FLAGS.overwrite)
-    print(f"wrote SavedModel {FLAGS.export_dir} (signatures "
-          f"{'tag, tag_ids' if tags else 'classify, classify_ids'})")
+    print(classifier_export.export_task_model(config, bert_config, results, FLAGS.export_dir,
+                                              FLAGS.overwrite))
   hf_export.write_finetuned(config, bert_config, results, FLAGS.hf_out, FLAGS.overwrite)
   return 0
 

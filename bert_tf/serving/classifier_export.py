@@ -187,3 +187,16 @@ def export_finetuned(config, bert_config, results, export_dir, overwrite=False):
   return export_classifier(model, config.vocab_file, config.do_lower_case, labels,
                            bool(config.text_b_column), export_dir,
                            max_seq_length=config.max_seq_length, overwrite=overwrite)
+
+
+def export_task_model(config, bert_config, results, export_dir, overwrite=False):
+  """Exports what `finetune` trained: a classifier (`export_finetuned`) or,
+  for task_type "tagging", a tagger (serving/tagger_export.py). Returns the
+  line saying what was written."""
+  if config.task_type == "tagging":
+    from bert_tf.serving import tagger_export  # pylint: disable=g-import-not-at-top
+    tagger_export.export_finetuned(config, bert_config, results, export_dir,
+                                   overwrite=overwrite)
+    return f"wrote SavedModel {export_dir} (signatures tag, tag_ids)"
+  export_finetuned(config, bert_config, results, export_dir, overwrite=overwrite)
+  return f"wrote SavedModel {export_dir} (signatures classify, classify_ids)"
