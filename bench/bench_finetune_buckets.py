@@ -107,10 +107,10 @@ def main():
         print(f"round {r} length_buckets={buckets}: train {t:.1f} ex/s, predict {p:.1f} ex/s, "
               f"dev accuracy {a:.4f}", flush=True)
   best = {b: (max(f[0] for f in v), max(f[1] for f in v)) for b, v in figures.items()}
-  print(f"\n{'setting':<28}{'train ex/s':>12}{'predict ex/s':>14}{'dev accuracy':>14}")
+  print(f"\n{'setting':<28}{'train ex/s':>12}{'predict ex/s':>14}  dev accuracy (each round)")
   for b, name in ((1, "full padding (original)"), (8, "8 length buckets")):
-    print(f"{name:<28}{best[b][0]:>12.1f}{best[b][1]:>14.1f}"
-          f"{' / '.join(f'{f[2]:.4f}' for f in figures[b]):>14}")
+    print(f"{name:<28}{best[b][0]:>12.1f}{best[b][1]:>14.1f}  "
+          f"{' / '.join(f'{f[2]:.4f}' for f in figures[b])}")
   print(f"ratio buckets / full: train {best[8][0] / best[1][0]:.2f}x, "
         f"predict {best[8][1] / best[1][1]:.2f}x (best round of each)")
 
