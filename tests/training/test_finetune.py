@@ -184,7 +184,8 @@ def test_from_a_checkpoint_our_pretraining_wrote(task, tmp_path):
   fresh, _ = finetune.build_classifier(pre_config, 2)
   assert not np.array_equal(fresh.encoder.weights[0].numpy(),
                             trained.encoder.weights[0].numpy())
-  results = finetune.run(_config(task, tmp_path / "ft", init_checkpoint=str(tmp_path / "out")),
+  results = finetune.run(_config(task, tmp_path / "ft", init_checkpoint=str(tmp_path / "out"),
+                                 num_train_epochs=10),  # 100 steps: the warning's advice
                          pre_config)
   assert results["init"] == described
   assert results["accuracy"] > 0.8
