@@ -38,6 +38,7 @@ def test_kills_inside_writes_leave_no_partial_file_and_reruns_are_identical(tmp_
       assert result["resumed_from_latest_complete"] == result["points"]
 
 
+@pytest.mark.soak
 @pytest.mark.slow
 def test_a_comparison_killed_in_a_checkpoint_save_reruns_to_the_same_table(tmp_path):
   import kill_compare  # pylint: disable=g-import-not-at-top

@@ -15,6 +15,7 @@ import pytest
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+@pytest.mark.soak
 @pytest.mark.slow
 def test_an_export_killed_inside_its_move_to_gcs_leaves_no_model_and_reruns_identical(gcs, tmp_path):
   proc = gcs.run([sys.executable, os.path.join(_REPO, "bench", "kill_gcs.py"), "--inside",
