@@ -22,20 +22,22 @@ def shared_dir():
 
 def pytest_configure(config):
   config.addinivalue_line("markers", "slow: end-to-end test (a minute or more on 2 cores)")
-  config.addinivalue_line("markers", "soak: a kill sweep of many minutes; runs with --soak")
+  config.addinivalue_line("markers", "soak: many minutes (a kill sweep, a toy-budget "
+                          "reproduction); runs with --soak")
 
 
 def pytest_addoption(parser):
   parser.addoption("--soak", action="store_true", default=False,
                    help="also run the soak tests (kill sweeps of compare_objectives and on "
-                   "gs://: many minutes each)")
+                   "gs://, the reproductions at a toy budget: many minutes each)")
 
 
 def pytest_collection_modifyitems(config, items):
   if config.getoption("--soak"):
     return
-  skip = pytest.mark.skip(reason="soak test (a kill sweep, many minutes): run with --soak; "
-                          "its bench's counts are in docs/reliability.md")
+  skip = pytest.mark.skip(reason="soak test (many minutes: a kill sweep, whose bench's counts "
+                          "are in docs/reliability.md, or a reproduction at a toy budget): "
+                          "run with --soak")
   for item in items:
     if "soak" in item.keywords:
       item.add_marker(skip)

@@ -34,7 +34,29 @@ def test_there_are_reproductions():
   assert [os.path.basename(p) for p in FLAGFILES], "no configs/experiments/*.flags"
 
 
+@pytest.mark.parametrize("flagfile", FLAGFILES, ids=os.path.basename)
+def test_a_reproduction_parses_into_a_valid_plan(flagfile, tmp_path):
+  # As compare_objectives reads it: its flags, arms and paper figures, and
+  # every paper figure on an arm of the plan (seconds; the toy run below
+  # also checks that the comparison measures each figure's metric).
+  from bert_tf import cli  # pylint: disable=g-import-not-at-top
+  from bert_tf import compare_objectives  # pylint: disable=g-import-not-at-top
+  from bert_tf.experiments import arms  # pylint: disable=g-import-not-at-top
+  from bert_tf.experiments import plan  # pylint: disable=g-import-not-at-top
+  fv = cli.parse(compare_objectives.define_flags,
+                 ["compare_objectives", f"--flagfile={flagfile}", "--corpus=c.txt",
+                  f"--output_dir={tmp_path}"])
+  options = cli.options_from_flags(
+      plan.CompareOptions, fv, objectives=tuple(fv.objectives),
+      arms=tuple(arms.Arm.parse(spec) for spec in fv.arm), pair_tasks=tuple(fv.probes),
+      paper_figures=tuple(paper_figures.PaperFigure.parse(s) for s in fv.paper_figure))
+  options.validate()
+  assert options.pretrain_seeds >= 3, "a reproduction needs 3 or more pretraining seeds"
+  assert len(options.paper_figures) == len(_figures(flagfile)) > 0
+
+
 @pytest.mark.slow
+@pytest.mark.soak
 @pytest.mark.parametrize("flagfile", FLAGFILES, ids=os.path.basename)
 def test_a_reproduction_runs_at_a_toy_budget(flagfile, tmp_path):
   config = tmp_path / "tiny.json"
