@@ -139,6 +139,5 @@ def vocab_txt_path(path):
   import tempfile  # pylint: disable=g-import-not-at-top
   vocab = load_vocab(resolved)
   out = os.path.join(tempfile.mkdtemp(prefix="bert_tf_vocab_"), "vocab.txt")
-  with open(out, "w", encoding="utf-8") as f:
-    f.write("".join(t + "\n" for t in vocab.tokens))
+  files.atomic_write(out, "".join(t + "\n" for t in vocab.tokens))  # through gfile
   return out
