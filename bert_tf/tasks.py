@@ -1,9 +1,11 @@
-"""Builds downstream-task TSVs from an installed WordNet 3.0.
+"""Builds downstream tasks from an installed WordNet 3.0 or from a cased corpus.
 
     apt-get install wordnet-base      # Debian/Ubuntu: WordNet's files, offline
     python -m bert_tf.tasks --wordnet_dir=/usr/share/wordnet --output_dir=tasks
+    python -m bert_tf.tasks --corpus=topics.txt --heldout_every=5 --output_dir=tasks
 
-Writes, each with train.tsv, dev.tsv and test.tsv (header row):
+From WordNet (--wordnet_dir), each with train.tsv, dev.tsv and test.tsv
+(header row):
 
   wic/    word in context (after SuperGLUE's WiC): lemma, pos, sentence1,
           sentence2, label (1: the two WordNet example sentences use the lemma
@@ -12,14 +14,23 @@ Writes, each with train.tsv, dev.tsv and test.tsv (header row):
   gloss/  synset, words, definition, label (its lexicographer file, e.g.
           noun.animal: 45 classes).
 
-Splits are 80/10/10 by a SHA-256 hash: the same WordNet gives the same
-files. The label counts of every split are printed and written to
-summary.json. Fine-tune on them with bert_tf.finetune, e.g.
---text_a_column=sentence1 --text_b_column=sentence2 (wic) or
---text_a_column=definition (gloss).
+From a cased corpus (--corpus, one sentence a line, a blank line between
+documents):
+
+  names/  train.txt, dev.txt, test.txt: name tagging in CoNLL (`token label`,
+          BIO, one entity type NAME): a word the corpus writes capitalized
+          inside its sentences is a name (bert_tf/data/name_tagging.py). With
+          --heldout_every=N only the documents compare_objectives holds out
+          at that setting are used, so no task sentence was pretrained on.
+
+Splits are 80/10/10 by a SHA-256 hash: the same input gives the same
+files. The counts of every split are printed and written to summary.json.
+Fine-tune on them with bert_tf.finetune, e.g. --text_a_column=sentence1
+--text_b_column=sentence2 (wic), --text_a_column=definition (gloss),
+--task_type=tagging (names); or compare objectives on one with
+compare_objectives --task=names=conll:tasks/names.
 """
 
-import json
 import os
 
 from absl import app
@@ -28,7 +39,9 @@ from absl import flags
 from bert_tf import cli
 
 FLAGS = flags.FLAGS
-TASKS = ("wic", "gloss")
+WORDNET_TASKS = ("wic", "gloss")
+CORPUS_TASKS = ("names",)
+TASKS = WORDNET_TASKS + CORPUS_TASKS
 
 
 def define_flags(flag_values):
@@ -36,62 +49,47 @@ def define_flags(flag_values):
   f = flag_values
   flags.DEFINE_string("wordnet_dir", None, "WordNet's dict folder (data.noun, index.noun, "
                       "...; Debian: /usr/share/wordnet).", flag_values=f)
-  flags.DEFINE_string("output_dir", None, "Where wic/ and gloss/ are written.",
+  flags.DEFINE_string("corpus", None, "A cased corpus (one sentence a line, a blank line "
+                      "between documents) for the names task.", flag_values=f)
+  flags.DEFINE_integer("heldout_every", 0, "With --corpus: tag only every N-th document, "
+                       "those compare_objectives --heldout_every=N holds out (0: all).",
+                       flag_values=f)
+  flags.DEFINE_integer("min_name_count", 3, "A word type is judged a name on at least this "
+                       "many occurrences after a lower-case word.", flag_values=f)
+  flags.DEFINE_float("min_name_share", 0.95, "... at least this share of them capitalized.",
+                     flag_values=f)
+  flags.DEFINE_string("output_dir", None, "Where the tasks' folders are written.",
                       flag_values=f)
-  flags.DEFINE_list("tasks", list(TASKS), "Which tasks to build.", flag_values=f)
-
-
-def build_tasks(wordnet_dir, output_dir, tasks=TASKS):
-  """Writes the tasks' TSVs (each atomically) and summary.json.
-
-  Returns:
-    dict task -> {split: {label: count}}.
-  """
-  from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import wordnet  # pylint: disable=g-import-not-at-top
-  unknown = [t for t in tasks if t not in TASKS]
-  if unknown:
-    raise ValueError(f"--tasks: unknown task(s) {', '.join(unknown)}; choose from "
-                     f"{', '.join(TASKS)}")
-  net = wordnet.load(wordnet_dir)
-  built = {}
-  outputs = []
-  for task in tasks:
-    rows = wordnet.wic_rows(net) if task == "wic" else wordnet.gloss_rows(net)
-    header = wordnet.WIC_HEADER if task == "wic" else wordnet.GLOSS_HEADER
-    if not any(rows.values()):
-      raise ValueError(f"{wordnet_dir}: no {task} examples (too few synsets?)")
-    for split in wordnet.SPLITS:
-      outputs.append((os.path.join(output_dir, task, f"{split}.tsv"),
-                      wordnet.to_tsv(header, rows[split])))
-    built[task] = wordnet.label_counts(rows)
-  for path, text in outputs:  # everything built before anything is written
-    files.atomic_write(path, text)
-  files.atomic_write(os.path.join(output_dir, "summary.json"),
-                     json.dumps({"wordnet_dir": wordnet_dir, "label_counts": built},
-                                indent=2, sort_keys=True) + "\n")
-  return built
+  flags.DEFINE_list("tasks", [], "Which tasks to build (default: those the given "
+                    f"sources make: {', '.join(WORDNET_TASKS)} from --wordnet_dir, "
+                    f"{', '.join(CORPUS_TASKS)} from --corpus).", flag_values=f)
 
 
 def main(argv):
   del argv
-  for name in ("wordnet_dir", "output_dir"):
-    if not FLAGS[name].value:
-      raise app.UsageError(f"--{name} is required")
-  built = build_tasks(FLAGS.wordnet_dir, FLAGS.output_dir, FLAGS.tasks)
-  for task, counts in built.items():
-    for split, labels in counts.items():
-      total = sum(labels.values())
-      if not total:
-        detail = "empty: too few lemmas or synsets for this split"
-      elif task == "wic":
-        detail = ", ".join(f"label {k}: {v}" for k, v in labels.items())
-      else:
-        top = sorted(labels.items(), key=lambda kv: -kv[1])
-        detail = (f"{len(labels)} classes, largest {top[0][0]} {top[0][1] / total:.1%}, "
-                  f"smallest {top[-1][0]} {top[-1][1]}")
-      print(f"{task}/{split}.tsv: {total} examples ({detail})")
-  print(f"wrote {os.path.join(FLAGS.output_dir, 'summary.json')}")
+  if not FLAGS.output_dir:
+    raise app.UsageError("--output_dir is required")
+  tasks = FLAGS.tasks or ((WORDNET_TASKS if FLAGS.wordnet_dir else ()) +
+                          (CORPUS_TASKS if FLAGS.corpus else ()))
+  if not tasks:
+    raise app.UsageError("give --wordnet_dir (wic, gloss) or --corpus (names)")
+  for task in tasks:
+    source = "wordnet_dir" if task in WORDNET_TASKS else "corpus"
+    if task in TASKS and not FLAGS[source].value:
+      raise app.UsageError(f"--tasks={task} needs --{source}")
+  wordnet_tasks = [t for t in tasks if t not in CORPUS_TASKS]
+  if wordnet_tasks:
+    from bert_tf.data import wordnet  # pylint: disable=g-import-not-at-top
+    built = wordnet.write_tasks(FLAGS.wordnet_dir, FLAGS.output_dir, wordnet_tasks)
+    print("\n".join(wordnet.describe_counts(built)))
+    print(f"wrote {os.path.join(FLAGS.output_dir, 'summary.json')}")
+  if "names" in tasks:
+    from bert_tf.data import name_tagging  # pylint: disable=g-import-not-at-top
+    folder = os.path.join(FLAGS.output_dir, "names")
+    counts = name_tagging.write_task(FLAGS.corpus, folder, FLAGS.heldout_every,
+                                     FLAGS.min_name_count, FLAGS.min_name_share)
+    print("\n".join(name_tagging.describe_counts(counts)))
+    print(f"wrote {os.path.join(folder, 'summary.json')}")
   return 0
 
 

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from bert_tf import tasks
+from bert_tf.data import wordnet
 from bert_tf.data import classification
 from helpers.wordnet_files import write_wordnet
 
@@ -40,7 +40,7 @@ def test_tool_writes_tsvs_the_finetuner_reads(tmp_path):
         assert len(examples) == sum(counts.values())
   # Deterministic: a second build is byte-identical.
   first = (tmp_path / "tasks" / "wic" / "train.tsv").read_bytes()
-  tasks.build_tasks(str(wn), str(tmp_path / "again"))
+  wordnet.write_tasks(str(wn), str(tmp_path / "again"))
   assert (tmp_path / "again" / "wic" / "train.tsv").read_bytes() == first
 
 
@@ -56,3 +56,25 @@ def test_bad_input_is_one_line_nonzero_exit_and_no_files(tmp_path):
   assert not (tmp_path / "tasks").exists()
   child = _run_tool([f"--wordnet_dir={wn}"], tmp_path)
   assert child.returncode == 2 and "--output_dir is required" in child.stderr
+
+
+def test_tool_builds_the_names_task_from_a_cased_corpus(tmp_path):
+  corpus = tmp_path / "corpus.txt"
+  corpus.write_text("\n\n".join(
+      "\n".join(f"Then the men of Moab went {i} miles with Josiah to Jerusalem {j}."
+                for j in range(6)) for i in range(30)) + "\n")
+  out = tmp_path / "tasks"
+  child = _run_tool([f"--corpus={corpus}", "--heldout_every=3", f"--output_dir={out}"],
+                    tmp_path)
+  assert child.returncode == 0, child.stderr[-3000:]
+  assert "names/dev.txt:" in child.stdout and "unseen in train" in child.stdout
+  summary = json.loads((out / "names" / "summary.json").read_text())
+  assert summary["name_types"] == 3 and summary["heldout_every"] == 3
+  assert sum(s["sentences"] for s in summary["splits"].values()) == 10 * 6
+  assert not (out / "wic").exists()
+
+
+def test_tool_refuses_a_task_without_its_source(tmp_path):
+  child = _run_tool(["--tasks=names", f"--output_dir={tmp_path}"], tmp_path)
+  assert child.returncode != 0
+  assert "--tasks=names needs --corpus" in child.stderr

@@ -40,6 +40,7 @@ import collections
 import dataclasses
 import hashlib
 import itertools
+import json
 import os
 import re
 
@@ -342,3 +343,52 @@ def label_counts(rows):
   """dict split -> {label: count} (the label is each row's last field)."""
   return {split: dict(sorted(collections.Counter(r[-1] for r in split_rows).items()))
           for split, split_rows in rows.items()}
+
+
+def write_tasks(wordnet_dir, output_dir, tasks=("wic", "gloss")):
+  """Writes the tasks' TSVs (each atomically) and summary.json.
+
+  Returns:
+    dict task -> {split: {label: count}}.
+  """
+  unknown = [t for t in tasks if t not in ("wic", "gloss")]
+  if unknown:
+    raise ValueError(f"--tasks: unknown task(s) {', '.join(unknown)}; choose from "
+                     f"wic, gloss, names")
+  net = load(wordnet_dir)
+  built = {}
+  outputs = []
+  for task in tasks:
+    rows = wic_rows(net) if task == "wic" else gloss_rows(net)
+    header = WIC_HEADER if task == "wic" else GLOSS_HEADER
+    if not any(rows.values()):
+      raise ValueError(f"{wordnet_dir}: no {task} examples (too few synsets?)")
+    for split in SPLITS:
+      outputs.append((os.path.join(output_dir, task, f"{split}.tsv"),
+                      to_tsv(header, rows[split])))
+    built[task] = label_counts(rows)
+  for path, text in outputs:  # everything built before anything is written
+    files.atomic_write(path, text)
+  files.atomic_write(os.path.join(output_dir, "summary.json"),
+                     json.dumps({"wordnet_dir": wordnet_dir, "label_counts": built},
+                                indent=2, sort_keys=True) + "\n")
+  return built
+
+
+
+def describe_counts(built):
+  """A line per task and split: its examples and labels (the tool prints them)."""
+  lines = []
+  for task, counts in built.items():
+    for split, labels in counts.items():
+      total = sum(labels.values())
+      if not total:
+        detail = "empty: too few lemmas or synsets for this split"
+      elif task == "wic":
+        detail = ", ".join(f"label {k}: {v}" for k, v in labels.items())
+      else:
+        top = sorted(labels.items(), key=lambda kv: -kv[1])
+        detail = (f"{len(labels)} classes, largest {top[0][0]} {top[0][1] / total:.1%}, "
+                  f"smallest {top[-1][0]} {top[-1][1]}")
+      lines.append(f"{task}/{split}.tsv: {total} examples ({detail})")
+  return lines
