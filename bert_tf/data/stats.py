@@ -11,6 +11,8 @@ side by side; `reference_figures` gives them the names of the original's
 figures in ../shared/reference/original_create_pretraining_data_kjv.json.
 """
 
+import collections
+
 # Figures computed from the records, by section, named as in the manifest.
 COUNTS = ("instances", "tokens", "predictions")
 SHARES = ("mean_tokens", "predictions_per_instance", "prediction_fraction", "masked",
@@ -118,6 +120,36 @@ def record_statistics(input_patterns, mask_id, batch_size=1024, flag="--input_fi
           "shorter_than_64": short / n if seq >= 64 else None,
       },
   }
+
+
+def unigram_plateau(input_patterns, mask_id, batch_size=1024):
+  """The accuracy of predicting one token at every [MASK] of the records:
+  the share of the most frequent label among the predictions whose input
+  is [MASK] (a masked-LM model that has learned no context scores this),
+  or None when no input is [MASK] (dynamic masking, [MASK]-free rules)."""
+  import numpy as np
+  import tensorflow as tf
+  from bert_tf.data import manifest as manifest_lib
+  from bert_tf.data import schema
+  files = manifest_lib.record_files(input_patterns, "held-out records")
+  compression = _compression(files)
+  first = next(iter(tf.data.TFRecordDataset(files[:1], compression_type=compression)), None)
+  if first is None:
+    return None
+  seq, preds = schema.shapes_of_record(first.numpy())
+  has_masks, has_label = schema.features_of_record(first.numpy())
+  if not has_masks:
+    return None
+  ds = (tf.data.TFRecordDataset(files, compression_type=compression).batch(batch_size)
+        .map(lambda x: schema.parse_examples(x, seq, preds, masked=True,
+                                             sentence_label=has_label)))
+  counts = collections.Counter()
+  for b in _numpy_batches(ds, files, compression):
+    fed = np.take_along_axis(b["input_ids"], b["masked_lm_positions"], axis=1)
+    chosen = (fed == mask_id) & (b["masked_lm_weights"] > 0)
+    counts.update(b["masked_lm_ids"][chosen].tolist())
+  total = sum(counts.values())
+  return counts.most_common(1)[0][1] / total if total else None
 
 
 def manifest_figures(manifest):

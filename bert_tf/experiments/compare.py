@@ -107,7 +107,7 @@ def run_comparison(options):
   # Preflight: every instrument's needs, before any pretraining
   # ----------------------------------------------------------------------------
   size_notes, chance, train_rows = preflight_lib.preflight(
-      options, heldout_records, held_txt, task_list, pair_sets)
+      options, heldout_records, held_txt, task_list, pair_sets, stages.mask_id(vocab_file))
   runs = plan_lib.plan_runs(options, bert_config)
   unique = plan_lib.distinct_runs(runs)
   progress = eta.Progress(
@@ -199,7 +199,8 @@ def _run_stages(options, run, progress, train_txt, vocab_file, bert_config, held
   model_dir = summary["model_dir"]
 
   t = time.time()
-  heldout, skipped = stages.heldout(options, run, bert_config, model_dir, heldout_records)
+  heldout, skipped = stages.heldout(options, run, bert_config, model_dir, heldout_records,
+                                    stages.mask_id(vocab_file))
   reading = heldout_reading.reading(run.arm.objective)
   progress.stage(f"{label}: held-out masked-LM accuracy {heldout['masked_lm_accuracy']:.4f} "
                  f"over {int(heldout['predictions'])} predictions"

@@ -7,17 +7,24 @@ generator's is not the same quantity as BERT's, so it gets a column of its
 own), which of the objective's extra figures become rows and the count
 each one's binomial standard error is over (None: a loss, no spread
 measured), and a note for results.md. An objective without an entry reads
-as BERT's: masked_lm_accuracy and no other row.
+as BERT's: masked_lm_accuracy and its split by input kind (MLM_KINDS).
 """
 
 import dataclasses
+
+
+# A masked-LM model's accuracy split by what its input held: [MASK] (context
+# alone predicts it: the figure that leaves the unigram plateau or not) and
+# the label itself (the 80/10/10 rule's kept 10%, predictable by copying).
+MLM_KINDS = (("masked_lm_accuracy_at_mask", "predictions_at_mask"),
+             ("masked_lm_accuracy_kept", "predictions_kept"))
 
 
 @dataclasses.dataclass(frozen=True)
 class HeldoutReading:
   """See the module docstring. rows: ((metric, count key or None), ...)."""
   mlm_metric: str = "masked_lm_accuracy"
-  rows: tuple = ()
+  rows: tuple = MLM_KINDS
   note: str = ""
 
   def progress_text(self, figures):

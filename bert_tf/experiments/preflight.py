@@ -95,11 +95,12 @@ def _majority_share(labels):
   return max(labels.count(label) for label in set(labels)) / len(labels)
 
 
-def preflight(options, heldout_records, held_txt, task_list, pair_sets):
+def preflight(options, heldout_records, held_txt, task_list, pair_sets, mask_id):
   """Checks what every stage needs before the first pretraining starts:
   held-out masked-LM predictions, evaluation sets large enough, readable
   tasks. Returns (the warning lines, also printed; {metric: the share of
-  its dev set's majority class}; {task name: its train rows}). Raises one
+  its dev set's majority class, for masked_lm_accuracy_at_mask the unigram
+  plateau}; {task name: its train rows}). Raises one
   ValueError (one line) naming every instrument that falls short, what
   each needs, and what to change."""
   from bert_tf.data import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
@@ -117,6 +118,11 @@ def preflight(options, heldout_records, held_txt, task_list, pair_sets):
     instances = (manifest.count("instances") if manifest else 0) or 0
     problems.append(f"held-out masked LM: {instances} held-out instances and no "
                     "masked-LM prediction")
+  else:
+    from bert_tf.data import stats  # pylint: disable=g-import-not-at-top
+    plateau = stats.unigram_plateau(heldout_records, mask_id)
+    if plateau is not None:  # what predicting one token at every [MASK] scores
+      chance["masked_lm_accuracy_at_mask"] = plateau
   for task in task_list:
     sizes, labels = _read_sizes(task)
     train_rows[task.name] = sizes["train"]

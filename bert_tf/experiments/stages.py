@@ -30,6 +30,7 @@ from bert_tf.data import vocab_learning as vocab_lib
 from bert_tf.data import wordpiece_vocab
 from bert_tf.data import writer
 from bert_tf.experiments import arms as arms_lib
+from bert_tf.experiments import heldout_reading
 from bert_tf.experiments import plan as plan_lib
 from bert_tf.experiments import task_kinds
 from bert_tf.models import config as config_lib
@@ -171,37 +172,62 @@ def _pretrain(options, run, records, bert_config):
 # ------------------------------------------------------------------------------
 
 
+def mask_id(vocab_file):
+  """The id of [MASK] in the comparison's vocab."""
+  return wordpiece_vocab.load_vocab(vocab_file).mask_id
+
+
 def heldout_path(options, run):
   return os.path.join(run.directory(options), "heldout_mlm.json")
 
 
-def heldout(options, run, bert_config, model_dir, records):
+def heldout(options, run, bert_config, model_dir, records, mask_id):
   """(the held-out figures of `run`'s model, whether measured before):
-  runs/<key>/heldout_mlm.json."""
+  runs/<key>/heldout_mlm.json (measured again when it lacks the split by
+  input kind, which a masked-LM model's figures carry)."""
   return cached(heldout_path(options, run),
-                lambda _: heldout_metrics(options, bert_config, model_dir, records))
+                lambda _: heldout_metrics(options, bert_config, model_dir, records, mask_id),
+                complete=lambda r: "kinds_measured" in r)
 
 
-def heldout_metrics(options, bert_config, model_dir, records, max_batches=50):
+def heldout_metrics(options, bert_config, model_dir, records, mask_id, max_batches=50):
   """Held-out figures of the model in model_dir on the shared static
   held-out records (every record up to max_batches batches of 32, a short
-  last batch included): masked-LM accuracy and its prediction count, and
-  the objective's own `heldout_figures` (experiments.heldout_reading says
-  how they read in the table)."""
+  last batch included): masked-LM accuracy and its prediction count; for a
+  model with a masked-LM head, the accuracy where the input held [MASK]
+  (`masked_lm_accuracy_at_mask`, what context alone predicts) and where it
+  held the label itself (`masked_lm_accuracy_kept`, predictable by
+  copying), with their counts; and the objective's own `heldout_figures`
+  (experiments.heldout_reading says how they read in the table)."""
   from bert_tf.training import checkpoints  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import losses  # pylint: disable=g-import-not-at-top
   objective = objectives.from_checkpoint(model_dir)
   model, _ = checkpoints.load_pretrainer(bert_config, model_dir, objective)
   info = pipeline.check_data(records, options.max_seq_length, options.max_predictions_per_seq)
   dataset = pipeline.make_dataset(info.files, 32, options.max_seq_length,
                                   options.max_predictions_per_seq, is_training=False,
                                   compression=info.compression, drop_remainder=False)
-  evaluator = loop.Evaluator(model, objective, sums=objective.heldout_sums)
+
+  def sums(outputs, features):
+    out = objective.heldout_sums(outputs, features)
+    if ("mlm_logits" in outputs
+        and heldout_reading.reading(objective.name).mlm_metric == "masked_lm_accuracy"):
+      out.update(losses.mlm_kind_sums(outputs["mlm_logits"], features, mask_id))
+    return out
+
+  evaluator = loop.Evaluator(model, objective, sums=sums)
   totals, _ = evaluator.totals(dataset, max_batches)
   weight = totals.get("mlm_weight_sum", 0.0)
   if not weight:
     raise ValueError(f"held-out records {records} hold no masked-LM prediction")
-  return {"masked_lm_accuracy": totals["mlm_correct"] / weight, "predictions": weight,
-          **objective.heldout_figures(totals)}
+  figures = {"masked_lm_accuracy": totals["mlm_correct"] / weight, "predictions": weight,
+             "kinds_measured": "at_mask_weight_sum" in totals}
+  for kind in ("at_mask", "kept") if figures["kinds_measured"] else ():
+    n = totals[f"{kind}_weight_sum"]
+    if n:
+      figures[f"masked_lm_accuracy_{kind}"] = totals[f"{kind}_correct"] / n
+      figures[f"predictions_{kind}"] = n
+  return {**figures, **objective.heldout_figures(totals)}
 
 
 # ------------------------------------------------------------------------------

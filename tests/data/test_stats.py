@@ -72,3 +72,21 @@ def test_reference_names_are_the_original_figures(run, shared_dir):
     assert set(got) == set(figures)
   assert got["instances"] == stats.record_statistics(run.paths(), MASK_ID)["counts"]["instances"]
   assert got["mask_frac"] > 0.7 and got["frac_len_lt_64"] is None
+
+
+def test_unigram_plateau_is_the_commonest_label_share_at_mask(run):
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from bert_tf.data import schema  # pylint: disable=g-import-not-at-top
+  files = sorted(p for p in tf.io.gfile.glob(run.directory + "/*.tfrecord"))
+  labels = []
+  for path in files:
+    for raw in tf.data.TFRecordDataset(path):
+      ex = schema.parse_examples(raw[None], 32, 5, masked=True, sentence_label=True)
+      ex = {k: v.numpy()[0] for k, v in ex.items()}
+      for pos, label, weight in zip(ex["masked_lm_positions"], ex["masked_lm_ids"],
+                                    ex["masked_lm_weights"]):
+        if weight > 0 and ex["input_ids"][pos] == MASK_ID:
+          labels.append(int(label))
+  counts = np.bincount(labels)
+  assert stats.unigram_plateau(run.directory + "/*", MASK_ID) == counts.max() / len(labels)
+  assert 0 < counts.max() / len(labels) < 0.5

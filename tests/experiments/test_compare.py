@@ -45,24 +45,30 @@ def test_a_whole_comparison_writes_its_results_and_a_rerun_skips_finished_work(
   frozen = ["frozen_sop_accuracy", "frozen_same_accuracy"]
   tuned = ["probe_sop_accuracy", "same_accuracy"]
   # The heads of the objectives that have one; frozen probes for every arm.
-  assert [m for (o, m) in by if o == "mlm_nsp"] == (["masked_lm_accuracy", "head_sop_accuracy"]
-                                                    + frozen + tuned)
-  assert [m for (o, m) in by if o == "mlm"] == ["masked_lm_accuracy"] + frozen + tuned
+  mlm = ["masked_lm_accuracy", "masked_lm_accuracy_at_mask", "masked_lm_accuracy_kept"]
+  assert [m for (o, m) in by if o == "mlm_nsp"] == mlm + ["head_sop_accuracy"] + frozen + tuned
+  assert [m for (o, m) in by if o == "mlm"] == mlm + frozen + tuned
   assert "head_sop_accuracy" in [m for (o, m) in by if o == "mlm_sop"]
   for r in rows:
     assert 0.0 <= r["mean"] <= 1.0 and r["pretrain_steps"] == 3 and r["pretrain_seeds"] == 1
     assert r["n"] == (2 if r["metric"] in tuned else 1)
     assert r["eval_examples"] >= preflight.MIN_EVAL_EXAMPLES
     # What always answering the dev set's majority class scores, beside each
-    # classification metric but masked LM's.
-    assert (r["chance"] == "") == (r["metric"] == "masked_lm_accuracy")
-    assert r["chance"] == "" or 0.5 <= r["chance"] < 1.0
+    # classification metric; beside the accuracy at [MASK], the unigram
+    # plateau (one token predicted everywhere); none beside the others.
+    assert (r["chance"] == "") == (r["metric"] in mlm[::2])
+    assert r["chance"] == "" or 0.5 <= r["chance"] < 1.0 or r["metric"] == mlm[1]
   out = tmp_path / "cmp"
   # Held-out masked LM over every held-out record, the short last batch too.
   from bert_tf.data import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
   held = manifest_lib.Manifest.find(str(out / "records" / "heldout" / "*.tfrecord"))
   assert held.count("instances") % 32 != 0
   assert by[("mlm", "masked_lm_accuracy")]["eval_examples"] == held.count("predictions")
+  # Split by what the input held: [MASK] and kept are 80% and 10% of them.
+  at_mask, kept = (by[("mlm", m)]["eval_examples"] for m in mlm[1:])
+  assert at_mask + kept < held.count("predictions")
+  assert at_mask == pytest.approx(0.8 * held.count("predictions"), rel=0.1)
+  assert 0 < by[("mlm", mlm[1])]["chance"] < 0.5
   table = (out / "results.md").read_text()
   # A verdict first, in plain words; then the table.
   assert table.startswith("# Pretraining objectives compared\n\nVerdict:\n\n- One "
@@ -254,8 +260,9 @@ def test_electra_against_bert_at_equal_flops(tmp_path, capsys):
   by = {(r["arm"], r["metric"]): r for r in rows}
   heldout = json.loads((run_dirs["electra"] / "heldout_mlm.json").read_text())
   discriminator = [m for m, _ in heldout_reading.reading("electra").rows]
-  assert [m for (o, m) in by if o == "mlm_nsp"] == ["masked_lm_accuracy", "head_sop_accuracy",
-                                                    "frozen_sop_accuracy", "probe_sop_accuracy"]
+  assert [m for (o, m) in by if o == "mlm_nsp"] == [
+      "masked_lm_accuracy", "masked_lm_accuracy_at_mask", "masked_lm_accuracy_kept",
+      "head_sop_accuracy", "frozen_sop_accuracy", "probe_sop_accuracy"]
   # ELECTRA's held-out masked-LM figure is its generator's: a column of its own.
   assert [m for (o, m) in by if o == "electra"] == (["generator_masked_lm_accuracy"]
                                                     + discriminator + ["frozen_sop_accuracy",

@@ -268,3 +268,26 @@ def test_frozen_mlm_sums_are_mlm_sums():
   for key in plain:
     np.testing.assert_allclose(float(frozen[key]), float(plain[key]), rtol=1e-6, err_msg=key)
   assert float(frozen["mlm_correct"]) >= 1
+
+
+def test_kind_sums_split_the_hits_by_what_the_input_held():
+  rng = np.random.default_rng(7)
+  outputs, features = _random_case(rng)
+  mask_id, seq = 29, 12
+  batch, preds = features["masked_lm_ids"].shape
+  positions = np.stack([rng.permutation(seq)[:preds] for _ in range(batch)]).astype(np.int32)
+  input_ids = rng.integers(0, 28, (batch, seq)).astype(np.int32)
+  kinds = rng.integers(0, 3, (batch, preds))  # 0 [MASK], 1 the label kept, 2 another id
+  for b in range(batch):
+    for p in range(preds):
+      label = features["masked_lm_ids"][b, p]
+      input_ids[b, positions[b, p]] = (mask_id, label, (label + 1) % 28)[kinds[b, p]]
+  features = dict(features, input_ids=input_ids, masked_lm_positions=positions)
+  got = {k: float(v) for k, v in losses.mlm_kind_sums(
+      tf.constant(outputs["mlm_logits"]), features, mask_id).items()}
+  w = features["masked_lm_weights"]
+  hit = outputs["mlm_logits"].argmax(-1) == features["masked_lm_ids"]
+  for kind, name in ((0, "at_mask"), (1, "kept")):
+    chosen = (kinds == kind) & (w > 0)
+    assert got[f"{name}_weight_sum"] == chosen.sum() > 0
+    assert got[f"{name}_correct"] == (chosen & hit).sum()
