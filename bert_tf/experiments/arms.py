@@ -194,8 +194,10 @@ class Arm:
       options.validate()
     except ValueError as e:
       raise ValueError(f"arm {self.name}: {e}") from None
-    wants = objectives.get(self.objective).sentence_task
-    if wants is not None and options.sentence_task != wants:
+    objective = objectives.get(self.objective)
+    wants = objective.sentence_task
+    if (wants is not None and options.sentence_task != wants
+        and not objective.ignores_sentence_labels(options.sentence_task)):
       raise ValueError(f"arm {self.name}: objective {self.objective} trains on records of "
                        f"sentence_task={wants}, its flags make sentence_task="
                        f"{options.sentence_task}")

@@ -97,6 +97,19 @@ def test_impossible_combinations_are_caught_before_anything_runs():
     arms.check_unique([arms.Arm("a", "mlm"), arms.Arm("a", "mlm_nsp")])
 
 
+def test_mlm_on_bert_segment_pairs_shares_the_bert_arm_records():
+  # BERT's "No NSP" arm: the masked LM alone on BERT's own records (the same
+  # records as the NSP arm's, so the two share them).
+  base = writer.DataOptions()
+  bert = arms.Arm.parse("bert:objective=mlm_nsp").data_options(base)
+  no_nsp = arms.Arm.parse("no_nsp:objective=mlm,sentence_task=nsp,packing=segment_pair,"
+                          "dynamic_masking=false").data_options(base)
+  assert no_nsp == bert
+  with pytest.raises(ValueError, match="arm x: --sentence_task=nsp needs "
+                                       "--packing=segment_pair"):
+    arms.Arm.parse("x:objective=mlm,sentence_task=nsp").data_options(base)
+
+
 def test_an_arms_file(tmp_path):
   path = tmp_path / "arms.json"
   path.write_text(json.dumps([

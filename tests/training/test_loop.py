@@ -291,6 +291,21 @@ def test_the_records_choose_the_objective_and_its_metric_names(tmp_path, changes
                                output_dir=str(tmp_path / "other"), objective=other), bert_config)
 
 
+def test_mlm_trains_on_nsp_records_without_their_labels(tmp_path):
+  # BERT's "No NSP": --objective=mlm on the original's segment-pair records
+  # trains the masked LM alone (no sentence head, no NSP metric).
+  files, bert_config = writer_records(tmp_path)
+  config = tiny_train_config(tmp_path, input_file=files, do_eval=True, num_train_steps=2,
+                             num_warmup_steps=1, objective="mlm")
+  result = loop.run(config, bert_config)
+  assert set(result["eval"]) == {"global_step", "loss", "masked_lm_accuracy",
+                                 "masked_lm_loss"}
+  assert result["model"].nsp_head is None
+  from bert_tf.training import objectives
+  assert objectives.from_checkpoint(tf.train.latest_checkpoint(str(tmp_path / "out"))).name \
+      == "mlm"
+
+
 def test_a_weight_the_loss_does_not_reach_is_a_named_error(data, monkeypatch):
   # Without the check the optimizer would take a zero gradient for it and
   # weight decay alone would shrink it, silently.

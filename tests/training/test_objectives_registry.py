@@ -29,6 +29,23 @@ def test_an_objective_the_records_contradict_is_a_one_line_error():
                              objective="electric").validate()
 
 
+def test_mlm_named_on_sentence_pair_records_leaves_their_labels_unused():
+  # BERT's "No NSP" (Devlin et al. 2019, Table 5): the masked LM alone on
+  # BERT's segment pairs. A member with a sentence head still needs its own
+  # task's labels.
+  for task in (None, "nsp", "sop"):
+    resolved = objectives.resolve("mlm", task)
+    assert resolved.name == "mlm" and resolved.sentence_name is None
+    assert "next_sentence_labels" not in resolved.features
+  assert objectives.resolve("bert", "nsp").name == "mlm_nsp"
+  with pytest.raises(ValueError, match="--objective=mlm_nsp needs records written with "
+                     "--sentence_task=nsp; these records have sentence_task=none"):
+    objectives.resolve("mlm_nsp", "none")
+  with pytest.raises(ValueError, match="--objective=mlm_sop needs records written with "
+                     "--sentence_task=sop; these records have sentence_task=nsp"):
+    objectives.resolve("mlm_sop", "nsp")
+
+
 def test_every_family_resolves_through_its_class_and_a_named_member_must_agree():
   assert set(objectives.registry.FAMILY_CLASSES) == set(objective_names.FAMILIES)
   assert tuple(objectives.OBJECTIVES) == objective_names.OBJECTIVE_NAMES

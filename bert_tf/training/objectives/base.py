@@ -96,6 +96,14 @@ class Objective:
     return ValueError(f"--objective={self.name}: these records and settings train "
                       f"{resolved.name}")
 
+  def ignores_sentence_labels(self, sentence_task):
+    """True when --objective naming this objective trains on records of
+    `sentence_task` (None: they do not say) that another member of its
+    family would train, and leaves their sentence labels unused; False by
+    default: the records' sentence task must be its own."""
+    del sentence_task
+    return False
+
   # -- where the exported network lies ----------------------------------------
 
   @property

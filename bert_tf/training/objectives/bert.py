@@ -82,6 +82,14 @@ class BertObjective(base.Objective):
                       f"--sentence_task={self.sentence_task}; these records have "
                       f"sentence_task={task}")
 
+  def ignores_sentence_labels(self, sentence_task):
+    """MLM alone (`mlm`) trains on NSP or SOP records too, their labels
+    unused: BERT's "No NSP" (Devlin et al. 2019, Table 5), the masked LM on
+    BERT's own segment pairs without the NSP loss. The members with a
+    sentence head need their own task's labels."""
+    task = sentence_task or names.DEFAULT_SENTENCE_TASK
+    return self.sentence_name is None and task != self.sentence_task
+
   def build_model(self, bert_config, dtype=None):
     """The pretrainer: encoder, MLM head and (unless MLM alone) the 2-way
     sentence-pair head, all weights created."""

@@ -9,9 +9,11 @@ names up in. `resolve` turns --objective and the
 records into the run's objective in one way for every family: the family's
 `resolve(sentence_task, config, data)` (a member with its own class, one of
 ELECTRA's variants, its class's), then a check that a named member is
-the one the records and settings give.
+the one the records and settings give, or one that leaves the records'
+sentence labels unused (`mlm` on NSP or SOP records: BERT's "No NSP").
 """
 
+from absl import logging
 import tensorflow as tf
 
 from bert_tf.training import checkpoints
@@ -64,7 +66,12 @@ def resolve(objective=names.BERT, sentence_task=None, options=None, data=None):
     cls = type(OBJECTIVES[objective])  # a member with its own class
   resolved = cls.resolve(sentence_task, options, data)
   if objective not in (family, resolved.name):
-    raise get(objective).contradiction(resolved, sentence_task)
+    named = get(objective)
+    if named.ignores_sentence_labels(sentence_task):
+      logging.info("objective %s: the records' sentence labels (sentence_task=%s) are not "
+                   "used", named.name, sentence_task or names.DEFAULT_SENTENCE_TASK)
+      return named
+    raise named.contradiction(resolved, sentence_task)
   return resolved
 
 
