@@ -8,6 +8,7 @@ import csv
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -15,6 +16,7 @@ import pytest
 
 from bert_tf.experiments import paper_figures
 
+from helpers import tagging_task
 from helpers.topic_corpus import write_corpus
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -66,10 +68,17 @@ def test_a_reproduction_runs_at_a_toy_budget(flagfile, tmp_path):
       "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
       "initializer_range": 0.02}))
   out = tmp_path / "out"
-  command = [sys.executable, "-m", "bert_tf.compare_objectives", f"--flagfile={flagfile}",
+  with open(flagfile, encoding="utf-8") as f:
+    task_dirs = re.findall(r"^--task=\w+=conll:(\S+)$", f.read(), re.M)
+  for task_dir in task_dirs:  # the documented task folder, relative to the run
+    (tmp_path / task_dir).mkdir(parents=True)
+    for split, n in (("train", 64), ("dev", 24)):
+      tagging_task.write_task(tmp_path / task_dir / f"{split}.txt", n, seed=len(split))
+  command = [sys.executable, "-m", "bert_tf.compare_objectives",
+             f"--flagfile={os.path.join(REPO, flagfile)}",
              f"--corpus={write_corpus(tmp_path / 'corpus.txt', documents=120)}",
              f"--output_dir={out}", f"--bert_config_file={config}"] + TOY
-  done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=1200,
+  done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=1200,
                         env={**os.environ, "PYTHONPATH": REPO})
   assert done.returncode == 0, done.stderr[-3000:]
   with open(out / "results.csv", encoding="utf-8") as f:
