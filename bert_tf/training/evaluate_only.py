@@ -54,12 +54,12 @@ def read_head(init_checkpoint, task):
                      f"TF1 or keras-hub checkpoint keeps no label names)")
   architecture = hf_checkpoint.read_hf_model(init_checkpoint).architecture
   if architecture not in hf_checkpoint.HEAD_ARCHITECTURES:
-    raise ValueError(f"init_checkpoint={init_checkpoint} holds a {architecture}, which has "
-                     f"no fine-tuned head (a pretraining checkpoint: train it, without "
-                     f"--do_train=false); do_train=false evaluates {accepted}")
+    raise ValueError(f"init_checkpoint={init_checkpoint}: its class {architecture} has no "
+                     f"fine-tuned head (a pretraining checkpoint: fine-tune it, without "
+                     f"do_train=false); do_train=false evaluates {accepted}")
   if hf_checkpoint.HEAD_ARCHITECTURES[architecture][1] != task:
-    raise ValueError(f"init_checkpoint={init_checkpoint} holds a {architecture}, not the "
-                     f"task's head: do_train=false evaluates {accepted}")
+    raise ValueError(f"init_checkpoint={init_checkpoint}: its class {architecture} is not "
+                     f"the task's; do_train=false evaluates {accepted}")
   return hf_checkpoint.read_hf_head(init_checkpoint)
 
 
@@ -122,19 +122,32 @@ def _build(config, bert_config, num_outputs, labels, make_model=None,
   return model, described + ", evaluated as it is (do_train=false)"
 
 
-def run_classifier(config, bert_config):
-  """Evaluates (do_eval) and predicts with (do_predict) the classifier
-  `config.init_checkpoint` as it is. Returns results as finetune.run's
-  (without the training's and the seeds' fields)."""
+def load_classifier(config, bert_config):
+  """(BertClassifier read as it is from config.init_checkpoint, the task's
+  LabelSpace (its outputs' order), description); the dev files' labels
+  checked against the model's (do_eval).
+
+  Raises:
+    ValueError: see read_head and classifier_space; a dev label the model
+      does not have (naming file and line).
+  """
   head = read_head(config.init_checkpoint, hf_checkpoint.SEQUENCE_CLASSIFICATION)
   space = classifier_space(config, head)
   if config.do_eval and not space.regression:
     read = finetune.example_reader(config)
     _check_dev_labels(config, space.labels,
                       lambda path: [(e.label, e.line) for e in read(path)])
-  task = finetune.load_task(config, space)
   model, described = _build(config, bert_config, space.num_outputs,
                             list(space.labels) or None)
+  return model, space, described
+
+
+def run_classifier(config, bert_config):
+  """Evaluates (do_eval) and predicts with (do_predict) the classifier
+  `config.init_checkpoint` as it is. Returns results as finetune.run's
+  (without the training's and the seeds' fields)."""
+  model, space, described = load_classifier(config, bert_config)
+  task = finetune.load_task(config, space)
   lengths = length_buckets.boundaries(config.max_seq_length, config.length_buckets)
   results = {"init": described, "labels": list(space.labels),
              "task_type": "regression" if space.regression else "classification"}
@@ -159,22 +172,36 @@ def run_classifier(config, bert_config):
   return results
 
 
-def run_tagger(config, bert_config):
-  """Evaluates the tagger `config.init_checkpoint` as it is on the dev file
-  (dev_predictions.conll, eval_results.txt). Returns results as
-  tagging.run's (without the training's and the seeds' fields)."""
+def load_tagger(config, bert_config):
+  """(BertTokenTagger read as it is from config.init_checkpoint, the task's
+  labels (its outputs' order), description): the train file's labels when
+  one is given (the same set as the head's), else the head's; the dev
+  file's labels checked against them.
+
+  Raises:
+    ValueError: see read_head; labels that differ (naming both), a dev
+      label the model does not have (naming file and line).
+  """
   head = read_head(config.init_checkpoint, hf_checkpoint.TOKEN_CLASSIFICATION)
   labels = list(head.labels)
   if config.train_file:
     task_labels = tagging.task_labels(config, conll.read_conll(config.train_file))
     if sorted(task_labels) != sorted(labels):
       raise _mismatch(config, labels, task_labels, f"the train file {config.train_file}")
-    labels = task_labels
+    labels = list(task_labels)
   _check_dev_labels(config, labels, lambda path: [
       pair for s in conll.read_conll(path) for pair in zip(s.labels, s.lines)])
-  task = tagging.load_task(config, labels)
   model, described = _build(config, bert_config, len(labels), labels,
                             tagging.make_tagger(config), hf_checkpoint.TOKEN_CLASSIFICATION)
+  return model, labels, described
+
+
+def run_tagger(config, bert_config):
+  """Evaluates the tagger `config.init_checkpoint` as it is on the dev file
+  (dev_predictions.conll, eval_results.txt). Returns results as
+  tagging.run's (without the training's and the seeds' fields)."""
+  model, labels, described = load_tagger(config, bert_config)
+  task = tagging.load_task(config, labels)
   lengths = length_buckets.boundaries(config.max_seq_length, config.length_buckets)
   metrics, guesses = tagging.evaluate(model, task, config.eval_batch_size, lengths=lengths)
   results = dict(metrics, init=described, num_dev_examples=len(task.dev), task_type="tagging")
