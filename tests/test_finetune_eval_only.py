@@ -148,11 +148,17 @@ def test_what_cannot_run_as_it_is_is_one_line(tmp_path):
                               f"--vocab_file={write_vocab(tmp_path / 'vocab.txt')}"], tmp_path)
   assert child.returncode == 2
   assert "--init_checkpoint is required with do_train=false" in _error(child)
-  child = _run_tool(common + [f"--init_checkpoint={CLASSIFIER}", f"--hf_out={tmp_path / 'hf'}"],
-                    tmp_path)
+  assert not (tmp_path / "out").exists()
+
+
+def test_outputs_and_steps_that_cannot_be_are_one_line(tmp_path):
+  common = [f"--dev_file={write_task(tmp_path / 'dev.tsv', 4, 2)}", "--max_seq_length=16",
+            f"--output_dir={tmp_path / 'out'}", "--do_train=false",
+            f"--init_checkpoint={CLASSIFIER}"]
+  child = _run_tool(common + [f"--hf_out={tmp_path / 'hf'}"], tmp_path)
   assert child.returncode == 1
   assert "--do_train=false trains nothing to write" in _error(child)
-  child = _run_tool(common + [f"--init_checkpoint={CLASSIFIER}", "--do_predict"], tmp_path)
+  child = _run_tool(common + ["--do_predict"], tmp_path)
   assert child.returncode == 2 and "--do_predict needs --test_file" in _error(child)
   assert not (tmp_path / "out").exists() and not (tmp_path / "hf").exists()
 
