@@ -23,6 +23,14 @@ that differs is an error), evaluates each dev file (MNLI: matched and
 mismatched, reported separately) and prints the task's official metrics;
 test predictions are written when the directory holds the test file.
 
+--do_train, --do_eval, --do_predict: the original's steps, each on by
+default (--do_predict: when there is a test file). --do_train=false takes
+the model as it is from --init_checkpoint, a fine-tuned transformers
+folder (*ForSequenceClassification, *ForTokenClassification) whose
+id2label must be the task's labels, and evaluates and/or predicts with it
+(training/evaluate_only.py). An existing --hf_out or --export_dir is
+refused before training.
+
 --task_type=tagging tags tokens instead, on CoNLL files (token first,
 label last): entity F1 as conlleval, dev_predictions.conll, a `tag`
 signature; --frozen_encoder trains a head on the last four layers alone
