@@ -113,3 +113,33 @@ def test_a_tagger_folder_as_is_gives_the_written_models_outputs(tmp_path):
   assert labels == ["O", "B-LOC", "B-PER", "I-PER"]
   np.testing.assert_allclose(model(feed, training=False).numpy(),
                              expected[..., [head_order.index(l) for l in labels]], atol=1e-5)
+
+
+def test_an_electra_tagger_folder_is_read_with_its_head(tmp_path):
+  """The discriminator's encoder (built by ELECTRA's own path) and the head."""
+  from bert_tf.models import electra, hf_config, token_head  # pylint: disable=g-import-not-at-top
+  from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
+  bert_config, vocab, _ = hf.model_files(fixture("electra_for_pretraining"), "", "")
+  written = token_head.BertTokenTagger(bert_config, 3,
+                                       encoder=electra.build_discriminator_encoder(bert_config))
+  ids = np.array([[2, 7, 12, 9, 3, 0], [2, 15, 5, 3, 8, 3]], np.int32)
+  feed = {"input_ids": ids, "input_mask": (ids != 0).astype(np.int32),
+          "segment_ids": np.zeros_like(ids)}
+  written(feed)
+  written.head.kernel.assign(
+      np.random.default_rng(0).normal(0, 1, written.head.kernel.shape).astype(np.float32))
+  labels = ["O", "B-X", "I-X"]
+  assert hf_export.write_hf_head_folder(
+      written.encoder, bert_config, "electra", hf_config.TOKEN_CLASSIFICATION,
+      written.head.kernel.numpy(), written.head.bias.numpy(), vocab, True,
+      str(tmp_path / "hf"), labels=labels) == "ElectraForTokenClassification"
+  (tmp_path / "dev.txt").write_text("the O\nlord B-X\n\n", encoding="utf-8")
+  config = tagging.TaggingConfig(init_checkpoint=str(tmp_path / "hf"), vocab_file=vocab,
+                                 dev_file=str(tmp_path / "dev.txt"), max_seq_length=16,
+                                 output_dir=str(tmp_path / "out"), do_train=False)
+  model, read_labels, described = evaluate_only.load_tagger(config, bert_config)
+  assert read_labels == labels
+  assert "ELECTRA discriminator's" in described
+  assert "read its ElectraForTokenClassification head" in described
+  np.testing.assert_allclose(model(feed, training=False).numpy(),
+                             written(feed, training=False).numpy(), atol=1e-5)
