@@ -23,6 +23,14 @@ that differs is an error), evaluates each dev file (MNLI: matched and
 mismatched, reported separately) and prints the task's official metrics;
 test predictions are written when the directory holds the test file.
 
+--do_train, --do_eval, --do_predict: the original's steps, each on by
+default (--do_predict: when there is a test file). --do_train=false takes
+the model as it is from --init_checkpoint, a fine-tuned transformers
+folder (*ForSequenceClassification, *ForTokenClassification) whose
+id2label must be the task's labels, and evaluates and/or predicts with it
+(training/evaluate_only.py). An existing --hf_out or --export_dir is
+refused before training.
+
 --task_type=tagging tags tokens instead, on CoNLL files (token first,
 label last): entity F1 as conlleval, dev_predictions.conll, a `tag`
 signature; --frozen_encoder trains a head on the last four layers alone
@@ -115,6 +123,15 @@ def define_flags(flag_values):
   flags.DEFINE_string("task_name", "", "A GLUE task (CoLA, SST-2, MRPC, QQP, STS-B, MNLI, "
                       "QNLI, RTE, WNLI): its files under --data_dir, columns, labels and "
                       "official metrics.", flag_values=f)
+  flags.DEFINE_bool("do_train", d.do_train, "Fine-tune on the train file. false: take the "
+                    "model as it is from --init_checkpoint, a fine-tuned transformers folder "
+                    "(*ForSequenceClassification, *ForTokenClassification with id2label), "
+                    "to evaluate and/or predict.", flag_values=f)
+  flags.DEFINE_bool("do_eval", d.do_eval, "Evaluate on the dev file(s): eval_results.txt.",
+                    flag_values=f)
+  flags.DEFINE_bool("do_predict", d.do_predict, "Write test_results.tsv for the test file "
+                    "(--test_file, or a GLUE --data_dir's test.tsv) when there is one; "
+                    "given explicitly, one is required.", flag_values=f)
   flags.DEFINE_string("data_dir", "", "With --task_name: the task's GLUE directory "
                       "(train.tsv, dev.tsv or MNLI's dev_matched.tsv and "
                       "dev_mismatched.tsv, test.tsv).", flag_values=f)
@@ -124,15 +141,12 @@ def config_from_flags():
   """(FinetuneConfig or TaggingConfig, BertConfig) from FLAGS; raises app.UsageError."""
   from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
   from bert_tf.data import glue as glue_lib  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import tagging  # pylint: disable=g-import-not-at-top
   try:  # a GLUE task's directory holds the files; see data/glue.py
     glue = glue_lib.finetune_fields(FLAGS.task_name, FLAGS.data_dir, {
-        n: FLAGS[n].value for n in glue_lib.GIVEN_FIELDS if FLAGS[n].present})
-  except ValueError as e:
-    raise app.UsageError(str(e)) from None
-  for name in ("train_file", "dev_file", "output_dir"):
-    if not FLAGS[name].value and not glue.get(name):
-      raise app.UsageError(f"--{name} is required")
-  try:  # a transformers folder --init_checkpoint holds the config and the vocab
+        n: FLAGS[n].value for n in glue_lib.GIVEN_FIELDS if FLAGS[n].present},
+                                    FLAGS.do_train, FLAGS.do_eval)
+    # a transformers folder --init_checkpoint holds the config and the vocab
     bert_config, vocab_file, casing = hf_checkpoint.model_files(
         FLAGS.init_checkpoint, FLAGS.bert_config_file, FLAGS.vocab_file)
   except ValueError as e:
@@ -141,35 +155,35 @@ def config_from_flags():
       "train_file", "dev_file", "test_file", "output_dir", "text_a_column",
       "text_b_column", "label_column", "do_lower_case", "max_seq_length", "init_checkpoint",
       "num_train_epochs", "learning_rate", "warmup_proportion", "train_batch_size",
-      "eval_batch_size", "seeds", "seed", "task_type", "length_buckets")}
-  values.update(glue)
-  values["vocab_file"] = vocab_file
+      "eval_batch_size", "seeds", "seed", "task_type", "length_buckets", "do_train",
+      "do_eval", "do_predict")}
+  values.update(glue, vocab_file=vocab_file)
   if casing is not None and not FLAGS["do_lower_case"].present:
     values["do_lower_case"] = casing  # the folder's tokenizer's
-  from bert_tf.training import tagging  # pylint: disable=g-import-not-at-top
   try:
     config = tagging.config_for(values, FLAGS.frozen_encoder, FLAGS.window_stride)
     config.validate(bert_config)
   except ValueError as e:
     raise app.UsageError(f"--{e}") from None
+  if FLAGS["do_predict"].present and FLAGS.do_predict and not config.test_file:
+    raise app.UsageError("--do_predict needs --test_file (or a GLUE --data_dir with test.tsv)")
   return config, bert_config
 
 
 def main(argv):
   del argv
   config, bert_config = config_from_flags()
-  if FLAGS.export_dir:
-    from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
-    files.check_absent(FLAGS.export_dir, FLAGS.overwrite, "--export_dir")
-  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
-  from bert_tf.training import tagging  # pylint: disable=g-import-not-at-top
+  from bert_tf.serving import classifier_export  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import evaluate_only  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  # Refused before the training, not after it.
+  hf_export.check_finetuned_out(config, bert_config, FLAGS.hf_out, FLAGS.overwrite)
+  classifier_export.check_export_dir(config, FLAGS.export_dir, FLAGS.overwrite)
   logging.set_verbosity(logging.INFO)
-  results = tagging.run_task(config, bert_config)
+  results = evaluate_only.run_task(config, bert_config)
   print("\n".join(finetune.summary_lines(config, results)))
-  print(f"wrote {config.output_dir}/eval_results.txt")
   if FLAGS.export_dir:
-    from bert_tf.serving import classifier_export  # pylint: disable=g-import-not-at-top
     print(classifier_export.export_task_model(config, bert_config, results, FLAGS.export_dir,
                                               FLAGS.overwrite))
   hf_export.write_finetuned(config, bert_config, results, FLAGS.hf_out, FLAGS.overwrite)

@@ -2,7 +2,7 @@
 model written as a transformers folder (BertForSequenceClassification with
 the task's labels, a regression's problem_type, BertForQuestionAnswering)
 reads back as --init_checkpoint with its head: the same logits, the same
-predictions. (transformers itself loading these: check_export.py, by hand.)"""
+predictions, and, evaluated as it is (--do_train=false), the same dev metrics. (transformers itself loading these: check_export.py, by hand.)"""
 
 import json
 import os
@@ -67,6 +67,23 @@ def test_finetune_hf_out_reads_back_with_its_head(tmp_path, regression):
                                               labels=labels)
   assert "read its BertForSequenceClassification head" in described
   np.testing.assert_allclose(read(_feed()).numpy(), trained(_feed()).numpy(), atol=1e-6)
+  # The folder alone, evaluated as it is (--do_train=false): the trained run's dev metrics.
+  again = run_tool("finetune", [a for a in args if a.startswith(("--dev_file", "--text_a",
+                                                                 "--max_seq"))] + [
+      f"--init_checkpoint={hf_dir}", "--do_train=false", f"--output_dir={tmp_path / 'again'}"],
+                   tmp_path)
+  assert again.returncode == 0, again.stderr[-3000:]
+  _same_metrics(tmp_path / "again", out, ("pearson", "spearman", "mse") if regression
+                else ("accuracy", "f1", "mcc"))
+
+
+def _same_metrics(evaluated, trained, names):
+  def results(directory):
+    return dict(line.split(" = ", 1) for line in
+                (directory / "eval_results.txt").read_text().splitlines())
+  evaluated, trained = results(evaluated), results(trained)
+  for name in names:
+    assert abs(float(evaluated[name]) - float(trained[name])) < 1e-6, name
 
 
 def squad_file(path):
@@ -136,6 +153,16 @@ def test_a_taggers_hf_out_is_a_token_classifier_that_reads_back(tmp_path):
   assert "read its BertForTokenClassification head" in described
   feed = _feed()
   np.testing.assert_allclose(read(feed).numpy(), trained(feed).numpy(), atol=1e-5)
+  # The folder alone, evaluated as it is (--do_train=false): the trained run's dev results.
+  again = run_tool("finetune", [a for a in args if a.startswith(("--dev_file", "--task_type",
+                                                                 "--max_seq"))] + [
+      f"--init_checkpoint={hf_dir}", "--do_train=false", f"--output_dir={tmp_path / 'again'}"],
+                   tmp_path)
+  assert again.returncode == 0, again.stderr[-3000:]
+  _same_metrics(tmp_path / "again", out, ("entity_f1", "entity_precision", "entity_recall",
+                                          "token_accuracy"))
+  assert ((tmp_path / "again" / "dev_predictions.conll").read_text()
+          == (out / "dev_predictions.conll").read_text())
   # A frozen encoder's four-layer head has no transformers class: one line.
   frozen = run_tool("finetune", args[:-2] + [f"--output_dir={tmp_path / 'frozen'}",
                                              f"--hf_out={tmp_path / 'hf2'}",

@@ -136,7 +136,7 @@ def read_split(task, path, test=False):
                                  require_labels=not test, has_header=layout.has_header)
 
 
-def finetune_fields(task_name, data_dir, given):
+def finetune_fields(task_name, data_dir, given, need_train=True, need_dev=True):
   """The FinetuneConfig fields of GLUE task `task_name` in `data_dir` ({}
   without a task_name).
 
@@ -146,6 +146,8 @@ def finetune_fields(task_name, data_dir, given):
       value other than the task's ("auto" for task_type aside) is an error;
       train_file, dev_file, test_file replace the directory's (an explicit
       dev_file drops MNLI's mismatched set).
+    need_train, need_dev: whether the run reads the train file (do_train)
+      and the dev files (do_eval): those must exist.
 
   Returns:
     dict: the columns, task_type, task_name, train_file, dev_file,
@@ -177,8 +179,9 @@ def finetune_fields(task_name, data_dir, given):
                 extra_dev_files=() if given.get("dev_file") else devs[1:])
   if given.get("test_file") or tf.io.gfile.exists(test):
     values["test_file"] = given.get("test_file") or test
-  for path in [values["train_file"], values["dev_file"]] + [
-      p for _, p in values["extra_dev_files"]]:
+  needed = ([values["train_file"]] if need_train else []) + (
+      [values["dev_file"]] + [p for _, p in values["extra_dev_files"]] if need_dev else [])
+  for path in needed:
     if not tf.io.gfile.exists(path):
       raise ValueError(f"{path}: no such file (--task_name={task.name} --data_dir={data_dir})")
   return values

@@ -189,6 +189,21 @@ def export_finetuned(config, bert_config, results, export_dir, overwrite=False):
                            max_seq_length=config.max_seq_length, overwrite=overwrite)
 
 
+def check_export_dir(config, export_dir, overwrite=False):
+  """Refuses, before any training, an export_dir (--export_dir) that
+  exists (without overwrite), or a run that trains nothing (do_train
+  false). Nothing for an empty export_dir.
+
+  Raises:
+    FileExistsError, ValueError: one line naming --export_dir.
+  """
+  if not export_dir:
+    return
+  if not config.do_train:
+    raise ValueError(f"--export_dir={export_dir}: --do_train=false trains nothing to export")
+  files_lib.check_absent(export_dir, overwrite, "--export_dir")
+
+
 def export_task_model(config, bert_config, results, export_dir, overwrite=False):
   """Exports what `finetune` trained: a classifier (`export_finetuned`) or,
   for task_type "tagging", a tagger (serving/tagger_export.py). Returns the

@@ -32,6 +32,12 @@ from bert_tf.models import hf_config
 from bert_tf.models import hf_names
 from bert_tf.models import tf1_checkpoint
 
+FROZEN_TAGGER = ("hf_out: a --frozen_encoder tagger's head reads the last four layers "
+                 "concatenated, which no transformers *ForTokenClassification has")
+ELECTRA_CLASSIFIER = ("hf_out: ElectraForSequenceClassification's head is dense -> GELU -> "
+                      "out_proj on the [CLS] vector, bert_tf's one dense layer on it: no "
+                      "exact mapping, not written (QA and tagging heads are)")
+
 def _write_folder(folder, config_dict, weights, vocab_file, tokenizer_config,
                   spm_model_file=None):
   tf.io.gfile.makedirs(folder)
@@ -179,9 +185,7 @@ def write_hf_head_folder(encoder, config, model_type, task, kernel, bias, vocab_
       or a vocab whose size is not the config's.
   """
   if model_type == "electra" and task == hf_config.SEQUENCE_CLASSIFICATION:
-    raise ValueError("hf_out: ElectraForSequenceClassification's head is dense -> GELU -> "
-                     "out_proj on the [CLS] vector, bert_tf's one dense layer on it: no "
-                     "exact mapping, not written (QA and tagging heads are)")
+    raise ValueError(ELECTRA_CLASSIFIER)
   kernel, bias = np.asarray(kernel, np.float32), np.asarray(bias, np.float32)
   outputs = 2 if task == hf_config.QUESTION_ANSWERING else (1 if regression else len(labels))
   if kernel.shape != (config.hidden_size, outputs) or bias.shape != (outputs,):
@@ -208,21 +212,51 @@ def write_hf_head_folder(encoder, config, model_type, task, kernel, bias, vocab_
   return architecture
 
 
+def _model_type(bert_config, init_checkpoint):
+  """"bert", "albert" or "electra": the family a model fine-tuned from
+  init_checkpoint has (ELECTRA fine-tunes its discriminator's encoder:
+  finetune.build_classifier)."""
+  from bert_tf.models import classifier  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import checkpoints, objectives  # pylint: disable=g-import-not-at-top
+  if init_checkpoint and not classifier.is_keras_hub_preset(init_checkpoint):
+    saved = objectives.from_checkpoint(checkpoints.resolve_checkpoint(init_checkpoint))
+    if saved.builds_own_encoder:
+      return "electra"
+  return "albert" if bert_config.is_albert else "bert"
+
+
 def _fine_tuned_model(build, bert_config, init_checkpoint, prefix):
   """(model_type, the model `build(encoder)` gives, read from the checkpoint
   `prefix` a fine-tuning run wrote)."""
-  from bert_tf.models import classifier, electra  # pylint: disable=g-import-not-at-top
-  from bert_tf.training import checkpoints, objectives  # pylint: disable=g-import-not-at-top
-  model_type, encoder = ("albert" if bert_config.is_albert else "bert"), None
-  # ELECTRA fine-tunes its discriminator's encoder (finetune.build_classifier).
-  if init_checkpoint and not classifier.is_keras_hub_preset(init_checkpoint):
-    saved = objectives.from_checkpoint(checkpoints.resolve_checkpoint(init_checkpoint))
-    model_type = "electra" if saved.builds_own_encoder else model_type
+  from bert_tf.models import electra  # pylint: disable=g-import-not-at-top
+  model_type, encoder = _model_type(bert_config, init_checkpoint), None
   if model_type == "electra":
     encoder = electra.build_discriminator_encoder(bert_config)
   model = build(encoder)
   tf.train.Checkpoint(model=model).read(prefix).assert_existing_objects_matched()
   return model_type, model
+
+
+def check_finetuned_out(config, bert_config, out_dir, overwrite=False):
+  """Refuses, before any training, an `out_dir` (--hf_out) that
+  write_finetuned would refuse after it: one that exists (without
+  overwrite), a run that trains nothing (do_train false), a frozen-encoder
+  tagger, an ELECTRA sequence classifier. Nothing for an empty out_dir.
+
+  Raises:
+    FileExistsError, ValueError: one line naming --hf_out.
+  """
+  if not out_dir:
+    return
+  if not config.do_train:
+    raise ValueError(f"--hf_out={out_dir}: --do_train=false trains nothing to write "
+                     f"(--init_checkpoint is the transformers folder already)")
+  files_lib.check_absent(out_dir, overwrite, "--hf_out")
+  if config.task_type == "tagging":
+    if getattr(config, "frozen_encoder", False):
+      raise ValueError(FROZEN_TAGGER)
+  elif _model_type(bert_config, config.init_checkpoint) == "electra":
+    raise ValueError(ELECTRA_CLASSIFIER)
 
 
 def write_finetuned(config, bert_config, results, out_dir, overwrite=False):
@@ -239,8 +273,7 @@ def write_finetuned(config, bert_config, results, out_dir, overwrite=False):
   regression = results.get("task_type") == "regression"
   tagger = results.get("task_type") == "tagging"
   if tagger and getattr(config, "frozen_encoder", False):
-    raise ValueError("hf_out: a --frozen_encoder tagger's head reads the last four layers "
-                     "concatenated, which no transformers *ForTokenClassification has")
+    raise ValueError(FROZEN_TAGGER)
   prefix = os.path.join(config.output_dir, f"seed_{config.seed}", finetune.CHECKPOINT_NAME)
   if tagger:
     from bert_tf.models import token_head  # pylint: disable=g-import-not-at-top

@@ -79,7 +79,11 @@ class FinetuneConfig:
   task_type: "auto", "classification" or "regression". task_name: a GLUE
   task (data/glue.py) whose layouts read the files and whose label list is
   the classes. extra_dev_files: (name, path) pairs evaluated after training,
-  their metrics prefixed `<name>_`.
+  their metrics prefixed `<name>_`. do_train, do_eval, do_predict: the
+  original run_classifier's steps: train (on train_file), evaluate on the
+  dev files, predict test_file (when there is one). do_train False takes
+  the model as it is from init_checkpoint, a fine-tuned transformers
+  folder (training/evaluate_only.py).
   """
   train_file: str = ""
   dev_file: str = ""
@@ -108,13 +112,25 @@ class FinetuneConfig:
   # longest example (data/length_buckets.py); 1: padded to max_seq_length,
   # the original's.
   length_buckets: int = 8
+  do_train: bool = True
+  do_eval: bool = True
+  do_predict: bool = True
 
   def validate(self, bert_config=None):
     """Raises ValueError naming the field for a value that cannot run."""
-    for name in ("train_file", "dev_file", "output_dir", "vocab_file", "text_a_column",
-                 "label_column"):
+    required = (("train_file",) if self.do_train else ()) + (
+        ("dev_file",) if self.do_eval else ()) + (
+            "output_dir", "vocab_file", "text_a_column", "label_column")
+    for name in required:
       if not getattr(self, name):
         raise ValueError(f"{name} is required")
+    if not (self.do_train or self.do_eval or (self.do_predict and self.test_file)):
+      raise ValueError("do_train, do_eval and do_predict are off (or do_predict has no "
+                       "test_file): nothing to do")
+    if not self.do_train and not self.init_checkpoint:
+      raise ValueError("init_checkpoint is required with do_train=false: the fine-tuned "
+                       "model to evaluate as it is (a transformers *ForSequenceClassification "
+                       "or *ForTokenClassification folder)")
     checks = [
         ("num_train_epochs", self.num_train_epochs > 0),
         ("learning_rate", self.learning_rate > 0),
@@ -274,6 +290,26 @@ def load_encoder_weights(classifier, checkpoint):
   return f"initialized {len(encoder.weights)} encoder weights from {kind} {report.prefix}"
 
 
+def _electra_model(bert_config, num_outputs, init_checkpoint, make_model):
+  """(model, description) on an ELECTRA checkpoint's discriminator encoder;
+  (None, None) for any other checkpoint."""
+  if not init_checkpoint or classifier_lib.is_keras_hub_preset(init_checkpoint):
+    return None, None
+  prefix = checkpoints.resolve_checkpoint(init_checkpoint)
+  saved = objectives.from_checkpoint(prefix)
+  if not saved.builds_own_encoder:
+    return None, None
+  # ELECTRA fine-tunes its discriminator: rebuild both networks as
+  # trained, read them, and classify on the discriminator's encoder.
+  # A transformers discriminator may come without its generator/ (the
+  # released ones do): its encoder is all fine-tuning reads.
+  pretrainer, _ = checkpoints.load_pretrainer(
+      bert_config, prefix, saved, require_heads=not hf_checkpoint.is_hf_folder(prefix))
+  model = make_model(bert_config, num_outputs, encoder=pretrainer.encoder)
+  return model, (f"initialized the ELECTRA discriminator's {len(pretrainer.encoder.weights)}"
+                 f" encoder weights from checkpoint {prefix}")
+
+
 def build_classifier(bert_config, num_outputs, init_checkpoint="", seed=0, labels=None,
                      make_model=None, head_task=hf_checkpoint.SEQUENCE_CLASSIFICATION):
   """A BertClassifier with seeded initialization, its encoder read from
@@ -287,23 +323,12 @@ def build_classifier(bert_config, num_outputs, init_checkpoint="", seed=0, label
   default BertClassifier."""
   make_model = make_model or classifier_lib.BertClassifier
   keras.utils.set_random_seed(seed)
-  if init_checkpoint and not classifier_lib.is_keras_hub_preset(init_checkpoint):
-    prefix = checkpoints.resolve_checkpoint(init_checkpoint)
-    saved = objectives.from_checkpoint(prefix)
-    if saved.builds_own_encoder:
-      # ELECTRA fine-tunes its discriminator: rebuild both networks as
-      # trained, read them, and classify on the discriminator's encoder.
-      # A transformers discriminator may come without its generator/ (the
-      # released ones do): its encoder is all fine-tuning reads.
-      pretrainer, _ = checkpoints.load_pretrainer(
-          bert_config, prefix, saved, require_heads=not hf_checkpoint.is_hf_folder(prefix))
-      model = make_model(bert_config, num_outputs, encoder=pretrainer.encoder)
-      return model, (f"initialized the ELECTRA discriminator's {len(pretrainer.encoder.weights)}"
-                     f" encoder weights from checkpoint {prefix}")
-  model = make_model(bert_config, num_outputs)
-  if not init_checkpoint:
-    return model, "random initialization (no init_checkpoint)"
-  described = load_encoder_weights(model, init_checkpoint)
+  model, described = _electra_model(bert_config, num_outputs, init_checkpoint, make_model)
+  if model is None:
+    model = make_model(bert_config, num_outputs)
+    if not init_checkpoint:
+      return model, "random initialization (no init_checkpoint)"
+    described = load_encoder_weights(model, init_checkpoint)
   # A transformers folder of the head's task: its head too.
   head = hf_checkpoint.load_hf_head(model.head, init_checkpoint, head_task, labels)
   return model, described + (f"; read {head}" if head else "")
@@ -316,12 +341,13 @@ def build_classifier(bert_config, num_outputs, init_checkpoint="", seed=0, label
 
 @dataclasses.dataclass(frozen=True)
 class TaskData:
-  """Features (dicts of int32 [n, seq]) and targets of each split."""
+  """Features (dicts of int32 [n, seq]) and targets of each split read
+  (None: a split the config's steps do not read)."""
   space: classification.LabelSpace
-  train: dict
-  train_labels: np.ndarray
-  dev: dict
-  dev_labels: np.ndarray
+  train: dict | None
+  train_labels: np.ndarray | None
+  dev: dict | None
+  dev_labels: np.ndarray | None
   test: dict | None
   notes: tuple
   extra_dev: tuple = ()  # (name, features, labels) of each extra dev file
@@ -342,7 +368,7 @@ def task_tokenizer(vocab_file, do_lower_case):
   return _cached_tokenizer(vocab_file, do_lower_case, (stat.length, stat.mtime_nsec))
 
 
-def _reader(config):
+def example_reader(config):
   """read(path, test) -> Examples: by the GLUE task's layouts, or the columns."""
   if config.task_name:
     task = glue.preset(config.task_name)
@@ -352,37 +378,50 @@ def _reader(config):
       path, *columns, require_labels=not test)
 
 
-def load_task(config):
-  """Reads and tokenizes the train, dev (extra dev, and test) files of `config`."""
-  tokenizer = task_tokenizer(config.vocab_file, config.do_lower_case)
-  read = _reader(config)
-  train = read(config.train_file)
-  dev = read(config.dev_file)
-  extra = [(name, path, read(path)) for name, path in config.extra_dev_files]
+def task_space(config, train=None):
+  """The task's LabelSpace: a GLUE task's label list, else that of the train
+  examples (`train`, or read from config.train_file); None without either."""
   if config.task_name:
     labels = glue.preset(config.task_name).labels
-    space = classification.LabelSpace(labels, not labels)
-  else:
-    space = classification.label_space(train, config.task_type)
-  notes = []
-  splits = {}
-  for name, examples in [("train", train), ("dev", dev)] + [(n, e) for n, _, e in extra]:
-    features, truncated = classification.convert_examples(
+    return classification.LabelSpace(labels, not labels)
+  if train is None:
+    if not config.train_file:
+      return None
+    train = example_reader(config)(config.train_file)
+  return classification.label_space(train, config.task_type)
+
+
+def load_task(config, space=None):
+  """Reads and tokenizes the files of the steps `config` takes: train
+  (do_train), dev and extra dev (do_eval), test (do_predict, when there is
+  a test_file). space: the task's LabelSpace (None: `task_space`'s)."""
+  tokenizer = task_tokenizer(config.vocab_file, config.do_lower_case)
+  read = example_reader(config)
+  train = read(config.train_file) if config.do_train else None
+  space = space or task_space(config, train)
+  if space is None:
+    raise ValueError("train_file is required: the task's labels are its labels")
+  splits = {"train": train} if config.do_train else {}
+  if config.do_eval:
+    splits["dev"] = read(config.dev_file)
+    splits.update({name: read(path) for name, path in config.extra_dev_files})
+  paths = dict(config.extra_dev_files, train=config.train_file, dev=config.dev_file)
+  features, labels, notes = {}, {}, []
+  for name, examples in splits.items():
+    features[name], truncated = classification.convert_examples(
         examples, tokenizer, config.max_seq_length)
-    splits[name] = features
+    labels[name] = classification.label_values(examples, space, paths[name])
     if truncated:
       notes.append(f"{truncated} of {len(examples)} {name} examples cut to "
                    f"max_seq_length={config.max_seq_length}")
   test = None
-  if config.test_file:
+  if config.do_predict and config.test_file:
     test, _ = classification.convert_examples(read(config.test_file, test=True), tokenizer,
                                               config.max_seq_length)
-  extra_dev = tuple((name, splits[name], classification.label_values(examples, space, path))
-                    for name, path, examples in extra)
-  return TaskData(space, splits["train"],
-                  classification.label_values(train, space, config.train_file),
-                  splits["dev"], classification.label_values(dev, space, config.dev_file),
-                  test, tuple(notes), extra_dev)
+  extra_dev = tuple((name, features[name], labels[name])
+                    for name, _ in config.extra_dev_files if name in features)
+  return TaskData(space, features.get("train"), labels.get("train"), features.get("dev"),
+                  labels.get("dev"), test, tuple(notes), extra_dev)
 
 
 # ------------------------------------------------------------------------------
@@ -440,7 +479,8 @@ def too_few_steps_warning(config, num_examples):
 
 
 def train_seed(config, bert_config, task, seed, seed_dir):
-  """Trains one classifier with `seed`; returns (model, dev metrics, init description)."""
+  """Trains one classifier with `seed`; returns (model, dev metrics ({}
+  without a dev set: do_eval false), init description)."""
   model, described = build_classifier(bert_config, task.space.num_outputs,
                                       config.init_checkpoint, seed,
                                       labels=list(task.space.labels) or None)
@@ -480,13 +520,15 @@ def train_seed(config, bert_config, task, seed, seed_dir):
       with train_writer.as_default(step=step):
         tf.summary.scalar("loss", np.mean(losses))
         tf.summary.scalar("learning_rate", float(optimizer.learning_rate))
-      outputs = predict(model, task.dev, config.eval_batch_size, predict_fn, lengths)
-      metrics = compute_metrics(outputs, task.dev_labels, task.space)
-      with eval_writer.as_default(step=step):
-        for key, value in metrics.items():
-          tf.summary.scalar(key, value)
+      if task.dev is not None:  # do_eval
+        outputs = predict(model, task.dev, config.eval_batch_size, predict_fn, lengths)
+        metrics = compute_metrics(outputs, task.dev_labels, task.space)
+        with eval_writer.as_default(step=step):
+          for key, value in metrics.items():
+            tf.summary.scalar(key, value)
       logging.info("seed %d step %d/%d: train loss %.4f, dev %s (%.0f s)", seed, step, steps,
-                   np.mean(losses), _format(metrics), time.time() - start)
+                   np.mean(losses), _format(metrics) or "not evaluated",
+                   time.time() - start)
       losses = []
   train_writer.close()
   eval_writer.close()
@@ -510,21 +552,27 @@ def noise_note(num_dev, results, space):
 
 
 def summary_lines(config, results):
-  """What the finetune tool prints of `run`'s results: the data, each metric
-  (a GLUE task: its official ones) with its median and sd over seeds, the
-  notes."""
+  """What the finetune tool prints of `run`'s (or evaluate_only's) results:
+  the data, each metric (a GLUE task: its official ones) with its median
+  and sd over seeds when trained, the notes, eval_results.txt."""
   names = results.get("official_metrics") or [
       k for k in CLASSIFICATION_METRICS + REGRESSION_METRICS if k in results]
-  lines = [f"{results['init']}; {results['num_train_examples']} train, "
-           f"{results['num_dev_examples']} dev examples, {results['num_seeds']} seed(s)"]
-  if config.task_name:
+  counts = [f"{results[f'num_{split}_examples']} {split}" for split, shown in (
+      ("train", "num_train_examples" in results), ("dev", config.do_eval)) if shown]
+  seeds = f", {results['num_seeds']} seed(s)" if "num_seeds" in results else ""
+  lines = [f"{results['init']}; {', '.join(counts) or 'no'} examples{seeds}"]
+  if config.task_name and names:
     lines.append(f"{config.task_name} official metrics (dev):")
-  lines += [f"{name} = {results[name]:.4f} (median {results[name + '_median']:.4f}, "
-            f"sd {results[name + '_sd']:.4f})" for name in names]
-  if config.task_name:
+  lines += [f"{name} = {results[name]:.4f}" + (
+      f" (median {results[name + '_median']:.4f}, sd {results[name + '_sd']:.4f})"
+      if name + "_median" in results else "") for name in names if name in results]
+  if config.task_name and config.do_predict:
     lines.append(f"test predictions: {config.output_dir}/test_results.tsv" if config.test_file
                  else "test predictions: none (no test file in --data_dir)")
-  return lines + list(results["notes"])
+  lines += list(results["notes"])
+  if config.do_eval:
+    lines.append(f"wrote {config.output_dir}/eval_results.txt")
+  return lines
 
 
 def write_eval_results(path, results):
@@ -534,7 +582,9 @@ def write_eval_results(path, results):
   files.atomic_write(path, "\n".join(lines) + "\n")
 
 
-def _write_test_predictions(path, model, task, config):
+def write_test_predictions(path, model, task, config):
+  """test_results.tsv: each test example's label and class probabilities
+  (regression: its value)."""
   outputs = predict(model, task.test, config.eval_batch_size,
                     lengths=length_buckets.boundaries(config.max_seq_length,
                                                       config.length_buckets))
@@ -550,7 +600,8 @@ def _write_test_predictions(path, model, task, config):
 
 
 def run(config: FinetuneConfig, bert_config: BertConfig):
-  """Fine-tunes `config.seeds` classifiers and evaluates them on the dev file.
+  """Fine-tunes `config.seeds` classifiers and evaluates them on the dev file
+  (do_eval; do_predict: the first seed's test predictions).
 
   Returns:
     dict: each metric's mean over seeds, `<metric>_median` and `<metric>_sd`,
@@ -558,19 +609,22 @@ def run(config: FinetuneConfig, bert_config: BertConfig):
     per seed, num_seeds, num_train_examples, num_dev_examples,
     num_train_steps, task_type, labels (list), init (what the encoder was
     read from), notes (list of lines, the noise note among them).
-    eval_results.txt in output_dir holds the numbers.
+    eval_results.txt in output_dir holds the numbers (do_eval).
 
   Raises:
     ValueError, FileNotFoundError: bad config, files, columns or labels
       (before any training).
   """
   config.validate(bert_config)
+  if not config.do_train:
+    raise ValueError("do_train=false: training/evaluate_only.py runs the model as it is")
   task = load_task(config)
   vocab_size = len(task_tokenizer(config.vocab_file, config.do_lower_case).vocab)
   if vocab_size != bert_config.vocab_size:
     raise ValueError(f"vocab file {config.vocab_file} has {vocab_size} tokens but the "
                      f"bert_config's vocab_size is {bert_config.vocab_size}")
-  num_train, num_dev = len(task.train_labels), len(task.dev_labels)
+  num_train = len(task.train_labels)
+  num_dev = 0 if task.dev_labels is None else len(task.dev_labels)
   steps = num_train_steps(config, num_train)
   logging.info("Fine-tuning on %d examples (%s, %s), %d steps of batch %d, %d seed(s); "
                "dev %d examples", num_train,
@@ -597,17 +651,19 @@ def run(config: FinetuneConfig, bert_config: BertConfig):
       if config.save_model:
         tf.train.Checkpoint(model=model).write(os.path.join(seed_dir, CHECKPOINT_NAME))
       if task.test is not None:
-        _write_test_predictions(os.path.join(config.output_dir, "test_results.tsv"),
-                                model, task, config)
+        write_test_predictions(os.path.join(config.output_dir, "test_results.tsv"),
+                               model, task, config)
     del model
     keras.backend.clear_session()
   results.update(summarize(per_seed))
   results.update(num_seeds=config.seeds, num_train_examples=num_train,
                  num_dev_examples=num_dev, num_train_steps=steps,
                  task_type="regression" if task.space.regression else "classification")
-  write_eval_results(os.path.join(config.output_dir, "eval_results.txt"), results)
   notes = list(task.notes) + ([short] if short else [])
-  note = noise_note(num_dev, results, task.space)
+  note = None
+  if config.do_eval:
+    write_eval_results(os.path.join(config.output_dir, "eval_results.txt"), results)
+    note = noise_note(num_dev, results, task.space)
   if note:
     notes.append(note)
   results["labels"] = list(task.space.labels)

@@ -98,7 +98,8 @@ def run_task(config, bert_config):
 
 @dataclasses.dataclass(frozen=True)
 class TaggingData:
-  """The label list, the sentences of each split and their windows."""
+  """The label list, the sentences of each split and their windows (a split
+  the config's steps do not read: [] and None)."""
   labels: tuple
   train: list
   train_features: conll.Features
@@ -107,23 +108,38 @@ class TaggingData:
   notes: tuple
 
 
-def load_task(config):
-  """Reads and packs the train and dev files of `config`.
+def task_labels(config, train):
+  """The label list of the train sentences `train`.
+
+  Raises:
+    ValueError: fewer than two labels.
+  """
+  labels = conll.label_list(train)
+  if len(labels) < 2:
+    raise ValueError(f"{config.train_file}: {len(labels)} distinct label(s) "
+                     f"({', '.join(labels)}): a tagger needs two or more")
+  return labels
+
+
+def load_task(config, labels=None):
+  """Reads and packs the train (do_train) and dev (do_eval) files of `config`.
+  labels: the label list (None: the train file's).
 
   Raises:
     ValueError, FileNotFoundError: a bad file (naming file and line), a dev
       label the train file lacks, a train file of fewer than two labels.
   """
   tokenizer = finetune.task_tokenizer(config.vocab_file, config.do_lower_case)
-  train = conll.read_conll(config.train_file)
-  dev = conll.read_conll(config.dev_file)
-  labels = conll.label_list(train)
-  if len(labels) < 2:
-    raise ValueError(f"{config.train_file}: {len(labels)} distinct label(s) "
-                     f"({', '.join(labels)}): a tagger needs two or more")
+  train = conll.read_conll(config.train_file) if config.do_train else []
+  dev = conll.read_conll(config.dev_file) if config.do_eval else []
+  labels = labels or task_labels(config, train)
   conll.check_labels(dev, labels, config.dev_file)
   notes, packed = [], {}
-  for name, sentences in (("train", train), ("dev", dev)):
+  for name, sentences, read in (("train", train, config.do_train),
+                                ("dev", dev, config.do_eval)):
+    if not read:
+      packed[name] = None
+      continue
     features = conll.convert_sentences(sentences, tokenizer, labels, config.max_seq_length,
                                        config.stride)
     packed[name] = features
@@ -176,7 +192,8 @@ def evaluate(model, task, batch_size, predict_fn=None, lengths=None):
 
 def train_seed(config, bert_config, task, seed, seed_dir):
   """Trains one tagger with `seed`; returns (model, dev metrics, dev
-  predictions, init description)."""
+  predictions ({} and [] without a dev set: do_eval false), init
+  description)."""
   model, described = finetune.build_classifier(
       bert_config, len(task.labels), config.init_checkpoint, seed, labels=task.labels,
       make_model=make_tagger(config), head_task=hf_checkpoint.TOKEN_CLASSIFICATION)
@@ -213,20 +230,22 @@ def train_seed(config, bert_config, task, seed, seed_dir):
       with train_writer.as_default(step=step):
         tf.summary.scalar("loss", np.mean(losses))
         tf.summary.scalar("learning_rate", float(optimizer.learning_rate))
-      metrics, guesses = evaluate(model, task, config.eval_batch_size, predict_fn, lengths)
-      with eval_writer.as_default(step=step):
-        for key, value in metrics.items():
-          tf.summary.scalar(key, value)
+      if task.dev_features is not None:  # do_eval
+        metrics, guesses = evaluate(model, task, config.eval_batch_size, predict_fn, lengths)
+        with eval_writer.as_default(step=step):
+          for key, value in metrics.items():
+            tf.summary.scalar(key, value)
       logging.info("seed %d step %d/%d: train loss %.4f, dev %s (%.0f s)", seed, step, steps,
                    np.mean(losses), ", ".join(f"{k} {v:.4f}" for k, v in sorted(
-                       metrics.items())), time.time() - start)
+                       metrics.items())) or "not evaluated", time.time() - start)
       losses = []
   train_writer.close()
   eval_writer.close()
   return model, metrics, guesses, described
 
 
-def _check_vocab(config, bert_config):
+def check_vocab(config, bert_config):
+  """Raises ValueError when the vocab file's size is not the bert_config's."""
   vocab_size = len(finetune.task_tokenizer(config.vocab_file, config.do_lower_case).vocab)
   if vocab_size != bert_config.vocab_size:
     raise ValueError(f"vocab file {config.vocab_file} has {vocab_size} tokens but the "
@@ -234,7 +253,8 @@ def _check_vocab(config, bert_config):
 
 
 def run(config: TaggingConfig, bert_config):
-  """Fine-tunes `config.seeds` taggers and evaluates them on the dev file.
+  """Fine-tunes `config.seeds` taggers and evaluates them on the dev file
+  (do_eval).
 
   Returns:
     dict: each of METRICS' mean over seeds and `<metric>_sd`,
@@ -247,7 +267,9 @@ def run(config: TaggingConfig, bert_config):
       training).
   """
   config.validate(bert_config)
-  _check_vocab(config, bert_config)
+  if not config.do_train:
+    raise ValueError("do_train=false: training/evaluate_only.py runs the model as it is")
+  check_vocab(config, bert_config)
   task = load_task(config)
   num_windows = len(task.train_features.arrays["input_ids"])
   steps = finetune.num_train_steps(config, num_windows)
@@ -270,8 +292,9 @@ def run(config: TaggingConfig, bert_config):
       if config.save_model:
         tf.train.Checkpoint(model=model).write(
             os.path.join(seed_dir, finetune.CHECKPOINT_NAME))
-      files.atomic_write(os.path.join(config.output_dir, PREDICTIONS_FILE),
-                         conll.format_conll(task.dev, guesses))
+      if config.do_eval:
+        files.atomic_write(os.path.join(config.output_dir, PREDICTIONS_FILE),
+                           conll.format_conll(task.dev, guesses))
     del model
     keras.backend.clear_session()
   results.update(finetune.summarize(per_seed))
@@ -279,10 +302,16 @@ def run(config: TaggingConfig, bert_config):
                  num_dev_examples=len(task.dev), num_train_windows=num_windows,
                  num_train_steps=steps, task_type="tagging",
                  frozen_encoder=int(config.frozen_encoder))
-  finetune.write_eval_results(os.path.join(config.output_dir, "eval_results.txt"), results)
+  if config.do_eval:
+    finetune.write_eval_results(os.path.join(config.output_dir, "eval_results.txt"),
+                                results)
   results["labels"] = list(task.labels)
   results["official_metrics"] = [k for k in REPORTED_METRICS if k in results]
-  results["notes"] = list(task.notes) + ([short] if short else []) + [
-      f"wrote the first seed's dev predictions (conlleval's input) to "
-      f"{os.path.join(config.output_dir, PREDICTIONS_FILE)}"]
+  results["notes"] = list(task.notes) + ([short] if short else []) + (
+      [predictions_note(config, "the first seed's")] if config.do_eval else [])
   return results
+
+
+def predictions_note(config, whose):
+  return (f"wrote {whose} dev predictions (conlleval's input) to "
+          f"{os.path.join(config.output_dir, PREDICTIONS_FILE)}")

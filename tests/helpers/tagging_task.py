@@ -53,3 +53,27 @@ def write_task(path, n, seed, length=6, extra_columns=True):
     lines.append("")
   path.write_text("\n".join(lines), encoding="utf-8")
   return str(path)
+
+
+def write_tagger_folder(folder, vocab_file, labels, seed=0):
+  """Writes a tiny untrained tagger (its head drawn at a larger scale, so
+  that its argmax varies over the labels) as a transformers
+  BertForTokenClassification folder whose id2label is `labels`, in that
+  order; returns the model."""
+  import keras  # pylint: disable=g-import-not-at-top
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from bert_tf.models import hf_config  # pylint: disable=g-import-not-at-top
+  from bert_tf.models import token_head  # pylint: disable=g-import-not-at-top
+  from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
+  keras.utils.set_random_seed(seed)
+  model = token_head.BertTokenTagger(tiny_config(), len(labels))
+  ids = np.array([[2, 5, 6, 3]], np.int32)
+  model({"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)})
+  rng = np.random.default_rng(seed)
+  model.head.kernel.assign(rng.normal(0, 1, model.head.kernel.shape).astype(np.float32))
+  model.head.bias.assign(rng.normal(0, 0.5, len(labels)).astype(np.float32))
+  hf_export.write_hf_head_folder(
+      model.encoder, tiny_config(), "bert", hf_config.TOKEN_CLASSIFICATION,
+      model.head.kernel.numpy(), model.head.bias.numpy(), vocab_file, True, str(folder),
+      labels=list(labels))
+  return model
