@@ -25,17 +25,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-NAMESPACE = os.path.join(REPO, "tests", "gcs", "gcs_namespace.py")
 BUCKET = "bert-tf-kills"
-
-
-def emulator_env(workdir):
-  """The environment of a client of the emulator started in `workdir`."""
-  env = dict(os.environ, CURL_CA_BUNDLE=os.path.join(workdir, "ca.pem"),
-             GOOGLE_AUTH_TOKEN_FOR_TESTING="test-token", NO_GCE_CHECK="true",
-             PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p))
-  env.pop("GOOGLE_APPLICATION_CREDENTIALS", None)
-  return env
 
 
 def sweep_inside(args):
@@ -70,32 +60,21 @@ def main():
   args = parser.parse_args()
   if args.inside:
     return sweep_inside(args)
+  sys.path.insert(0, os.path.join(REPO, "tests"))
+  from helpers import gcs_emulator  # pylint: disable=g-import-not-at-top
   shutil.rmtree(args.out, ignore_errors=True)
   server_dir = os.path.join(args.out, "server")
   os.makedirs(server_dir)
-  with open(os.path.join(server_dir, "server.log"), "wb") as log:
-    server = subprocess.Popen(["unshare", "-mn", sys.executable, NAMESPACE, server_dir,
-                               args.bucket], stdout=log, stderr=subprocess.STDOUT)
   try:
-    deadline = time.monotonic() + 60
-    while not os.path.exists(os.path.join(server_dir, "ready")):
-      if server.poll() is not None or time.monotonic() > deadline:
-        with open(os.path.join(server_dir, "server.log"), encoding="utf-8") as f:
-          sys.exit(f"kill_gcs: the gs:// emulator did not start:\n{f.read()[-3000:]}")
-      time.sleep(0.05)
-    return subprocess.run(
-        ["nsenter", f"--target={server.pid}", "--net", "--mount", f"--wd={REPO}", "--",
-         sys.executable, os.path.abspath(__file__), "--inside", f"--points={args.points}",
-         f"--out={args.out}", f"--tools={args.tools}", f"--bucket={args.bucket}"]
-        + ["--no_delays"] * args.no_delays,
-        env=emulator_env(server_dir), cwd=REPO, check=False).returncode
-  finally:
-    server.terminate()
-    try:
-      server.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-      server.kill()
-      server.wait()
+    with gcs_emulator.running(server_dir, args.bucket) as server:
+      return subprocess.run(
+          ["nsenter", f"--target={server.pid}", "--net", "--mount", f"--wd={REPO}", "--",
+           sys.executable, os.path.abspath(__file__), "--inside", f"--points={args.points}",
+           f"--out={args.out}", f"--tools={args.tools}", f"--bucket={args.bucket}"]
+          + ["--no_delays"] * args.no_delays,
+          env=gcs_emulator.client_env(server_dir), cwd=REPO, check=False).returncode
+  except RuntimeError as e:
+    sys.exit(f"kill_gcs: the {e}")
 
 
 if __name__ == "__main__":

@@ -51,15 +51,9 @@ def main(argv):
   for name in ("input_file", "output_file", "init_checkpoint"):
     if not FLAGS[name].value:
       raise app.UsageError(f"--{name} is required")
-  from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import extract  # pylint: disable=g-import-not-at-top
-  try:  # a transformers folder --init_checkpoint holds the config and the vocab
-    bert_config, vocab_file, casing = hf_checkpoint.model_files(
-        FLAGS.init_checkpoint, FLAGS.bert_config_file, FLAGS.vocab_file)
-  except ValueError as e:
-    raise app.UsageError(str(e)) from None
-  lower = casing if casing is not None and not FLAGS["do_lower_case"].present else (
-      FLAGS.do_lower_case)
+  bert_config, vocab_file, casing = cli.model_files(FLAGS)
+  lower = FLAGS.do_lower_case if casing is None else casing
   logging.set_verbosity(logging.INFO)
   count, described = extract.extract(
       FLAGS.input_file, FLAGS.output_file, bert_config, FLAGS.init_checkpoint, vocab_file,

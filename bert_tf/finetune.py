@@ -139,18 +139,15 @@ def define_flags(flag_values):
 
 def config_from_flags():
   """(FinetuneConfig or TaggingConfig, BertConfig) from FLAGS; raises app.UsageError."""
-  from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
   from bert_tf.data import glue as glue_lib  # pylint: disable=g-import-not-at-top
   from bert_tf.training import tagging  # pylint: disable=g-import-not-at-top
   try:  # a GLUE task's directory holds the files; see data/glue.py
     glue = glue_lib.finetune_fields(FLAGS.task_name, FLAGS.data_dir, {
         n: FLAGS[n].value for n in glue_lib.GIVEN_FIELDS if FLAGS[n].present},
                                     FLAGS.do_train, FLAGS.do_eval)
-    # a transformers folder --init_checkpoint holds the config and the vocab
-    bert_config, vocab_file, casing = hf_checkpoint.model_files(
-        FLAGS.init_checkpoint, FLAGS.bert_config_file, FLAGS.vocab_file)
   except ValueError as e:
     raise app.UsageError(str(e)) from None
+  bert_config, vocab_file, casing = cli.model_files(FLAGS)
   values = {field: FLAGS[field].value for field in (
       "train_file", "dev_file", "test_file", "output_dir", "text_a_column",
       "text_b_column", "label_column", "do_lower_case", "max_seq_length", "init_checkpoint",
@@ -158,7 +155,7 @@ def config_from_flags():
       "eval_batch_size", "seeds", "seed", "task_type", "length_buckets", "do_train",
       "do_eval", "do_predict")}
   values.update(glue, vocab_file=vocab_file)
-  if casing is not None and not FLAGS["do_lower_case"].present:
+  if casing is not None:
     values["do_lower_case"] = casing  # the folder's tokenizer's
   try:
     config = tagging.config_for(values, FLAGS.frozen_encoder, FLAGS.window_stride)

@@ -115,19 +115,14 @@ CONFIG_FLAGS = ("output_dir", "train_file", "predict_file", "init_checkpoint", "
 
 def config_from_flags():
   """(SquadConfig, BertConfig) from FLAGS; raises app.UsageError."""
-  from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
   from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
   if FLAGS.use_tpu:
     raise app.UsageError("--use_tpu: TPU estimators are not used here; run without it")
-  try:
-    bert_config, vocab_file, casing = hf_checkpoint.model_files(
-        FLAGS.init_checkpoint, FLAGS.bert_config_file, FLAGS.vocab_file)
-  except ValueError as e:
-    raise app.UsageError(str(e)) from None
+  bert_config, vocab_file, casing = cli.model_files(FLAGS)
   values = {name: FLAGS[name].value for name in CONFIG_FLAGS}
   values = {k: ("" if v is None else v) for k, v in values.items()}
   values["vocab_file"] = vocab_file
-  if casing is not None and not FLAGS["do_lower_case"].present:
+  if casing is not None:  # a transformers folder's tokenizer's
     values["do_lower_case"] = casing
   config = squad_finetune.SquadConfig(**values)
   try:

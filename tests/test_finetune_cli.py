@@ -10,37 +10,29 @@ import textwrap
 
 import pytest
 
-from helpers.finetune_task import tiny_config, write_task, write_vocab
-
-REPO = os.path.dirname(os.path.abspath(__file__)).rsplit(os.sep, 1)[0]
-
-
-def _run_tool(args, cwd):
-  return subprocess.run([sys.executable, "-m", "bert_tf.finetune"] + args, cwd=cwd,
-                        capture_output=True, text=True, timeout=600,
-                        env=dict(os.environ, PYTHONPATH=REPO))
+from helpers import finetune_task
+from helpers.finetune_task import write_task
+from helpers.tool_runs import model_flags, run_tool
 
 
 @pytest.fixture
 def files(tmp_path):
-  config = tmp_path / "bert_config.json"
-  tiny_config().to_json_file(str(config))
-  return {"config": str(config), "vocab": write_vocab(tmp_path / "vocab.txt"),
+  return {"model": model_flags(tmp_path, finetune_task),
           "train": write_task(tmp_path / "train.tsv", 128, seed=1, pair=True),
           "dev": write_task(tmp_path / "dev.tsv", 48, seed=2, pair=True)}
 
 
 def _args(files, out, *extra):
-  return [f"--bert_config_file={files['config']}", f"--vocab_file={files['vocab']}",
-          f"--train_file={files['train']}", f"--dev_file={files['dev']}",
-          "--text_a_column=sentence", "--text_b_column=2", "--max_seq_length=16",
-          "--learning_rate=1e-3", "--num_train_epochs=6", "--train_batch_size=16",
-          f"--output_dir={out}"] + list(extra)
+  return files["model"] + [
+      f"--train_file={files['train']}", f"--dev_file={files['dev']}",
+      "--text_a_column=sentence", "--text_b_column=2", "--max_seq_length=16",
+      "--learning_rate=1e-3", "--num_train_epochs=6", "--train_batch_size=16",
+      f"--output_dir={out}"] + list(extra)
 
 
 def test_run_and_export_answer_text_in_a_fresh_process(files, tmp_path):
-  child = _run_tool(_args(files, tmp_path / "out", f"--export_dir={tmp_path / 'model'}"),
-                    tmp_path)
+  child = run_tool("finetune",
+                   _args(files, tmp_path / "out", f"--export_dir={tmp_path / 'model'}"), tmp_path)
   assert child.returncode == 0, child.stderr[-3000:]
   assert "accuracy = " in child.stdout and ", sd 0.0000)" in child.stdout
   assert "only 48 examples" in child.stdout  # the noise note
@@ -77,19 +69,19 @@ def test_run_and_export_answer_text_in_a_fresh_process(files, tmp_path):
 
 
 def test_bad_input_is_one_line_nonzero_exit_and_no_result_file(files, tmp_path):
-  child = _run_tool(_args(files, tmp_path / "out", "--label_column=gold"), tmp_path)
+  child = run_tool("finetune", _args(files, tmp_path / "out", "--label_column=gold"), tmp_path)
   assert child.returncode == 1
   lines = child.stderr.strip().splitlines()
   assert lines[-1].startswith("bert_tf.finetune: error: ") and "label_column='gold'" in lines[-1]
   assert "Traceback" not in child.stderr
   assert not (tmp_path / "out" / "eval_results.txt").exists()
-  child = _run_tool(_args(files, tmp_path / "out", "--seeds=0"), tmp_path)
+  child = run_tool("finetune", _args(files, tmp_path / "out", "--seeds=0"), tmp_path)
   assert child.returncode == 2 and "seeds=0 is out of range" in child.stderr
   # An existing --export_dir is refused before any training, and left as it was.
   (tmp_path / "model").mkdir()
   (tmp_path / "model" / "keep.txt").write_text("x")
-  child = _run_tool(_args(files, tmp_path / "out", f"--export_dir={tmp_path / 'model'}"),
-                    tmp_path)
+  child = run_tool("finetune",
+                   _args(files, tmp_path / "out", f"--export_dir={tmp_path / 'model'}"), tmp_path)
   assert child.returncode == 1, child.stderr[-3000:]
   assert child.stderr.strip().splitlines()[-1] == (
       f"bert_tf.finetune: error: --export_dir {tmp_path / 'model'} exists already; "
@@ -104,7 +96,8 @@ def test_a_transformers_folder_stands_in_for_config_vocab_and_weights(files, tmp
   from helpers.hf_fixtures import fixture  # pylint: disable=g-import-not-at-top
   args = [a for a in _args(files, tmp_path / "out", "--num_train_epochs=1")
           if not a.startswith(("--bert_config_file", "--vocab_file"))]
-  child = _run_tool(args + [f"--init_checkpoint={fixture('bert_for_masked_lm')}"], tmp_path)
+  child = run_tool("finetune", args + [f"--init_checkpoint={fixture('bert_for_masked_lm')}"],
+                   tmp_path)
   assert child.returncode == 0, child.stderr[-3000:]
   assert "from transformers folder" in child.stdout + child.stderr
   assert "its pooler is not there and starts at random" in child.stdout + child.stderr

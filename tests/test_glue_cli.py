@@ -4,30 +4,19 @@ files are read, eval_results.txt has mean, median and sd over seeds; a flag
 that contradicts the task, or a missing file, is a one-line error."""
 
 import os
-import subprocess
-import sys
 
 import pytest
 
-from helpers.finetune_task import tiny_config, write_vocab
+from helpers import finetune_task
 from helpers.glue_files import write_task_dir
-
-REPO = os.path.dirname(os.path.abspath(__file__)).rsplit(os.sep, 1)[0]
-
-
-def _run_tool(args, cwd):
-  return subprocess.run([sys.executable, "-m", "bert_tf.finetune"] + args, cwd=cwd,
-                        capture_output=True, text=True, timeout=600,
-                        env=dict(os.environ, PYTHONPATH=REPO))
+from helpers.tool_runs import model_flags, run_tool
 
 
 @pytest.fixture
 def model_args(tmp_path):
-  config = tmp_path / "bert_config.json"
-  tiny_config().to_json_file(str(config))
-  return [f"--bert_config_file={config}", f"--vocab_file={write_vocab(tmp_path / 'v.txt')}",
-          "--max_seq_length=16", "--learning_rate=1e-3", "--num_train_epochs=2",
-          "--train_batch_size=16"]
+  return model_flags(tmp_path, finetune_task, "v.txt") + [
+      "--max_seq_length=16", "--learning_rate=1e-3", "--num_train_epochs=2",
+      "--train_batch_size=16"]
 
 
 def _results(path):
@@ -37,8 +26,9 @@ def _results(path):
 @pytest.mark.slow
 def test_mnli_reports_matched_and_mismatched_over_seeds(tmp_path, model_args):
   write_task_dir(tmp_path / "MNLI", "MNLI", n_train=48, n_dev=20, n_test=4)
-  child = _run_tool(model_args + ["--task_name=mnli", f"--data_dir={tmp_path / 'MNLI'}",
-                                  "--seeds=3", f"--output_dir={tmp_path / 'out'}"], tmp_path)
+  child = run_tool("finetune", model_args + [
+      "--task_name=mnli", f"--data_dir={tmp_path / 'MNLI'}", "--seeds=3",
+      f"--output_dir={tmp_path / 'out'}"], tmp_path)
   assert child.returncode == 0, child.stderr[-3000:]
   assert "MNLI official metrics (dev):" in child.stdout
   printed = [line.split(" = ")[0] for line in child.stdout.splitlines() if " = " in line]
@@ -57,8 +47,9 @@ def test_mnli_reports_matched_and_mismatched_over_seeds(tmp_path, model_args):
 def test_cola_headerless_files_and_its_official_metric(tmp_path, model_args):
   write_task_dir(tmp_path / "CoLA", "CoLA", n_train=32, n_dev=16)
   os.remove(tmp_path / "CoLA" / "test.tsv")
-  child = _run_tool(model_args + ["--task_name=CoLA", f"--data_dir={tmp_path / 'CoLA'}",
-                                  f"--output_dir={tmp_path / 'out'}"], tmp_path)
+  child = run_tool("finetune", model_args + [
+      "--task_name=CoLA", f"--data_dir={tmp_path / 'CoLA'}",
+      f"--output_dir={tmp_path / 'out'}"], tmp_path)
   assert child.returncode == 0, child.stderr[-3000:]
   assert "32 train, 16 dev examples" in child.stdout  # no line taken for a header
   assert [line.split(" = ")[0] for line in child.stdout.splitlines() if " = " in line] == [
@@ -70,12 +61,12 @@ def test_contradicting_flag_and_missing_file_are_one_line_errors(tmp_path, model
   write_task_dir(tmp_path / "MRPC", "MRPC", n_train=8, n_dev=4)
   base = model_args + ["--task_name=MRPC", f"--data_dir={tmp_path / 'MRPC'}",
                        f"--output_dir={tmp_path / 'out'}"]
-  child = _run_tool(base + ["--label_column=5"], tmp_path)
+  child = run_tool("finetune", base + ["--label_column=5"], tmp_path)
   assert child.returncode == 2
   assert ("--label_column=5 contradicts --task_name=MRPC (its label_column is '0')"
           in child.stderr.strip().splitlines()[-1])
   os.remove(tmp_path / "MRPC" / "dev.tsv")
-  child = _run_tool(base, tmp_path)
+  child = run_tool("finetune", base, tmp_path)
   assert child.returncode == 2 and "Traceback" not in child.stderr
   assert (f"{tmp_path / 'MRPC' / 'dev.tsv'}: no such file (--task_name=MRPC "
           f"--data_dir={tmp_path / 'MRPC'})" in child.stderr.strip().splitlines()[-1])

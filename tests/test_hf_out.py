@@ -6,8 +6,6 @@ predictions, and, evaluated as it is (--do_train=false), the same dev metrics. (
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -19,15 +17,24 @@ from bert_tf.models import span_head
 from bert_tf.training import finetune
 from bert_tf.training import squad_finetune
 
-from helpers.finetune_task import tiny_config, write_task, write_vocab
+from helpers import finetune_task
+from helpers.finetune_task import tiny_config, write_task
+from helpers.tool_runs import model_flags, run_tool
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-
-def run_tool(tool, args, cwd):
-  return subprocess.run([sys.executable, "-m", f"bert_tf.{tool}"] + args, cwd=cwd,
-                        capture_output=True, text=True, timeout=600,
-                        env=dict(os.environ, PYTHONPATH=REPO))
+def _finetune_hf_out(tmp_path, task, train, dev, *flags, head):
+  """bert_tf.finetune of `task`'s tiny model (a helpers module) on train and
+  dev, one epoch, --output_dir=tmp_path/out --hf_out=tmp_path/hf (the last
+  two flags); checks that it wrote the transformers `head` folder. Returns
+  the flags and the folder's config.json."""
+  hf_dir = tmp_path / "hf"
+  args = model_flags(tmp_path, task) + [
+      f"--train_file={train}", f"--dev_file={dev}", "--max_seq_length=16",
+      "--num_train_epochs=1", *flags, f"--output_dir={tmp_path / 'out'}", f"--hf_out={hf_dir}"]
+  child = run_tool("finetune", args, tmp_path)
+  assert child.returncode == 0, child.stderr[-3000:]
+  assert f"wrote {hf_dir} {head}" in child.stdout
+  return args, json.loads((hf_dir / "config.json").read_text())
 
 
 def _feed():
@@ -39,18 +46,12 @@ def _feed():
 @pytest.mark.slow
 @pytest.mark.parametrize("regression", [False, True])
 def test_finetune_hf_out_reads_back_with_its_head(tmp_path, regression):
-  config = tmp_path / "bert_config.json"
-  tiny_config().to_json_file(str(config))
   out, hf_dir = tmp_path / "out", tmp_path / "hf"
-  args = [f"--bert_config_file={config}", f"--vocab_file={write_vocab(tmp_path / 'vocab.txt')}",
-          f"--train_file={write_task(tmp_path / 'train.tsv', 32, 1, regression=regression)}",
-          f"--dev_file={write_task(tmp_path / 'dev.tsv', 16, 2, regression=regression)}",
-          "--text_a_column=sentence", "--max_seq_length=16", "--num_train_epochs=1",
-          "--train_batch_size=16", f"--output_dir={out}", f"--hf_out={hf_dir}"]
-  child = run_tool("finetune", args, tmp_path)
-  assert child.returncode == 0, child.stderr[-3000:]
-  assert f"wrote {hf_dir} BertForSequenceClassification" in child.stdout
-  written = json.loads((hf_dir / "config.json").read_text())
+  _, written = _finetune_hf_out(
+      tmp_path, finetune_task, write_task(tmp_path / "train.tsv", 32, 1, regression=regression),
+      write_task(tmp_path / "dev.tsv", 16, 2, regression=regression),
+      "--text_a_column=sentence", "--train_batch_size=16",
+      head="BertForSequenceClassification")
   if regression:
     assert (written["num_labels"], written["problem_type"]) == (1, "regression")
   else:
@@ -97,13 +98,10 @@ def squad_file(path):
 
 @pytest.mark.slow
 def test_run_squad_hf_out_predicts_the_same_from_the_folder(tmp_path):
-  config = tmp_path / "bert_config.json"
-  tiny_config().to_json_file(str(config))
   data = squad_file(tmp_path / "squad.json")
   common = ["--max_seq_length=16", "--doc_stride=4", "--max_query_length=6",
             "--train_batch_size=2", "--do_predict", f"--predict_file={data}"]
-  child = run_tool("run_squad", common + [
-      f"--bert_config_file={config}", f"--vocab_file={write_vocab(tmp_path / 'vocab.txt')}",
+  child = run_tool("run_squad", common + model_flags(tmp_path, finetune_task) + [
       "--do_train", f"--train_file={data}", f"--output_dir={tmp_path / 'out'}",
       f"--hf_out={tmp_path / 'hf'}"], tmp_path)
   assert child.returncode == 0, child.stderr[-3000:]
@@ -129,19 +127,11 @@ def test_run_squad_hf_out_predicts_the_same_from_the_folder(tmp_path):
 def test_a_taggers_hf_out_is_a_token_classifier_that_reads_back(tmp_path):
   from bert_tf.models import token_head  # pylint: disable=g-import-not-at-top
   from helpers import tagging_task  # pylint: disable=g-import-not-at-top
-  config = tmp_path / "bert_config.json"
-  tagging_task.tiny_config().to_json_file(str(config))
   out, hf_dir = tmp_path / "out", tmp_path / "hf"
-  args = [f"--bert_config_file={config}",
-          f"--vocab_file={tagging_task.write_vocab(tmp_path / 'vocab.txt')}",
-          f"--train_file={tagging_task.write_task(tmp_path / 'train.txt', 24, 1)}",
-          f"--dev_file={tagging_task.write_task(tmp_path / 'dev.txt', 8, 2)}",
-          "--task_type=tagging", "--max_seq_length=16", "--num_train_epochs=1",
-          "--train_batch_size=8", f"--output_dir={out}", f"--hf_out={hf_dir}"]
-  child = run_tool("finetune", args, tmp_path)
-  assert child.returncode == 0, child.stderr[-3000:]
-  assert f"wrote {hf_dir} BertForTokenClassification" in child.stdout
-  written = json.loads((hf_dir / "config.json").read_text())
+  args, written = _finetune_hf_out(
+      tmp_path, tagging_task, tagging_task.write_task(tmp_path / "train.txt", 24, 1),
+      tagging_task.write_task(tmp_path / "dev.txt", 8, 2), "--task_type=tagging",
+      "--train_batch_size=8", head="BertForTokenClassification")
   labels = [written["id2label"][str(i)] for i in range(len(written["id2label"]))]
   assert sorted(labels) == ["B-LOC", "B-PER", "I-PER", "O"]
   trained = token_head.BertTokenTagger(tagging_task.tiny_config(), len(labels))

@@ -27,8 +27,62 @@ from bert_tf.models.config import BertConfig
 CLASSIFIER_DROPOUT = 0.1
 
 
+class EncoderTaskModel(keras.Model):
+  """What a fine-tuning task model with `num_outputs` outputs and a dropout
+  before its head shares (BertClassifier here, token_head.BertTokenTagger):
+  the config, the encoder, the original's output layer and the inputs.
+
+  Args:
+    config: a BertConfig (or its dict).
+    num_outputs: the head's outputs (>= 1).
+    dropout: the rate of the dropout before the head.
+    dtype: the encoder's dtype policy.
+    encoder: another keras-hub backbone with the same inputs and outputs
+      (ELECTRA's discriminator); by default the config's BERT/ALBERT encoder.
+
+  Raises:
+    ValueError: num_outputs < 1.
+  """
+
+  def __init__(self, config, num_outputs, dropout, dtype=None, encoder=None, **kwargs):
+    if isinstance(config, dict):
+      config = BertConfig.from_dict(config)
+    if num_outputs < 1:
+      raise ValueError(f"num_outputs must be >= 1, got {num_outputs}")
+    super().__init__(**kwargs)
+    self.config = config
+    self.num_outputs = int(num_outputs)
+    self.dropout_rate = float(dropout)
+    self.encoder = encoder if encoder is not None else modeling.build_encoder(config, dtype=dtype)
+
+  def _output_layer(self, name):
+    """The original's output layer: Dense(num_outputs), truncated-normal
+    (initializer_range) kernel, zero bias, float32."""
+    return keras.layers.Dense(
+        self.num_outputs,
+        kernel_initializer=keras.initializers.TruncatedNormal(
+            stddev=self.config.initializer_range),
+        bias_initializer="zeros", dtype="float32", name=name)
+
+  @staticmethod
+  def _encoder_inputs(inputs):
+    """The backbone's inputs from the model's (input_ids, input_mask, segment_ids)."""
+    return {"token_ids": tf.cast(inputs["input_ids"], tf.int32),
+            "segment_ids": tf.cast(inputs["segment_ids"], tf.int32),
+            "padding_mask": tf.cast(inputs["input_mask"], tf.int32)}
+
+  def get_config(self):
+    return {"name": self.name, "config": self.config.to_dict(),
+            "num_outputs": self.num_outputs, "dropout": self.dropout_rate}
+
+  @classmethod
+  def from_config(cls, config):
+    config = dict(config)
+    return cls(BertConfig.from_dict(config.pop("config")), **config)
+
+
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertClassifier(keras.Model):
+class BertClassifier(EncoderTaskModel):
   """Encoder + dropout + dense head.
 
   Attributes:
@@ -40,24 +94,11 @@ class BertClassifier(keras.Model):
 
   def __init__(self, config: BertConfig, num_outputs, dropout=CLASSIFIER_DROPOUT,
                dtype=None, encoder=None, **kwargs):
-    if isinstance(config, dict):
-      config = BertConfig.from_dict(config)
-    if num_outputs < 1:
-      raise ValueError(f"num_outputs must be >= 1, got {num_outputs}")
     kwargs.setdefault("name", "bert_classifier")
-    super().__init__(**kwargs)
-    self.config = config
-    self.num_outputs = int(num_outputs)
-    self.dropout_rate = float(dropout)
-    # `encoder`: another keras-hub backbone with the same inputs and outputs
-    # (ELECTRA's discriminator); by default the config's BERT/ALBERT encoder.
-    self.encoder = encoder if encoder is not None else modeling.build_encoder(config, dtype=dtype)
+    super().__init__(config, num_outputs, dropout, dtype=dtype, encoder=encoder, **kwargs)
     self.dropout = keras.layers.Dropout(self.dropout_rate, name="classifier_dropout")
-    self.head = keras.layers.Dense(
-        self.num_outputs,
-        kernel_initializer=keras.initializers.TruncatedNormal(stddev=config.initializer_range),
-        bias_initializer="zeros", dtype="float32", name="classifier_head")
-    self.head.build((None, config.hidden_size))
+    self.head = self._output_layer("classifier_head")
+    self.head.build((None, self.config.hidden_size))
     self.built = True
 
   def call(self, inputs, training=False):
@@ -66,22 +107,9 @@ class BertClassifier(keras.Model):
     Returns:
       float32 logits [batch, num_outputs] (regression: [batch, 1] values).
     """
-    encoded = self.encoder(
-        {"token_ids": tf.cast(inputs["input_ids"], tf.int32),
-         "segment_ids": tf.cast(inputs["segment_ids"], tf.int32),
-         "padding_mask": tf.cast(inputs["input_mask"], tf.int32)},
-        training=training)
+    encoded = self.encoder(self._encoder_inputs(inputs), training=training)
     pooled = self.dropout(encoded["pooled_output"], training=training)
     return tf.cast(self.head(tf.cast(pooled, tf.float32)), tf.float32)
-
-  def get_config(self):
-    return {"name": self.name, "config": self.config.to_dict(),
-            "num_outputs": self.num_outputs, "dropout": self.dropout_rate}
-
-  @classmethod
-  def from_config(cls, config):
-    config = dict(config)
-    return cls(BertConfig.from_dict(config.pop("config")), **config)
 
 
 def is_keras_hub_preset(path):

@@ -507,9 +507,7 @@ class ElectraPretrainer(keras.Model):
   @classmethod
   def from_config(cls, config):
     config = dict(config)
-    dtype = config.pop("dtype", None)
-    if isinstance(dtype, dict):
-      dtype = keras.dtype_policies.deserialize(dtype)
+    dtype = modeling.pop_dtype(config)
     return cls(config.pop("config"), dtype=dtype, **config)
 
 

@@ -189,7 +189,15 @@ class BertPretrainer(keras.Model):
   @classmethod
   def from_config(cls, config):
     config = dict(config)
-    dtype = config.pop("dtype", None)
-    if isinstance(dtype, dict):
-      dtype = keras.dtype_policies.deserialize(dtype)
+    dtype = pop_dtype(config)
     return cls(BertConfig.from_dict(config.pop("config")), dtype=dtype, **config)
+
+
+def pop_dtype(config):
+  """Removes "dtype" from a pretrainer's get_config dict `config` and
+  returns it as the constructor takes it (a serialized DTypePolicy
+  deserialized; a name or None as it is)."""
+  dtype = config.pop("dtype", None)
+  if isinstance(dtype, dict):
+    dtype = keras.dtype_policies.deserialize(dtype)
+  return dtype

@@ -19,7 +19,7 @@ import keras
 import tensorflow as tf
 
 from bert_tf.models import albert
-from bert_tf.models import modeling
+from bert_tf.models import classifier
 from bert_tf.models.config import BertConfig
 
 TAGGER_DROPOUT = 0.1
@@ -28,7 +28,7 @@ FEATURE_LAYERS = 4
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertTokenTagger(keras.Model):
+class BertTokenTagger(classifier.EncoderTaskModel):
   """Encoder + dropout + dense head at every position.
 
   Attributes:
@@ -41,18 +41,10 @@ class BertTokenTagger(keras.Model):
 
   def __init__(self, config: BertConfig, num_outputs, frozen_encoder=False,
                dropout=TAGGER_DROPOUT, dtype=None, encoder=None, **kwargs):
-    if isinstance(config, dict):
-      config = BertConfig.from_dict(config)
-    if num_outputs < 1:
-      raise ValueError(f"num_outputs must be >= 1, got {num_outputs}")
     kwargs.setdefault("name", "bert_token_tagger")
-    super().__init__(**kwargs)
-    self.config = config
-    self.num_outputs = int(num_outputs)
+    super().__init__(config, num_outputs, dropout, dtype=dtype, encoder=encoder, **kwargs)
     self.frozen_encoder = bool(frozen_encoder)
-    self.dropout_rate = float(dropout)
-    self.encoder = encoder if encoder is not None else modeling.build_encoder(config, dtype=dtype)
-    width = config.hidden_size
+    width = self.config.hidden_size
     # The pooler ([CLS] through tanh) feeds no tag: out of training (and of
     # Keras' warning of variables without gradients); its weights stay.
     pooler = [layer for layer in self.encoder.layers if layer.name == "pooled_dense"]
@@ -68,10 +60,7 @@ class BertTokenTagger(keras.Model):
                                         name="last_layers")
       width *= len(layers)
     self.dropout = keras.layers.Dropout(self.dropout_rate, name="token_classifier_dropout")
-    self.head = keras.layers.Dense(
-        self.num_outputs,
-        kernel_initializer=keras.initializers.TruncatedNormal(stddev=config.initializer_range),
-        bias_initializer="zeros", dtype="float32", name="token_classifier")
+    self.head = self._output_layer("token_classifier")
     self.head.build((None, None, width))
     self.built = True
 
@@ -81,9 +70,7 @@ class BertTokenTagger(keras.Model):
     Returns:
       float32 logits [batch, seq, num_outputs].
     """
-    encoder_inputs = {"token_ids": tf.cast(inputs["input_ids"], tf.int32),
-                      "segment_ids": tf.cast(inputs["segment_ids"], tf.int32),
-                      "padding_mask": tf.cast(inputs["input_mask"], tf.int32)}
+    encoder_inputs = self._encoder_inputs(inputs)
     if self.frozen_encoder:
       layers = self._layer_outputs(encoder_inputs, training=False)
       if not isinstance(layers, (list, tuple)):  # Keras gives one output unlisted
@@ -95,11 +82,4 @@ class BertTokenTagger(keras.Model):
     return tf.cast(self.head(self.dropout(features, training=training)), tf.float32)
 
   def get_config(self):
-    return {"name": self.name, "config": self.config.to_dict(),
-            "num_outputs": self.num_outputs, "frozen_encoder": self.frozen_encoder,
-            "dropout": self.dropout_rate}
-
-  @classmethod
-  def from_config(cls, config):
-    config = dict(config)
-    return cls(BertConfig.from_dict(config.pop("config")), **config)
+    return {**super().get_config(), "frozen_encoder": self.frozen_encoder}

@@ -44,8 +44,6 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import file_io as files_lib
-from bert_tf.data import tokenizer_graph
-from bert_tf.data import wordpiece_vocab
 from bert_tf.serving import saved_model
 
 # SQuAD's white space (data/squad.is_squad_whitespace), as code points.
@@ -100,29 +98,19 @@ def best_spans(start_logits, end_logits, in_context, n_best_size, max_answer_len
           tf.reduce_any(valid, axis=[1, 2]))
 
 
-class AnswerServingModule(tf.Module):
+class AnswerServingModule(saved_model.TaskServingModule):
   """What `export_answerer` saves: the span model's variables, the vocab
   asset and the `answer` signature (see the module doc for the settings)."""
 
   def __init__(self, model, vocab_file, do_lower_case, max_seq_length=384,
                max_query_length=64, n_best_size=20, max_answer_length=30,
                version_2_with_negative=False, null_score_diff_threshold=0.0):
-    super().__init__(name="bert_tf_answerer")
+    super().__init__(model, vocab_file, do_lower_case, name="bert_tf_answerer")
     config = model.config
-    vocab = wordpiece_vocab.load_vocab(vocab_file)
-    if vocab.size != config.vocab_size:
-      raise ValueError(f"vocab file {vocab_file} has {vocab.size} tokens but the "
-                       f"bert_config's vocab_size is {config.vocab_size}")
     if not max_query_length + 4 <= max_seq_length <= config.max_position_embeddings:
       raise ValueError(f"max_seq_length={max_seq_length} must lie in [max_query_length + 4 = "
                        f"{max_query_length + 4}, max_position_embeddings="
                        f"{config.max_position_embeddings}]")
-    self._holder = saved_model.Untracked(model)
-    self.model_variables = saved_model.tf_variables(model)
-    self.vocab_file = tf.saved_model.Asset(vocab_file)
-    self.tokenizer = tokenizer_graph.TokenizerModule(vocab, do_lower_case,
-                                                     vocab_asset_path=vocab_file)
-    self._vocab = vocab
     self._settings = dict(max_seq_length=max_seq_length, max_query_length=max_query_length,
                           n_best_size=n_best_size, max_answer_length=max_answer_length)
     self._version_2 = bool(version_2_with_negative)
@@ -130,10 +118,6 @@ class AnswerServingModule(tf.Module):
     self.answer = tf.function(self._answer, input_signature=[
         tf.TensorSpec([None], tf.string, name="question"),
         tf.TensorSpec([None], tf.string, name="context")])
-
-  @property
-  def model(self):
-    return self._holder.model
 
   def signature_functions(self):
     return {"serving_default": self.answer, "answer": self.answer}
@@ -143,7 +127,7 @@ class AnswerServingModule(tf.Module):
     context's first position and kept length, each kept piece's word (local
     index, [batch, max pieces], -1 past the end), and truncated."""
     s = self._settings
-    query = self.tokenizer.tokenize_eager(question)[:, :s["max_query_length"]]
+    query = saved_model.text_ids(self.tokenizer, question)[:, :s["max_query_length"]]
     strings, rows, begin, _ = words
     pieces = self.tokenizer.tokenize_eager(strings)  # [n_words, (pieces)]
     piece_word = pieces.value_rowids()
@@ -158,11 +142,7 @@ class AnswerServingModule(tf.Module):
     kept = tf.ragged.range(full) < keep[:, None]
     context = tf.ragged.boolean_mask(context, kept)
     local = tf.ragged.boolean_mask(local, kept)
-    cls = tf.fill([nrows, 1], tf.constant(self._vocab.cls_id, tf.int64))
-    sep = tf.fill([nrows, 1], tf.constant(self._vocab.sep_id, tf.int64))
-    ids = tf.concat([cls, query, sep, context, sep], axis=1)
-    segments = tf.concat([tf.zeros_like(cls), tf.zeros_like(query), tf.zeros_like(sep),
-                          tf.ones_like(context), tf.ones_like(sep)], axis=1)
+    ids, segments = saved_model.join_segments(self._vocab, query, context)
     # A column of -1 past the end: rows without a piece still gather.
     piece_word = tf.concat([local.to_tensor(-1), tf.fill([nrows, 1], tf.constant(-1, tf.int64))],
                            axis=1)
@@ -170,16 +150,14 @@ class AnswerServingModule(tf.Module):
 
   def _answer(self, question, context):
     context = tf.strings.unicode_transcode(context, "UTF-8", "UTF-8", errors="replace")
-    question = tf.strings.unicode_transcode(question, "UTF-8", "UTF-8", errors="replace")
     words = _context_words(context)
     ids, segments, offset, keep, piece_word, truncated = self._window(question, words)
     # Padded to max_seq_length as run_squad's features: the n-best search
     # ranks the padding's logits too, as the original's does.
     shape = [None, self._settings["max_seq_length"]]
-    input_ids = tf.cast(ids.to_tensor(self._vocab.pad_id, shape=shape), tf.int32)
+    input_ids, input_mask = saved_model.dense_inputs(ids, self._vocab.pad_id, shape=shape)
     start_logits, end_logits = self.model(
-        {"input_ids": input_ids,
-         "input_mask": tf.cast(tf.ones_like(ids).to_tensor(0, shape=shape), tf.int32),
+        {"input_ids": input_ids, "input_mask": input_mask,
          "segment_ids": tf.cast(segments.to_tensor(0, shape=shape), tf.int32)}, training=False)
     position = tf.range(tf.shape(input_ids, out_type=tf.int64)[1])[None, :]
     in_context = (position >= offset[:, None]) & (position < (offset + keep)[:, None])
@@ -211,8 +189,7 @@ def export_answerer(model, vocab_file, do_lower_case, export_dir, overwrite=Fals
   settings: AnswerServingModule's (max_seq_length, ...). Returns the module."""
   files_lib.check_absent(export_dir, overwrite, "export_dir")
   module = AnswerServingModule(model, vocab_file, do_lower_case, **settings)
-  with files_lib.atomic_dir(export_dir, overwrite, "export_dir") as tmp:
-    tf.saved_model.save(module, tmp, signatures=module.signature_functions())
+  module.write(export_dir, overwrite)
   logging.info("Wrote span-model SavedModel (signature answer) to %s", export_dir)
   return module
 

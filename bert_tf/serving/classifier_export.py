@@ -26,14 +26,12 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import file_io as files_lib
-from bert_tf.data import tokenizer_graph
-from bert_tf.data import wordpiece_vocab
-# The pretraining SavedModel's: one pair-truncation rule, one way of
-# tracking a Keras model's variables.
+# The pretraining SavedModel's: one way of packing text into ids (the
+# original's pair truncation), one way of tracking a Keras model's variables.
 from bert_tf.serving import saved_model
 
 
-class ClassifierServingModule(tf.Module):
+class ClassifierServingModule(saved_model.TaskServingModule):
   """What `export_classifier` saves: the classifier's variables, the vocab
   asset, the label names and the signature functions."""
 
@@ -51,29 +49,17 @@ class ClassifierServingModule(tf.Module):
       ValueError: the vocab's size is not the model's, max_seq_length out of
         range, or labels that do not fit the model's outputs.
     """
-    super().__init__(name="bert_tf_classifier")
+    super().__init__(model, vocab_file, do_lower_case, name="bert_tf_classifier")
     config = model.config
-    vocab = wordpiece_vocab.load_vocab(vocab_file)
-    if vocab.size != config.vocab_size:
-      raise ValueError(f"vocab file {vocab_file} has {vocab.size} tokens but the "
-                       f"bert_config's vocab_size is {config.vocab_size}")
     if not (4 if pair else 3) <= max_seq_length <= config.max_position_embeddings:
       raise ValueError(f"max_seq_length={max_seq_length} must lie in [4, "
                        f"max_position_embeddings={config.max_position_embeddings}]")
     regression = not labels
     if (1 if regression else len(labels)) != model.num_outputs:
       raise ValueError(f"{len(labels)} labels for a model with {model.num_outputs} outputs")
-    # As the pretraining export: track the tf.Variables, hold the model out.
-    self._holder = saved_model.Untracked(model)
-    self.model_variables = saved_model.tf_variables(model)
-    self.vocab_file = tf.saved_model.Asset(vocab_file)
-    self.tokenizer = tokenizer_graph.TokenizerModule(vocab, do_lower_case,
-                                              vocab_asset_path=vocab_file)
-    self._vocab = vocab
     self._regression = regression
     self._pair = bool(pair)
     self._max_seq_length = max_seq_length
-    self._max_positions = config.max_position_embeddings
     self.label_names = tf.Variable(list(labels) or [""], trainable=False, dtype=tf.string,
                                    name="label_names")
     ids = [tf.TensorSpec([None, None], tf.int32, name=n)
@@ -84,59 +70,24 @@ class ClassifierServingModule(tf.Module):
              else [tf.TensorSpec([None], tf.string, name="text")])
     self.classify = tf.function(self._classify, input_signature=texts)
 
-  @property
-  def model(self):
-    return self._holder.model
-
   def signature_functions(self):
     return {"serving_default": self.classify_ids, "classify_ids": self.classify_ids,
             "classify": self.classify}
 
-  def _outputs(self, input_ids, input_mask, segment_ids):
-    check = tf.debugging.assert_less_equal(
-        tf.shape(input_ids)[1], self._max_positions,
-        message=f"sequence longer than max_position_embeddings={self._max_positions}")
-    with tf.control_dependencies([check]):
-      logits = self.model({"input_ids": input_ids, "input_mask": input_mask,
-                           "segment_ids": segment_ids}, training=False)
-    return tf.cast(logits, tf.float32)
-
   def _classify_ids(self, input_ids, input_mask, segment_ids):
-    logits = self._outputs(input_ids, input_mask, segment_ids)
+    logits = self._logits(input_ids, input_mask, segment_ids)
     if self._regression:
       return {"logits": logits}
     return {"logits": logits, "probabilities": tf.nn.softmax(logits),
             "label_ids": tf.argmax(logits, axis=-1, output_type=tf.int32)}
 
-  def _tokenize(self, texts):
-    texts = tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
-    return self.tokenizer.tokenize_eager(texts)
-
   def _classify(self, text_a, text_b=None):
-    tokens_a = self._tokenize(text_a)
-    len_a = tokens_a.row_lengths()
-    batch = tf.shape(text_a, out_type=tf.int64)[0]
-    cls = tf.fill([batch, 1], tf.constant(self._vocab.cls_id, tf.int64))
-    sep = tf.fill([batch, 1], tf.constant(self._vocab.sep_id, tf.int64))
-    if text_b is None:
-      keep_a = tf.minimum(len_a, self._max_seq_length - 2)
-      truncated = keep_a < len_a
-      tokens_a = tokens_a[:, :self._max_seq_length - 2]
-      ids = tf.concat([cls, tokens_a, sep], axis=1)
-      segments = tf.zeros_like(ids)
-    else:
-      tokens_b = self._tokenize(text_b)
-      len_b = tokens_b.row_lengths()
-      keep_a, keep_b = saved_model.truncate_pair_lengths(len_a, len_b, self._max_seq_length - 3)
-      truncated = (keep_a < len_a) | (keep_b < len_b)
-      tokens_a = tf.ragged.boolean_mask(tokens_a, tf.ragged.range(len_a) < keep_a[:, None])
-      tokens_b = tf.ragged.boolean_mask(tokens_b, tf.ragged.range(len_b) < keep_b[:, None])
-      ids = tf.concat([cls, tokens_a, sep, tokens_b, sep], axis=1)
-      segments = tf.concat([tf.zeros_like(cls), tf.zeros_like(tokens_a), tf.zeros_like(sep),
-                            tf.ones_like(tokens_b), tf.ones_like(sep)], axis=1)
-    input_ids = tf.cast(ids.to_tensor(self._vocab.pad_id), tf.int32)
-    input_mask = tf.cast(tf.ones_like(ids).to_tensor(0), tf.int32)
-    logits = self._outputs(input_ids, input_mask, tf.cast(segments.to_tensor(0), tf.int32))
+    tokens_a = saved_model.text_ids(self.tokenizer, text_a)
+    tokens_b = None if text_b is None else saved_model.text_ids(self.tokenizer, text_b)
+    ids, segments, truncated = saved_model.pack_texts(self._vocab, self._max_seq_length,
+                                                      tokens_a, tokens_b)
+    input_ids, input_mask = saved_model.dense_inputs(ids, self._vocab.pad_id)
+    logits = self._logits(input_ids, input_mask, tf.cast(segments.to_tensor(0), tf.int32))
     if self._regression:
       return {"scores": logits[:, 0], "truncated": truncated}
     probabilities = tf.nn.softmax(logits)
@@ -160,8 +111,7 @@ def export_classifier(model, vocab_file, do_lower_case, labels, pair, export_dir
   files_lib.check_absent(export_dir, overwrite, "export_dir")
   module = ClassifierServingModule(model, vocab_file, do_lower_case, labels, pair,
                                    max_seq_length=max_seq_length)
-  with files_lib.atomic_dir(export_dir, overwrite, "export_dir") as tmp:
-    tf.saved_model.save(module, tmp, signatures=module.signature_functions())
+  module.write(export_dir, overwrite)
   logging.info("Wrote classifier SavedModel (signatures classify, classify_ids) to %s",
                export_dir)
   return module

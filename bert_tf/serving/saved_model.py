@@ -1,5 +1,8 @@
 """The serving SavedModel of a pretrained BERT: the module it saves
-(`BertServingModule`) and its writer (`export_saved_model`).
+(`BertServingModule`) and its writer (`export_saved_model`); with the
+pieces the fine-tuned task exports (classifier_export, tagger_export,
+answer_export) build on: text to model inputs (`text_ids`, `pack_texts`,
+`join_segments`, `dense_inputs`) and `TaskServingModule`.
 
 The SavedModel carries the vocab as an asset and has these signatures
 (`batch` and `seq` are any size; `seq` up to max_position_embeddings):
@@ -150,6 +153,71 @@ def tf_variables(model):
   return variables
 
 
+# ------------------------------------------------------------------------------
+# Text to model inputs (this module's text signatures and the task exports')
+# ------------------------------------------------------------------------------
+
+
+def text_ids(tokenizer, texts):
+  """Wordpiece ids of each text, as the data writer tokenizes.
+
+  Args:
+    tokenizer: a tokenizer_graph.TokenizerModule (or a module with its
+      tokenize_eager).
+    texts: string [batch]; invalid UTF-8 is replaced by U+FFFD first (which
+      the original tokenizer drops) so one bad example cannot fail the batch.
+
+  Returns:
+    int64 RaggedTensor [batch, (tokens)].
+  """
+  texts = tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
+  return tokenizer.tokenize_eager(texts)
+
+
+def join_segments(vocab, tokens_a, tokens_b=None):
+  """[CLS] A [SEP] (B [SEP]) of ragged int64 ids [batch, (n)] as they are
+  (cut beforehand): the ids and their segment ids (0 up to the first [SEP],
+  1 after), both ragged int64 [batch, (seq)]."""
+  rows = tokens_a.nrows()
+  cls = tf.fill([rows, 1], tf.constant(vocab.cls_id, tf.int64))
+  sep = tf.fill([rows, 1], tf.constant(vocab.sep_id, tf.int64))
+  if tokens_b is None:
+    ids = tf.concat([cls, tokens_a, sep], axis=1)
+    return ids, tf.zeros_like(ids)
+  ids = tf.concat([cls, tokens_a, sep, tokens_b, sep], axis=1)
+  segments = tf.concat([tf.zeros_like(cls), tf.zeros_like(tokens_a), tf.zeros_like(sep),
+                        tf.ones_like(tokens_b), tf.ones_like(sep)], axis=1)
+  return ids, segments
+
+
+def pack_texts(vocab, max_seq_length, tokens_a, tokens_b=None):
+  """`join_segments` of A (and B) cut to max_seq_length ids as the original
+  classifier cuts: A's end alone, a pair by `truncate_pair_lengths`.
+
+  Returns:
+    ids, segment ids (ragged int64 [batch, (seq)]) and truncated bool
+    [batch] (some token was cut off).
+  """
+  len_a = tokens_a.row_lengths()
+  if tokens_b is None:
+    truncated = len_a > max_seq_length - 2
+    return join_segments(vocab, tokens_a[:, :max_seq_length - 2]) + (truncated,)
+  len_b = tokens_b.row_lengths()
+  keep_a, keep_b = truncate_pair_lengths(len_a, len_b, max_seq_length - 3)
+  truncated = (keep_a < len_a) | (keep_b < len_b)
+  tokens_a = tf.ragged.boolean_mask(tokens_a, tf.ragged.range(len_a) < keep_a[:, None])
+  tokens_b = tf.ragged.boolean_mask(tokens_b, tf.ragged.range(len_b) < keep_b[:, None])
+  return join_segments(vocab, tokens_a, tokens_b) + (truncated,)
+
+
+def dense_inputs(ids, pad_id, shape=None):
+  """input_ids and input_mask, int32 [batch, seq], of ragged ids int64
+  [batch, (seq)], padded to the longest row (or to `shape`)."""
+  input_ids = tf.cast(ids.to_tensor(pad_id, shape=shape), tf.int32)
+  input_mask = tf.cast(tf.ones_like(ids).to_tensor(0, shape=shape), tf.int32)
+  return input_ids, input_mask
+
+
 class BertServingModule(tf.Module):
   """The object a SavedModel export saves: the model, vocab and signatures.
 
@@ -290,38 +358,13 @@ class BertServingModule(tf.Module):
 
   # -- text in -----------------------------------------------------------------
 
-  def _tokenize(self, texts, tokenizer):
-    """Wordpiece ids of each text, as the data writer tokenizes.
-
-    Args:
-      texts: string [batch]; invalid UTF-8 is replaced by U+FFFD first (which
-        the original tokenizer drops) so one bad example cannot fail the batch.
-      tokenizer: a tokenizer_graph.TokenizerModule.
-
-    Returns:
-      int64 RaggedTensor [batch, (tokens)].
-    """
-    texts = tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
-    return tokenizer.tokenize_eager(texts)
-
-  def _dense_inputs(self, ids):
-    """Dense model inputs from ragged ids int64 [batch, (seq)]."""
-    input_ids = tf.cast(ids.to_tensor(self._vocab.pad_id), tf.int32)
-    input_mask = tf.cast(tf.ones_like(ids).to_tensor(0), tf.int32)
-    return input_ids, input_mask
-
   def _fill_mask(self, text):
     """Top-k fills of each [MASK]; see the module docstring."""
     batch = tf.shape(text, out_type=tf.int64)[0]
-    max_tokens = self._max_seq_length - 2
-    tokens = self._tokenize(text, self.mask_tokenizer)
+    tokens = text_ids(self.mask_tokenizer, text)
     num_tokens = tokens.row_lengths()
-    truncated = num_tokens > max_tokens
     had_mask = tf.reduce_any(tf.equal(tokens, self._vocab.mask_id), axis=1)
-    tokens = tokens[:, :max_tokens]
-    cls = tf.fill([batch, 1], tf.constant(self._vocab.cls_id, tf.int64))
-    sep = tf.fill([batch, 1], tf.constant(self._vocab.sep_id, tf.int64))
-    ids = tf.concat([cls, tokens, sep], axis=1)  # [batch, (seq)]
+    ids, _, truncated = pack_texts(self._vocab, self._max_seq_length, tokens)
 
     is_mask = tf.equal(ids, self._vocab.mask_id)
     positions = tf.ragged.boolean_mask(
@@ -332,7 +375,7 @@ class BertServingModule(tf.Module):
     dense_positions = tf.cast(
         positions.to_tensor(0, shape=[batch, tf.maximum(max_masks, 1)]), tf.int32)
 
-    input_ids, input_mask = self._dense_inputs(ids)
+    input_ids, input_mask = dense_inputs(ids, self._vocab.pad_id)
     outputs = self.pretrainer(
         {"input_ids": input_ids, "input_mask": input_mask,
          "segment_ids": tf.zeros_like(input_ids), "masked_lm_positions": dense_positions},
@@ -359,15 +402,10 @@ class BertServingModule(tf.Module):
   def _replaced_token_detection(self, text):
     """The discriminator's probability that each token was replaced; see
     the module docstring."""
-    batch = tf.shape(text, out_type=tf.int64)[0]
-    tokens = self._tokenize(text, self.tokenizer)
+    tokens = text_ids(self.tokenizer, text)
     num_tokens = tokens.row_lengths()
-    truncated = num_tokens > self._max_seq_length - 2
-    tokens = tokens[:, :self._max_seq_length - 2]
-    cls = tf.fill([batch, 1], tf.constant(self._vocab.cls_id, tf.int64))
-    sep = tf.fill([batch, 1], tf.constant(self._vocab.sep_id, tf.int64))
-    ids = tf.concat([cls, tokens, sep], axis=1)
-    input_ids, input_mask = self._dense_inputs(ids)
+    ids, _, truncated = pack_texts(self._vocab, self._max_seq_length, tokens)
+    input_ids, input_mask = dense_inputs(ids, self._vocab.pad_id)
     outputs = self.pretrainer(
         {"input_ids": input_ids, "input_mask": input_mask,
          "segment_ids": tf.zeros_like(input_ids)}, training=False)
@@ -388,20 +426,12 @@ class BertServingModule(tf.Module):
   def _sentence_pair(self, text_a, text_b, output_name):
     """The sentence-pair head's probability of class 0 (NSP: B follows A;
     SOP: in order) for [CLS] A [SEP] B [SEP], under `output_name`."""
-    tokens_a = self._tokenize(text_a, self.tokenizer)
-    tokens_b = self._tokenize(text_b, self.tokenizer)
+    tokens_a = text_ids(self.tokenizer, text_a)
+    tokens_b = text_ids(self.tokenizer, text_b)
     len_a, len_b = tokens_a.row_lengths(), tokens_b.row_lengths()
-    keep_a, keep_b = truncate_pair_lengths(len_a, len_b, self._max_seq_length - 3)
-    truncated = (keep_a < len_a) | (keep_b < len_b)
-    tokens_a = tf.ragged.boolean_mask(tokens_a, tf.ragged.range(len_a) < keep_a[:, None])
-    tokens_b = tf.ragged.boolean_mask(tokens_b, tf.ragged.range(len_b) < keep_b[:, None])
+    ids, segments, truncated = pack_texts(self._vocab, self._max_seq_length, tokens_a, tokens_b)
     batch = tf.shape(text_a, out_type=tf.int64)[0]
-    cls = tf.fill([batch, 1], tf.constant(self._vocab.cls_id, tf.int64))
-    sep = tf.fill([batch, 1], tf.constant(self._vocab.sep_id, tf.int64))
-    ids = tf.concat([cls, tokens_a, sep, tokens_b, sep], axis=1)
-    segments = tf.concat([tf.zeros_like(cls), tf.zeros_like(tokens_a), tf.zeros_like(sep),
-                          tf.ones_like(tokens_b), tf.ones_like(sep)], axis=1)
-    input_ids, input_mask = self._dense_inputs(ids)
+    input_ids, input_mask = dense_inputs(ids, self._vocab.pad_id)
     outputs = self.pretrainer(
         {"input_ids": input_ids, "input_mask": input_mask,
          "segment_ids": tf.cast(segments.to_tensor(0), tf.int32),
@@ -410,6 +440,59 @@ class BertServingModule(tf.Module):
     probs = tf.nn.softmax(tf.cast(outputs["nsp_logits"], tf.float32))
     error = tf.where(len_a == 0, ERROR_EMPTY_TEXT_A, tf.where(len_b == 0, ERROR_EMPTY_TEXT_B, ""))
     return {output_name: probs[:, 0], "truncated": truncated, "error": error}
+
+
+class TaskServingModule(tf.Module):
+  """What the SavedModels of fine-tuned task models (classifier_export,
+  tagger_export, answer_export) hold besides their own signatures and
+  settings: the model's tf.Variables (the model held out, as
+  BertServingModule), the vocab asset and the graph tokenizer.
+
+  Args:
+    model: a Keras model with a `config` (models.config.BertConfig).
+    vocab_file: the vocab it was fine-tuned with.
+    do_lower_case: the tokenizer setting of fine-tuning.
+    name: the module's name.
+
+  Raises:
+    ValueError: the vocab's size is not the model's.
+  """
+
+  def __init__(self, model, vocab_file, do_lower_case, name):
+    super().__init__(name=name)
+    config = model.config
+    vocab = wordpiece_vocab.load_vocab(vocab_file)
+    if vocab.size != config.vocab_size:
+      raise ValueError(f"vocab file {vocab_file} has {vocab.size} tokens but the "
+                       f"bert_config's vocab_size is {config.vocab_size}")
+    self._holder = Untracked(model)
+    self.model_variables = tf_variables(model)
+    self.vocab_file = tf.saved_model.Asset(vocab_file)
+    self.tokenizer = tokenizer_graph.TokenizerModule(vocab, do_lower_case,
+                                                     vocab_asset_path=vocab_file)
+    self._vocab = vocab
+    self._max_positions = config.max_position_embeddings
+
+  @property
+  def model(self):
+    return self._holder.model
+
+  def _logits(self, input_ids, input_mask, segment_ids):
+    """The model's outputs as float32, once the ids are checked to be at most
+    max_position_embeddings long."""
+    check = tf.debugging.assert_less_equal(
+        tf.shape(input_ids)[1], self._max_positions,
+        message=f"sequence longer than max_position_embeddings={self._max_positions}")
+    with tf.control_dependencies([check]):
+      logits = self.model({"input_ids": input_ids, "input_mask": input_mask,
+                           "segment_ids": segment_ids}, training=False)
+    return tf.cast(logits, tf.float32)
+
+  def write(self, export_dir, overwrite):
+    """Saves the module with its `signature_functions` to export_dir
+    (atomically: a temporary directory renamed when complete)."""
+    with files_lib.atomic_dir(export_dir, overwrite, "export_dir") as tmp:
+      tf.saved_model.save(self, tmp, signatures=self.signature_functions())
 
 
 # ------------------------------------------------------------------------------

@@ -30,7 +30,6 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import file_io as files_lib
-from bert_tf.data import tokenizer_graph
 from bert_tf.data import wordpiece_vocab
 from bert_tf.serving import saved_model
 
@@ -38,7 +37,7 @@ from bert_tf.serving import saved_model
 _MAX_WINDOWS = 1 << 20
 
 
-class TaggerServingModule(tf.Module):
+class TaggerServingModule(saved_model.TaskServingModule):
   """What `export_tagger` saves: the tagger's variables, the vocab asset,
   the label names and the signature functions.
 
@@ -56,12 +55,8 @@ class TaggerServingModule(tf.Module):
   """
 
   def __init__(self, model, vocab_file, do_lower_case, labels, max_seq_length=128, stride=0):
-    super().__init__(name="bert_tf_tagger")
+    super().__init__(model, vocab_file, do_lower_case, name="bert_tf_tagger")
     config = model.config
-    vocab = wordpiece_vocab.load_vocab(vocab_file)
-    if vocab.size != config.vocab_size:
-      raise ValueError(f"vocab file {vocab_file} has {vocab.size} tokens but the "
-                       f"bert_config's vocab_size is {config.vocab_size}")
     if not 3 <= max_seq_length <= config.max_position_embeddings:
       raise ValueError(f"max_seq_length={max_seq_length} must lie in [3, "
                        f"max_position_embeddings={config.max_position_embeddings}]")
@@ -70,15 +65,8 @@ class TaggerServingModule(tf.Module):
       raise ValueError(f"stride={stride} must lie in [1, max_seq_length - 2]")
     if len(labels) != model.num_outputs:
       raise ValueError(f"{len(labels)} labels for a model with {model.num_outputs} outputs")
-    self._holder = saved_model.Untracked(model)
-    self.model_variables = saved_model.tf_variables(model)
-    self.vocab_file = tf.saved_model.Asset(vocab_file)
-    self.tokenizer = tokenizer_graph.TokenizerModule(vocab, do_lower_case,
-                                                     vocab_asset_path=vocab_file)
-    self._vocab = vocab
     self._max_tokens = max_seq_length - 2
     self._stride = stride
-    self._max_positions = config.max_position_embeddings
     self.label_names = tf.Variable(list(labels), trainable=False, dtype=tf.string,
                                    name="label_names")
     ids = [tf.TensorSpec([None, None], tf.int32, name=n)
@@ -87,21 +75,8 @@ class TaggerServingModule(tf.Module):
     self.tag = tf.function(self._tag, input_signature=[tf.TensorSpec([None], tf.string,
                                                                      name="text")])
 
-  @property
-  def model(self):
-    return self._holder.model
-
   def signature_functions(self):
     return {"serving_default": self.tag_ids, "tag_ids": self.tag_ids, "tag": self.tag}
-
-  def _logits(self, input_ids, input_mask, segment_ids):
-    check = tf.debugging.assert_less_equal(
-        tf.shape(input_ids)[1], self._max_positions,
-        message=f"sequence longer than max_position_embeddings={self._max_positions}")
-    with tf.control_dependencies([check]):
-      logits = self.model({"input_ids": input_ids, "input_mask": input_mask,
-                           "segment_ids": segment_ids}, training=False)
-    return tf.cast(logits, tf.float32)
 
   def _tag_ids(self, input_ids, input_mask, segment_ids):
     logits = self._logits(input_ids, input_mask, segment_ids)
@@ -110,8 +85,7 @@ class TaggerServingModule(tf.Module):
   def _word_pieces(self, words):
     """WordPiece ids of each word (flat words [n]) -> ragged [n, (pieces)];
     a word of no piece gets one [UNK], as in training."""
-    words = tf.strings.unicode_transcode(words, "UTF-8", "UTF-8", errors="replace")
-    pieces = self.tokenizer.tokenize_eager(words)
+    pieces = saved_model.text_ids(self.tokenizer, words)
     unk = tf.constant(self._vocab.token_to_id[wordpiece_vocab.UNK_TOKEN], tf.int64)
     dense = tf.concat([pieces.to_tensor(unk), tf.fill([tf.shape(words)[0], 1], unk)], axis=1)
     return tf.RaggedTensor.from_tensor(dense, lengths=tf.maximum(pieces.row_lengths(), 1))
@@ -154,12 +128,8 @@ class TaggerServingModule(tf.Module):
     offsets = tf.gather(text_pieces.row_splits, window_text)
     window_pieces = tf.gather(text_pieces.flat_values,
                               tf.ragged.range(starts, ends) + offsets[:, None])
-    batch = tf.shape(starts, out_type=tf.int64)[:1]
-    cls = tf.fill(tf.concat([batch, [1]], 0), tf.constant(self._vocab.cls_id, tf.int64))
-    sep = tf.fill(tf.concat([batch, [1]], 0), tf.constant(self._vocab.sep_id, tf.int64))
-    ids = tf.concat([cls, window_pieces, sep], axis=1)
-    input_ids = tf.cast(ids.to_tensor(self._vocab.pad_id), tf.int32)
-    input_mask = tf.cast(tf.ones_like(ids).to_tensor(0), tf.int32)
+    ids, _ = saved_model.join_segments(self._vocab, window_pieces)
+    input_ids, input_mask = saved_model.dense_inputs(ids, self._vocab.pad_id)
     probabilities = tf.nn.softmax(self._logits(input_ids, input_mask, tf.zeros_like(input_ids)))
     # Each word's first piece, in its text, and its window of most context.
     word_text = words.value_rowids()
@@ -193,8 +163,7 @@ def export_tagger(model, vocab_file, do_lower_case, labels, export_dir, max_seq_
   files_lib.check_absent(export_dir, overwrite, "export_dir")
   module = TaggerServingModule(model, vocab_file, do_lower_case, labels,
                                max_seq_length=max_seq_length, stride=stride)
-  with files_lib.atomic_dir(export_dir, overwrite, "export_dir") as tmp:
-    tf.saved_model.save(module, tmp, signatures=module.signature_functions())
+  module.write(export_dir, overwrite)
   logging.info("Wrote tagger SavedModel (signatures tag, tag_ids) to %s", export_dir)
   return module
 

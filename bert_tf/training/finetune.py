@@ -478,13 +478,32 @@ def too_few_steps_warning(config, num_examples):
           f"--learning_rate (1e-4 for a small model: the README's small-task recipe)")
 
 
-def train_seed(config, bert_config, task, seed, seed_dir):
-  """Trains one classifier with `seed`; returns (model, dev metrics ({}
-  without a dev set: do_eval false), init description)."""
-  model, described = build_classifier(bert_config, task.space.num_outputs,
-                                      config.init_checkpoint, seed,
-                                      labels=list(task.space.labels) or None)
-  num_examples = len(task.train_labels)
+def fit(model, loss_fn, inputs, targets, config, seed, seed_dir, evaluate):
+  """The fine-tuning loop of a task model (classifier, tagger): the
+  original's AdamW with warmup and linear decay, gradients clipped at
+  CLIP_NORM, shuffled batches (the remainder dropped as the original, unless
+  the data is smaller than a batch) of length buckets; at each epoch's end
+  and the last step the mean train loss and learning rate go to
+  seed_dir/train and `evaluate`'s metrics to seed_dir/eval (TensorBoard),
+  and a log line.
+
+  Args:
+    model: the Keras model, built.
+    loss_fn: (targets, model outputs) -> scalar loss.
+    inputs: the training inputs (dict of arrays, classification.make_dataset's).
+    targets: their targets (an array, or a tuple of arrays).
+    config: the run's config (train_batch_size, num_train_epochs,
+      learning_rate, warmup_proportion, weight_decay, max_seq_length,
+      length_buckets, eval_batch_size).
+    seed: the shuffling seed.
+    seed_dir: where the summaries go.
+    evaluate: (predict_fn, lengths) -> (dev metrics dict, anything else), or
+      None without a dev set (do_eval false).
+
+  Returns:
+    What the last `evaluate` returned (({}, None) when there was no step).
+  """
+  num_examples = len(targets[0] if isinstance(targets, tuple) else targets)
   steps = num_train_steps(config, num_examples)
   steps_per_epoch = max(1, num_examples // config.train_batch_size)
   optimizer = optimization.create_optimizer(
@@ -492,12 +511,11 @@ def train_seed(config, bert_config, task, seed, seed_dir):
       num_warmup_steps=int(steps * config.warmup_proportion),
       weight_decay=config.weight_decay)
   optimizer.build(model.trainable_variables)
-  loss_fn = _loss_fn(task.space)
   lengths = length_buckets.boundaries(config.max_seq_length, config.length_buckets)
 
-  def train_step(features, labels):
+  def train_step(features, step_targets):
     with tf.GradientTape() as tape:
-      loss = loss_fn(labels, model(features, training=True))
+      loss = loss_fn(step_targets, model(features, training=True))
     grads = tape.gradient(loss, model.trainable_variables)
     grads, _ = tf.clip_by_global_norm(grads, CLIP_NORM)
     optimizer.apply_gradients(zip(grads, model.trainable_variables))
@@ -505,7 +523,7 @@ def train_seed(config, bert_config, task, seed, seed_dir):
 
   # Drop the remainder as the original, unless the task is smaller than a batch.
   dataset = classification.make_dataset(
-      task.train, task.train_labels, batch_size=min(config.train_batch_size, num_examples),
+      inputs, targets, batch_size=min(config.train_batch_size, num_examples),
       shuffle=True, seed=seed, repeat=True, drop_remainder=True, lengths=lengths)
   # Traced once per bucket length: as make_predict_fn, a concrete
   # function's calls never count as retracing across seeds and runs.
@@ -513,25 +531,40 @@ def train_seed(config, bert_config, task, seed, seed_dir):
   train_writer = tf.summary.create_file_writer(os.path.join(seed_dir, "train"))
   eval_writer = tf.summary.create_file_writer(os.path.join(seed_dir, "eval"))
   predict_fn = make_predict_fn(model)
-  metrics, losses, start = {}, [], time.time()
-  for step, (features, labels) in enumerate(dataset.take(steps), start=1):
-    losses.append(float(train_step(features, labels)))
+  evaluated, losses, start = ({}, None), [], time.time()
+  for step, (features, step_targets) in enumerate(dataset.take(steps), start=1):
+    losses.append(float(train_step(features, step_targets)))
     if step % steps_per_epoch == 0 or step == steps:
       with train_writer.as_default(step=step):
         tf.summary.scalar("loss", np.mean(losses))
         tf.summary.scalar("learning_rate", float(optimizer.learning_rate))
-      if task.dev is not None:  # do_eval
-        outputs = predict(model, task.dev, config.eval_batch_size, predict_fn, lengths)
-        metrics = compute_metrics(outputs, task.dev_labels, task.space)
+      if evaluate is not None:  # do_eval
+        evaluated = evaluate(predict_fn, lengths)
         with eval_writer.as_default(step=step):
-          for key, value in metrics.items():
+          for key, value in evaluated[0].items():
             tf.summary.scalar(key, value)
       logging.info("seed %d step %d/%d: train loss %.4f, dev %s (%.0f s)", seed, step, steps,
-                   np.mean(losses), _format(metrics) or "not evaluated",
+                   np.mean(losses), _format(evaluated[0]) or "not evaluated",
                    time.time() - start)
       losses = []
   train_writer.close()
   eval_writer.close()
+  return evaluated
+
+
+def train_seed(config, bert_config, task, seed, seed_dir):
+  """Trains one classifier with `seed`; returns (model, dev metrics ({}
+  without a dev set: do_eval false), init description)."""
+  model, described = build_classifier(bert_config, task.space.num_outputs,
+                                      config.init_checkpoint, seed,
+                                      labels=list(task.space.labels) or None)
+
+  def evaluate(predict_fn, lengths):
+    outputs = predict(model, task.dev, config.eval_batch_size, predict_fn, lengths)
+    return compute_metrics(outputs, task.dev_labels, task.space), None
+
+  metrics, _ = fit(model, _loss_fn(task.space), task.train, task.train_labels, config, seed,
+                   seed_dir, evaluate if task.dev is not None else None)
   return model, metrics, described
 
 

@@ -22,7 +22,6 @@ model as output_dir/seed_<n>/model for export.
 
 import dataclasses
 import os
-import time
 
 import keras
 import numpy as np
@@ -32,12 +31,10 @@ from absl import logging
 from bert_tf import file_io as files
 from bert_tf.data import conll
 from bert_tf.data import classification
-from bert_tf.data import length_buckets
 from bert_tf.models import hf_checkpoint
 from bert_tf.models import token_head
 from bert_tf.training import conlleval
 from bert_tf.training import finetune
-from bert_tf.training import optimization
 
 METRICS = ("entity_f1", "entity_precision", "entity_recall", "token_accuracy")
 # What the finetune tool prints, of whichever task ran.
@@ -198,50 +195,13 @@ def train_seed(config, bert_config, task, seed, seed_dir):
       bert_config, len(task.labels), config.init_checkpoint, seed, labels=task.labels,
       make_model=make_tagger(config), head_task=hf_checkpoint.TOKEN_CLASSIFICATION)
   arrays = task.train_features.arrays
-  num_windows = len(arrays["input_ids"])
-  steps = finetune.num_train_steps(config, num_windows)
-  steps_per_epoch = max(1, num_windows // config.train_batch_size)
-  optimizer = optimization.create_optimizer(
-      "adamw_original", config.learning_rate, num_train_steps=steps,
-      num_warmup_steps=int(steps * config.warmup_proportion), weight_decay=config.weight_decay)
-  optimizer.build(model.trainable_variables)
-  lengths = length_buckets.boundaries(config.max_seq_length, config.length_buckets)
-
-  def train_step(features, targets):
-    with tf.GradientTape() as tape:
-      loss = tagging_loss(targets[0], targets[1], model(features, training=True))
-    grads = tape.gradient(loss, model.trainable_variables)
-    grads, _ = tf.clip_by_global_norm(grads, finetune.CLIP_NORM)
-    optimizer.apply_gradients(zip(grads, model.trainable_variables))
-    return loss
-
-  dataset = classification.make_dataset(
-      task.train_features.inputs(), (arrays["label_ids"], arrays["label_weights"]),
-      batch_size=min(config.train_batch_size, num_windows), shuffle=True, seed=seed,
-      repeat=True, drop_remainder=True, lengths=lengths)
-  train_step = length_buckets.StepsByShape(train_step)  # a trace per bucket length
-  train_writer = tf.summary.create_file_writer(os.path.join(seed_dir, "train"))
-  eval_writer = tf.summary.create_file_writer(os.path.join(seed_dir, "eval"))
-  predict_fn = finetune.make_predict_fn(model)
-  metrics, guesses, losses, start = {}, [], [], time.time()
-  for step, (features, targets) in enumerate(dataset.take(steps), start=1):
-    losses.append(float(train_step(features, targets)))
-    if step % steps_per_epoch == 0 or step == steps:
-      with train_writer.as_default(step=step):
-        tf.summary.scalar("loss", np.mean(losses))
-        tf.summary.scalar("learning_rate", float(optimizer.learning_rate))
-      if task.dev_features is not None:  # do_eval
-        metrics, guesses = evaluate(model, task, config.eval_batch_size, predict_fn, lengths)
-        with eval_writer.as_default(step=step):
-          for key, value in metrics.items():
-            tf.summary.scalar(key, value)
-      logging.info("seed %d step %d/%d: train loss %.4f, dev %s (%.0f s)", seed, step, steps,
-                   np.mean(losses), ", ".join(f"{k} {v:.4f}" for k, v in sorted(
-                       metrics.items())) or "not evaluated", time.time() - start)
-      losses = []
-  train_writer.close()
-  eval_writer.close()
-  return model, metrics, guesses, described
+  metrics, guesses = finetune.fit(
+      model, lambda targets, logits: tagging_loss(targets[0], targets[1], logits),
+      task.train_features.inputs(), (arrays["label_ids"], arrays["label_weights"]), config,
+      seed, seed_dir, (lambda predict_fn, lengths: evaluate(
+          model, task, config.eval_batch_size, predict_fn, lengths))
+      if task.dev_features is not None else None)  # do_eval
+  return model, metrics, guesses or [], described
 
 
 def check_vocab(config, bert_config):

@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from helpers import gcs_emulator
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _REPO = os.path.dirname(os.path.dirname(_HERE))
 BUCKET = "bert-tf-test"
@@ -41,15 +43,7 @@ class Gcs:
     self.proc = proc
     self.workdir = workdir
     self.bucket = BUCKET
-    self.env = dict(os.environ)
-    self.env.update({
-        "CURL_CA_BUNDLE": os.path.join(workdir, "ca.pem"),
-        "GOOGLE_AUTH_TOKEN_FOR_TESTING": "test-token",
-        "NO_GCE_CHECK": "true",
-        "PYTHONPATH": os.pathsep.join(
-            p for p in (_REPO, os.environ.get("PYTHONPATH", "")) if p),
-    })
-    self.env.pop("GOOGLE_APPLICATION_CREDENTIALS", None)
+    self.env = gcs_emulator.client_env(workdir)
 
   def url(self, path=""):
     return f"gs://{self.bucket}/{path}".rstrip("/") if path else f"gs://{self.bucket}"
@@ -89,22 +83,5 @@ def gcs(tmp_path_factory):
     print(f"gcs fixture: SKIPPED: {reason}")
     pytest.skip(f"gs:// emulator: {reason}")
   workdir = str(tmp_path_factory.mktemp("gcs"))
-  proc = subprocess.Popen(["unshare", "-mn", sys.executable,
-                           os.path.join(_HERE, "gcs_namespace.py"), workdir, BUCKET],
-                          stdout=open(os.path.join(workdir, "server.log"), "wb"),
-                          stderr=subprocess.STDOUT)
-  try:
-    deadline = time.monotonic() + 60
-    while not os.path.exists(os.path.join(workdir, "ready")):
-      if proc.poll() is not None or time.monotonic() > deadline:
-        with open(os.path.join(workdir, "server.log")) as f:
-          raise RuntimeError(f"gs:// emulator did not start:\n{f.read()[-3000:]}")
-      time.sleep(0.05)
+  with gcs_emulator.running(workdir, BUCKET) as proc:
     yield Gcs(proc, workdir)
-  finally:
-    proc.terminate()
-    try:
-      proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-      proc.kill()
-      proc.wait()

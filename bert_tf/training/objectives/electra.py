@@ -206,22 +206,40 @@ class ElectraObjective(base.Objective):
         num_examples=tf.cast(tf.shape(labels)[0], tf.float32))
     return sums
 
-  def global_counts(self, features):
-    """The normalizers over the global batch (inside `strategy.run`): the
-    masked-LM weight sum and the count of `discriminated` tokens, no
-    gradient."""
+  # -- the generator's masked LM plus one more loss (this family's bookkeeping)
+
+  def paired_counts(self, features, weights, key):
+    """The normalizers over the global batch (inside `strategy.run`), no
+    gradient: the masked-LM weight sum ("weight_sum") and, under `key`, the
+    sum of `weights` (float32 [b, s] or [b, p]), the other loss's."""
     context = tf.distribute.get_replica_context()
     local = tf.stack([tf.reduce_sum(tf.cast(features["masked_lm_weights"], tf.float32)),
-                      tf.reduce_sum(self.discriminated(features))])
-    weight_sum, token_count = tf.unstack(
+                      tf.reduce_sum(weights)])
+    weight_sum, other = tf.unstack(
         tf.stop_gradient(context.all_reduce(tf.distribute.ReduceOp.SUM, local)))
-    return {"weight_sum": weight_sum, "token_count": token_count}
+    return {"weight_sum": weight_sum, key: other}
+
+  def paired_loss(self, sums, counts, sum_key, count_key, weight):
+    """The generator's masked LM over the global batch plus `weight` times
+    the other loss (sums[sum_key] over counts[count_key]): this replica's
+    share (float32 scalar)."""
+    return (sums["mlm_ce_sum"] / (counts["weight_sum"] + self.EPSILON)
+            + weight * sums[sum_key] / (counts[count_key] + self.EPSILON))
+
+  def plain_metrics(self, totals):
+    """`metrics` of summed held-out totals as plain means (dict of float)."""
+    return {k: float(v) for k, v in self.metrics(
+        {k: tf.constant(v) for k, v in totals.items()}, mlm_epsilon=0).items()}
+
+  def global_counts(self, features):
+    """The masked-LM weight sum and the count of `discriminated` tokens over
+    the global batch (`paired_counts`)."""
+    return self.paired_counts(features, self.discriminated(features), "token_count")
 
   def replica_loss(self, sums, counts):
     """This replica's share of the global batch's loss (float32 scalar)."""
-    return (sums["mlm_ce_sum"] / (counts["weight_sum"] + self.EPSILON)
-            + self.discriminator_weight * sums["disc_ce_sum"]
-            / (counts["token_count"] + self.EPSILON))
+    return self.paired_loss(sums, counts, "disc_ce_sum", "token_count",
+                            self.discriminator_weight)
 
   def metrics(self, sums, mlm_epsilon=EPSILON):
     """`metric_keys` -> scalar from summed sums (mlm_epsilon 0 for eval:
@@ -258,8 +276,7 @@ class ElectraObjective(base.Objective):
     binary entropy of the replaced share (discriminator_loss_vs_prior:
     below 0 it learned beyond the prior), and the token counts each share
     is over."""
-    metrics = {k: float(v) for k, v in self.metrics(
-        {k: tf.constant(v) for k, v in totals.items()}, mlm_epsilon=0).items()}
+    metrics = self.plain_metrics(totals)
     keys = ("discriminator_loss", "discriminator_accuracy", "discriminator_precision",
             "discriminator_recall", "replaced_share")
     return {**{k: metrics[k] for k in keys},

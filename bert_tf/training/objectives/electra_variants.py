@@ -144,18 +144,12 @@ class ReplaceMlmObjective(electra.ElectraObjective):
     return tf.cast(features["masked_lm_weights"], tf.float32)
 
   def global_counts(self, features):
-    """The normalizers over the global batch: the generator's and the main
-    loss's weight sums, no gradient."""
-    context = tf.distribute.get_replica_context()
-    local = tf.stack([tf.reduce_sum(tf.cast(features["masked_lm_weights"], tf.float32)),
-                      tf.reduce_sum(self.main_weights(features))])
-    weight_sum, main_sum = tf.unstack(
-        tf.stop_gradient(context.all_reduce(tf.distribute.ReduceOp.SUM, local)))
-    return {"weight_sum": weight_sum, "main_weight_sum": main_sum}
+    """The generator's and the main loss's weight sums over the global
+    batch (`paired_counts`)."""
+    return self.paired_counts(features, self.main_weights(features), "main_weight_sum")
 
   def replica_loss(self, sums, counts):
-    return (sums["mlm_ce_sum"] / (counts["weight_sum"] + self.EPSILON)
-            + sums["main_ce_sum"] / (counts["main_weight_sum"] + self.EPSILON))
+    return self.paired_loss(sums, counts, "main_ce_sum", "main_weight_sum", 1.0)
 
   def metrics(self, sums, mlm_epsilon=electra.ElectraObjective.EPSILON):
     mlm_loss = base.ratio(sums, "mlm_ce_sum", "mlm_weight_sum", mlm_epsilon)
@@ -175,8 +169,7 @@ class ReplaceMlmObjective(electra.ElectraObjective):
   def heldout_figures(self, totals):
     """The main network's held-out figures (`metric_keys` but the
     generator's, which the comparison reports already) and the counts."""
-    metrics = {k: float(v) for k, v in self.metrics(
-        {k: tf.constant(v) for k, v in totals.items()}, mlm_epsilon=0).items()}
+    metrics = self.plain_metrics(totals)
     generator = ("loss", "masked_lm_loss", "masked_lm_accuracy", "sampled_masked_lm_accuracy")
     figures = {k: metrics[k] for k in self.metric_keys if k not in generator}
     return dict(figures, main_predictions=totals["main_weight_sum"])
