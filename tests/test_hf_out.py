@@ -47,7 +47,7 @@ def _feed():
 @pytest.mark.parametrize("regression", [False, True])
 def test_finetune_hf_out_reads_back_with_its_head(tmp_path, regression):
   out, hf_dir = tmp_path / "out", tmp_path / "hf"
-  _, written = _finetune_hf_out(
+  args, written = _finetune_hf_out(
       tmp_path, finetune_task, write_task(tmp_path / "train.tsv", 32, 1, regression=regression),
       write_task(tmp_path / "dev.tsv", 16, 2, regression=regression),
       "--text_a_column=sentence", "--train_batch_size=16",
