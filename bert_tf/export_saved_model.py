@@ -85,7 +85,7 @@ def main(argv):
   casing = None
   try:  # a transformers folder --checkpoint holds the config and the vocab
     if not FLAGS.spm_model_file:
-      _, _, casing = hf_checkpoint.model_files(FLAGS.checkpoint, FLAGS.bert_config_file,
+      _, _, _, casing = hf_checkpoint.model_files(FLAGS.checkpoint, FLAGS.bert_config_file,
                                                FLAGS.vocab_file)
   except ValueError as e:
     raise app.UsageError(str(e)) from None

@@ -52,7 +52,7 @@ def main(argv):
     if not FLAGS[name].value:
       raise app.UsageError(f"--{name} is required")
   from bert_tf.serving import extract  # pylint: disable=g-import-not-at-top
-  bert_config, vocab_file, casing = cli.model_files(FLAGS)
+  bert_config, vocab_file, _, casing = cli.model_files(FLAGS)
   lower = FLAGS.do_lower_case if casing is None else casing
   logging.set_verbosity(logging.INFO)
   count, described = extract.extract(

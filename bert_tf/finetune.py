@@ -147,7 +147,7 @@ def config_from_flags():
                                     FLAGS.do_train, FLAGS.do_eval)
   except ValueError as e:
     raise app.UsageError(str(e)) from None
-  bert_config, vocab_file, casing = cli.model_files(FLAGS)
+  bert_config, vocab_file, _, casing = cli.model_files(FLAGS)
   values = {field: FLAGS[field].value for field in (
       "train_file", "dev_file", "test_file", "output_dir", "text_a_column",
       "text_b_column", "label_column", "do_lower_case", "max_seq_length", "init_checkpoint",

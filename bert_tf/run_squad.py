@@ -118,7 +118,7 @@ def config_from_flags():
   from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
   if FLAGS.use_tpu:
     raise app.UsageError("--use_tpu: TPU estimators are not used here; run without it")
-  bert_config, vocab_file, casing = cli.model_files(FLAGS)
+  bert_config, vocab_file, _, casing = cli.model_files(FLAGS)
   values = {name: FLAGS[name].value for name in CONFIG_FLAGS}
   values = {k: ("" if v is None else v) for k, v in values.items()}
   values["vocab_file"] = vocab_file

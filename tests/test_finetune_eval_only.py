@@ -59,7 +59,7 @@ def test_a_transformers_classifier_is_evaluated_and_predicts_as_it_is(tmp_path):
   assert "evaluated as it is (do_train=false); 5 dev examples" in child.stdout
   # What the fixture's head gives (its logits checked against transformers'
   # in tests/training/test_evaluate_only.py) on the tokenized dev file.
-  bert_config, vocab, casing = hf.model_files(CLASSIFIER, "", "")
+  bert_config, vocab, _, casing = hf.model_files(CLASSIFIER, "", "")
   config = finetune.FinetuneConfig(init_checkpoint=CLASSIFIER, vocab_file=vocab,
                                    do_lower_case=casing, dev_file=str(dev), max_seq_length=16,
                                    output_dir=str(out), do_train=False)

@@ -462,11 +462,16 @@ def config_for(bert_config_file, checkpoint, flag):
   return config
 
 
-def model_files(checkpoint, bert_config_file, vocab_file, config_flag="bert_config_file"):
-  """(BertConfig, vocab file, casing) of a tool that reads `checkpoint`:
-  the files given, or for a transformers folder its config.json and vocab in
-  the place of those not given; casing is the folder's tokenizer's
-  do_lower_case (None: not a folder, or it does not say).
+def model_files(checkpoint, bert_config_file, vocab_file, spm_model_file="",
+                config_flag="bert_config_file"):
+  """(BertConfig, vocab file, SentencePiece model, casing) of a tool that
+  reads `checkpoint`: the files given, or for a transformers folder its
+  config.json and tokenizer in the place of those not given. The tokenizer
+  is one of the two: a WordPiece vocab.txt (the SentencePiece model "") or a
+  SentencePiece model (spiece.model, or a Unigram tokenizer.json; the vocab
+  ""), as google-research/albert reads --spm_model_file in the place of
+  --vocab_file. casing is the folder's tokenizer's do_lower_case (None: not
+  a folder, or it does not say).
 
   Raises:
     ValueError: one line naming the flag: a file missing that no folder
@@ -475,12 +480,18 @@ def model_files(checkpoint, bert_config_file, vocab_file, config_flag="bert_conf
   """
   folder = checkpoint if checkpoint and is_hf_folder(checkpoint) else None
   config = config_for(bert_config_file, checkpoint, config_flag)
+  casing = do_lower_case(folder) if folder else None
+  if spm_model_file:  # the SentencePiece model is the vocabulary; vocab_file is not read
+    return config, "", spm_model_file, casing
   if not vocab_file:
     if folder is None:
-      raise ValueError("--vocab_file is required (the checkpoint is not a transformers "
-                       "folder)")
+      raise ValueError("--vocab_file (or --spm_model_file) is required (the checkpoint is "
+                       "not a transformers folder)")
+    spiece = spm_path(folder)
+    if spiece:
+      return config, "", spiece, casing
     vocab_file = vocab_path(folder)
   else:  # a tokenizer.json, or a folder, given as --vocab_file
     from bert_tf.data import wordpiece_vocab  # pylint: disable=g-import-not-at-top
     vocab_file = wordpiece_vocab.vocab_txt_path(vocab_file)
-  return config, vocab_file, do_lower_case(folder) if folder else None
+  return config, vocab_file, "", casing

@@ -88,7 +88,7 @@ def run_export(options):
                                            "bert_config_file")
     vocab = sentencepiece_vocab.load_sentencepiece(options.spm_model_file).vocab
   else:
-    bert_config, vocab_file, _ = hf_checkpoint.model_files(
+    bert_config, vocab_file, _, _ = hf_checkpoint.model_files(
         options.checkpoint, options.bert_config_file, options.vocab_file)
     options = dataclasses.replace(options, vocab_file=vocab_file)
     vocab = wordpiece_vocab.load_vocab(options.vocab_file)

@@ -354,18 +354,26 @@ class TaskData:
 
 
 @functools.lru_cache(maxsize=4)
-def _cached_tokenizer(vocab_file, do_lower_case, stamp):
+def _cached_tokenizer(vocab_file, do_lower_case, spm_model_file, stamp):
   del stamp  # in the key only: a changed file is read again
+  if spm_model_file:
+    from bert_tf.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+    return sentencepiece_vocab.SentencePieceTokenizer(
+        sentencepiece_vocab.load_sentencepiece(spm_model_file), do_lower_case)
   return classification.make_tokenizer(vocab_file, do_lower_case)
 
 
-def task_tokenizer(vocab_file, do_lower_case):
-  """The tokenizer of `vocab_file`, one per file (its size and time of
-  change) and casing in a process: each tokenizer traces its tf.function
-  once, and compare_objectives fine-tunes many tasks with one vocab (a
-  tokenizer per task made TensorFlow warn of retracing)."""
-  stat = tf.io.gfile.stat(vocab_file)
-  return _cached_tokenizer(vocab_file, do_lower_case, (stat.length, stat.mtime_nsec))
+def task_tokenizer(vocab_file, do_lower_case, spm_model_file=""):
+  """The tokenizer of `vocab_file` (WordPiece), or of `spm_model_file` (a
+  SentencePiece model, ALBERT's: then vocab_file is not read), one per file
+  (its size and time of change) and casing in a process: each tokenizer
+  traces its tf.function once, and compare_objectives fine-tunes many tasks
+  with one vocab (a tokenizer per task made TensorFlow warn of
+  retracing)."""
+  path = spm_model_file or vocab_file
+  stat = tf.io.gfile.stat(path)
+  return _cached_tokenizer("" if spm_model_file else vocab_file, do_lower_case,
+                           spm_model_file or "", (stat.length, stat.mtime_nsec))
 
 
 def example_reader(config):

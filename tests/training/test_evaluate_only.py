@@ -28,7 +28,7 @@ def _tsv(path, rows):
 
 
 def _classifier_config(tmp_path, **fields):
-  bert_config, vocab, casing = hf.model_files(CLASSIFIER, "", "")
+  bert_config, vocab, _, casing = hf.model_files(CLASSIFIER, "", "")
   values = dict(init_checkpoint=CLASSIFIER, vocab_file=vocab, do_lower_case=casing,
                 output_dir=str(tmp_path / "out"), max_seq_length=16, do_train=False,
                 dev_file=_tsv(tmp_path / "dev.tsv", [("the lord said", "neutral"),
@@ -119,7 +119,7 @@ def test_an_electra_tagger_folder_is_read_with_its_head(tmp_path):
   """The discriminator's encoder (built by ELECTRA's own path) and the head."""
   from bert_tf.models import electra, hf_config, token_head  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
-  bert_config, vocab, _ = hf.model_files(fixture("electra_for_pretraining"), "", "")
+  bert_config, vocab, _, _ = hf.model_files(fixture("electra_for_pretraining"), "", "")
   written = token_head.BertTokenTagger(bert_config, 3,
                                        encoder=electra.build_discriminator_encoder(bert_config))
   ids = np.array([[2, 7, 12, 9, 3, 0], [2, 15, 5, 3, 8, 3]], np.int32)

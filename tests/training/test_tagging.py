@@ -141,7 +141,7 @@ def test_the_encoder_comes_from_a_transformers_folder(files, tmp_path):
   from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
   from helpers.hf_fixtures import fixture  # pylint: disable=g-import-not-at-top
   folder = fixture("bert_for_masked_lm")
-  bert_config, _, _ = hf_checkpoint.model_files(folder, None, None)
+  bert_config, _, _, _ = hf_checkpoint.model_files(folder, None, None)
   model, described = finetune.build_classifier(
       bert_config, 3, folder, make_model=tagging.make_tagger(_config(files, tmp_path)))
   assert "transformers folder" in described and isinstance(model, token_head.BertTokenTagger)
