@@ -128,6 +128,9 @@ def define_flags(flag_values):
   flags.DEFINE_float("finetune_epochs", 3.0, "Fine-tuning epochs.", flag_values=f)
   flags.DEFINE_float("finetune_learning_rate", 1e-4, "Fine-tuning learning rate.",
                      flag_values=f)
+  flags.DEFINE_float("frozen_learning_rate", 1e-3, "Learning rate of a CoNLL task's tagger "
+                     "on the frozen encoder (frozen_<task>_entity_f1): its head trains "
+                     "alone, and wants more than --finetune_learning_rate.", flag_values=f)
   flags.DEFINE_integer("max_probe_examples", 4000, "At most this many train (and dev) rows "
                        "per pair task and per segment-pair set.", flag_values=f)
   flags.DEFINE_integer("seed", 12345, "Seed of data, initialization and fine-tuning.",

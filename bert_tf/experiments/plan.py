@@ -114,6 +114,10 @@ class CompareOptions:
   seeds: int = 3
   finetune_epochs: float = 3.0
   finetune_learning_rate: float = 1e-4
+  # A tagger on the frozen encoder trains its head alone: at the fine-tuning
+  # rate it barely moves in a few epochs (entity F1 0.16 against 0.55 at
+  # 1e-3 on the names task, docs/reproductions.md).
+  frozen_learning_rate: float = 1e-3
   finetune_batch_size: int = 32
   max_probe_examples: int = 4000
   # SQuAD windows (--task=NAME=squad:DIR): question pieces kept, and pieces

@@ -365,7 +365,8 @@ def notes(options, bert_config, runs, summaries, size_notes):
   if "conll" in kinds:
     out.append("<task>_entity_f1 (CoNLL tasks): conlleval's entity F1 on dev.txt; "
                "frozen_<task>_entity_f1: the tagger trained on the frozen encoder's last four "
-               "layers (the feature-based setting of BERT's Table 7), over the same seeds")
+               "layers (the feature-based setting of BERT's Table 7), over the same seeds, at "
+               f"lr {options.frozen_learning_rate:g}")
     out.append(
         f"probe_* (the pair tasks of bert_tf/data/pair_tasks.py) and task metrics: "
         f"fine-tuned (all weights) for {options.finetune_epochs:g} epochs at lr "

@@ -267,7 +267,7 @@ def finetune_path(options, run, task, frozen=False):
               "seed": options.seed, "task": task_kinds.task_key(task),
               **task_kinds.settings(options, task)}
   if frozen:
-    settings["frozen_encoder"] = True
+    settings.update(frozen_encoder=True, lr=options.frozen_learning_rate)
   name = f"frozen_{task.name}" if frozen else task.name
   out = os.path.join(run.directory(options), "finetune",
                      f"{name}-{arms_lib.key_of(settings)[:8]}")

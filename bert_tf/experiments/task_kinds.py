@@ -121,7 +121,8 @@ def run_tagging(options, task, output_dir, vocab_file, bert_config, init_checkpo
       train_file=task.file("train"), dev_file=task.file("dev"), output_dir=output_dir,
       vocab_file=vocab_file, do_lower_case=options.do_lower_case,
       max_seq_length=options.max_seq_length, init_checkpoint=init_checkpoint,
-      num_train_epochs=options.finetune_epochs, learning_rate=options.finetune_learning_rate,
+      num_train_epochs=options.finetune_epochs,
+      learning_rate=options.frozen_learning_rate if frozen else options.finetune_learning_rate,
       train_batch_size=options.finetune_batch_size, seeds=options.seeds, seed=options.seed,
       save_model=False, frozen_encoder=frozen)
   return tagging.run(config, bert_config)

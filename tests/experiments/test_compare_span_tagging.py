@@ -114,3 +114,27 @@ def test_a_one_layer_encoder_tags_frozen_in_a_traced_step():
   logits = tf.function(lambda x: model(x, training=True))(inputs)
   assert logits.shape == (1, 6, 3)
   assert [w.name for w in model.trainable_weights] == ["kernel", "bias"]
+
+
+def test_the_frozen_tagger_is_filed_under_its_own_learning_rate(tmp_path):
+  # The feature-based tagger trains at --frozen_learning_rate, the fine-tuned
+  # one at --finetune_learning_rate: each result is filed under its own rate,
+  # so changing one reruns that setting alone.
+  import types  # pylint: disable=g-import-not-at-top
+  from bert_tf.experiments import stages  # pylint: disable=g-import-not-at-top
+  run = types.SimpleNamespace(directory=lambda options: str(tmp_path / "run"))
+  task = plan.Task.parse(f"ner=conll:{tmp_path / 'ner'}")
+  options = tiny_options(tmp_path, tasks=(task,))
+  assert options.frozen_learning_rate == 1e-3 and options.finetune_learning_rate == 1e-4
+
+  def paths(**changed):
+    changed_options = dataclasses.replace(options, **changed)
+    return (stages.finetune_path(changed_options, run, task),
+            stages.finetune_path(changed_options, run, task, frozen=True))
+
+  tuned, frozen = paths()
+  assert os.path.basename(os.path.dirname(frozen)).startswith("frozen_ner-")
+  assert paths(frozen_learning_rate=3e-3) == (tuned, paths(frozen_learning_rate=3e-3)[1])
+  assert paths(frozen_learning_rate=3e-3)[1] != frozen
+  assert paths(finetune_learning_rate=3e-4)[1] == frozen
+  assert paths(finetune_learning_rate=3e-4)[0] != tuned
