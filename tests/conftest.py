@@ -22,8 +22,7 @@ def shared_dir():
 
 def pytest_configure(config):
   config.addinivalue_line("markers", "slow: end-to-end test (a minute or more on 2 cores)")
-  config.addinivalue_line("markers", "soak: many minutes (a kill sweep, a toy-budget "
-                          "reproduction); runs with --soak")
+  config.addinivalue_line("markers", "soak: many minutes (a kill sweep); runs with --soak")
 
 
 def pytest_addoption(parser):

@@ -57,8 +57,7 @@ def test_a_reproduction_parses_into_a_valid_plan(flagfile, tmp_path):
   assert len(options.paper_figures) == len(_figures(flagfile)) > 0
 
 
-@pytest.mark.slow
-@pytest.mark.soak
+@pytest.mark.slow  # 20 to 50 s each on 2 cores: in the default run, as CI's smoke test
 @pytest.mark.parametrize("flagfile", FLAGFILES, ids=os.path.basename)
 def test_a_reproduction_runs_at_a_toy_budget(flagfile, tmp_path):
   config = tmp_path / "tiny.json"
