@@ -68,6 +68,25 @@ def test_task_ids_are_the_sentencepiece_ids_of_the_lower_cased_text(tmp_path, sp
                             output_dir=str(tmp_path / "out")).validate()
 
 
+def test_a_glue_task_reads_with_the_sentencepiece_model(tmp_path, sp):
+  from bert_tf.data import glue  # pylint: disable=g-import-not-at-top
+  from helpers import glue_files  # pylint: disable=g-import-not-at-top
+  directory = tmp_path / "MRPC"
+  glue_files.write_task_dir(directory, "MRPC", n_train=8, n_dev=4)
+  fields = glue.finetune_fields("MRPC", str(directory), {})
+  config = finetune.FinetuneConfig(**fields, output_dir=str(tmp_path / "out"),
+                                   spm_model_file=SPM_MODEL, max_seq_length=64)
+  config.validate(tiny_albert_config())
+  task = finetune.load_task(config)
+  examples = glue.read_split(glue.preset("MRPC"), config.train_file)
+  first = examples[0]
+  want = (_wrapped(sp, sp.EncodeAsIds(first.text_a.lower()))
+          + sp.EncodeAsIds(first.text_b.lower()) + [sp.PieceToId("[SEP]")])
+  assert task.train["input_ids"][0, :len(want)].tolist() == want
+  assert task.train["segment_ids"][0, :len(want)].sum() == len(want) - (
+      2 + len(sp.EncodeAsIds(first.text_a.lower())))
+
+
 def test_a_word_is_labelled_on_its_first_piece_a_lone_word_start_too(sp):
   tokenizer = finetune.task_tokenizer("", True, SPM_MODEL)
   words = ("John", "went", "to", "Paris", ",", "the", "dog")
