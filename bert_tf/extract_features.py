@@ -11,7 +11,9 @@ One example a line (`text_a ||| text_b` for a pair); each output line is
 values rounded to 6 decimals (see bert_tf/serving/extract.py). The output
 file appears whole or not at all. --init_checkpoint takes a bert_tf run
 directory or checkpoint, an original TF1 checkpoint, a keras-hub preset
-directory or a transformers folder (which also gives the config and vocab).
+directory or a transformers folder (which also gives the config and vocab);
+an ALBERT model's SentencePiece model is --spm_model_file, in the place of
+--vocab_file.
 """
 
 from absl import app
@@ -39,6 +41,10 @@ def define_flags(flag_values):
                       "folder.", flag_values=f)
   flags.DEFINE_string("vocab_file", None, "The model's vocab.txt (default with a "
                       "transformers folder --init_checkpoint: its vocab).", flag_values=f)
+  flags.DEFINE_string("spm_model_file", None, "The SentencePiece model the model was "
+                      "trained with (ALBERT's), in the place of --vocab_file, which is then "
+                      "not read (default with a transformers ALBERT folder --init_checkpoint: "
+                      "its spiece.model or tokenizer.json).", flag_values=f)
   flags.DEFINE_bool("do_lower_case", True, "Lower-case and strip accents (uncased models).",
                     flag_values=f)
   flags.DEFINE_integer("max_seq_length", 128, "[CLS] A [SEP] B [SEP] length; longer input "
@@ -52,13 +58,13 @@ def main(argv):
     if not FLAGS[name].value:
       raise app.UsageError(f"--{name} is required")
   from bert_tf.serving import extract  # pylint: disable=g-import-not-at-top
-  bert_config, vocab_file, _, casing = cli.model_files(FLAGS)
+  bert_config, vocab_file, spm_model_file, casing = cli.model_files(FLAGS)
   lower = FLAGS.do_lower_case if casing is None else casing
   logging.set_verbosity(logging.INFO)
   count, described = extract.extract(
       FLAGS.input_file, FLAGS.output_file, bert_config, FLAGS.init_checkpoint, vocab_file,
       do_lower_case=lower, layers=FLAGS.layers, max_seq_length=FLAGS.max_seq_length,
-      batch_size=FLAGS.batch_size)
+      batch_size=FLAGS.batch_size, spm_model_file=spm_model_file)
   print(f"{described}\nwrote {count} examples to {FLAGS.output_file}")
   return 0
 

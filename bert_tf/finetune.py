@@ -10,7 +10,9 @@ Task files are tab-separated with a header row; columns by name or 0-based
 index. --init_checkpoint takes a bert_tf training directory or checkpoint,
 an original TF1 BERT checkpoint (or its release directory), or a keras-hub
 preset directory; without it the encoder starts from random weights (the
-baseline). eval_results.txt in --output_dir holds each dev metric's mean
+baseline). An ALBERT model's SentencePiece model is --spm_model_file
+(google-research/albert's flag) in the place of --vocab_file.
+eval_results.txt in --output_dir holds each dev metric's mean
 over the seeds, its median (_median) and standard deviation (_sd);
 --export_dir writes a SavedModel with a text-in `classify` signature
 (`text`, or `text_a` and `text_b` for a pair task), which `bert_tf.predict`
@@ -61,6 +63,10 @@ def define_flags(flag_values):
                       flag_values=f)
   flags.DEFINE_string("vocab_file", None, "The model's vocab.txt (default with a transformers "
                       "folder --init_checkpoint: its vocab.txt).", flag_values=f)
+  flags.DEFINE_string("spm_model_file", None, "The SentencePiece model the model was "
+                      "trained with (ALBERT's), in the place of --vocab_file, which is then "
+                      "not read (default with a transformers ALBERT folder --init_checkpoint: "
+                      "its spiece.model or tokenizer.json).", flag_values=f)
   flags.DEFINE_string("train_file", None, "Training TSV (header row).", flag_values=f)
   flags.DEFINE_string("dev_file", None, "Dev TSV: the metrics are computed on it.",
                       flag_values=f)
@@ -147,14 +153,14 @@ def config_from_flags():
                                     FLAGS.do_train, FLAGS.do_eval)
   except ValueError as e:
     raise app.UsageError(str(e)) from None
-  bert_config, vocab_file, _, casing = cli.model_files(FLAGS)
+  bert_config, vocab_file, spm_model_file, casing = cli.model_files(FLAGS)
   values = {field: FLAGS[field].value for field in (
       "train_file", "dev_file", "test_file", "output_dir", "text_a_column",
       "text_b_column", "label_column", "do_lower_case", "max_seq_length", "init_checkpoint",
       "num_train_epochs", "learning_rate", "warmup_proportion", "train_batch_size",
       "eval_batch_size", "seeds", "seed", "task_type", "length_buckets", "do_train",
       "do_eval", "do_predict")}
-  values.update(glue, vocab_file=vocab_file)
+  values.update(glue, vocab_file=vocab_file, spm_model_file=spm_model_file)
   if casing is not None:
     values["do_lower_case"] = casing  # the folder's tokenizer's
   try:

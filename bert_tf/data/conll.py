@@ -8,11 +8,14 @@ lines are skipped (they end a sentence too). Labels are `O` or
 type). A line with a single column, or another label, is an error naming
 the file and line: nothing is dropped.
 
-Features: each token (word) is tokenized by the model's tokenizer (the
-original's BasicTokenizer then WordPiece); the word's label goes on its
-first piece, its other pieces are out of the loss (weight 0). A word the
-tokenizer gives no piece (only characters the cleanup drops) becomes one
-[UNK] so that it is still predicted. A sentence of more than
+Features: each token (word) is tokenized on its own by the model's
+tokenizer (the original's BasicTokenizer then WordPiece, or an ALBERT
+SentencePiece model: there every word's first piece starts with "▁", which
+may be a piece alone, "▁" then "j" "o" "h" "n"); the word's label goes on
+its first piece, its other pieces are out of the loss (weight 0). A word
+the tokenizer gives no piece (only characters the cleanup drops) becomes
+one unknown token ([UNK], SentencePiece's <unk>) so that it is still
+predicted. A sentence of more than
 max_seq_length - 2 pieces is packed in overlapping windows of that many
 pieces, `stride` pieces apart (run_squad's doc_stride), each window
 [CLS] pieces [SEP]; each word is scored, in training and in prediction,
@@ -133,7 +136,7 @@ class Features:
   word: int32 [windows, seq], the word (index in its sentence) scored at
     each position, -1 elsewhere.
   num_split: sentences packed in more than one window.
-  num_empty_words: words the tokenizer gave no piece ([UNK] for them).
+  num_empty_words: words the tokenizer gave no piece (the unknown id for them).
   """
   arrays: dict
   sentence: np.ndarray
@@ -151,7 +154,7 @@ def _word_pieces(tokenizer, sentences):
   words that got no piece ([UNK] then)."""
   flat = [w for s in sentences for w in s.words]
   values, splits = tokenizer.tokenize_to_ids(flat)
-  unk = tokenizer.vocab.token_to_id["[UNK]"]
+  unk = tokenizer.vocab.unk_id
   pieces = [values[splits[i]:splits[i + 1]].tolist() or [unk] for i in range(len(flat))]
   empty = int(np.sum(np.diff(splits) == 0))
   out, at = [], 0
@@ -166,7 +169,8 @@ def convert_sentences(sentences, tokenizer, labels, max_seq_length, stride):
 
   Args:
     sentences: list of Sentence (labels among `labels`).
-    tokenizer: a tokenization.BatchTokenizer.
+    tokenizer: a tokenization.BatchTokenizer (or
+      sentencepiece_vocab.SentencePieceTokenizer).
     labels: the label list (ids are indices).
     max_seq_length: window length with [CLS] and [SEP].
     stride: pieces between window starts, in [1, max_seq_length - 2].

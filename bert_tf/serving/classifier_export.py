@@ -13,7 +13,8 @@ Signatures (`batch` any size; ids up to max_position_embeddings long):
        [batch, num_labels] (columns in the order of the `label_names`
        output: string [num_labels]); regression: scores float32 [batch];
        both: truncated bool [batch].
-    The text is tokenized as in training (the original rules) and packed
+    The text is tokenized as in training (the original rules; ALBERT's
+    SentencePiece rules for a model fine-tuned with an spm model) and packed
     [CLS] A [SEP] (B [SEP]) to max_seq_length, a pair cut as the original
     (longer side first).
 
@@ -35,7 +36,8 @@ class ClassifierServingModule(saved_model.TaskServingModule):
   """What `export_classifier` saves: the classifier's variables, the vocab
   asset, the label names and the signature functions."""
 
-  def __init__(self, model, vocab_file, do_lower_case, labels, pair, max_seq_length=128):
+  def __init__(self, model, vocab_file, do_lower_case, labels, pair, max_seq_length=128,
+               spm_model_file=None):
     """
     Args:
       model: a models.classifier.BertClassifier.
@@ -44,12 +46,15 @@ class ClassifierServingModule(saved_model.TaskServingModule):
       labels: class names in output order (empty for regression).
       pair: whether `classify` takes text_a and text_b (else text).
       max_seq_length: the [CLS] ... [SEP] length `classify` packs to.
+      spm_model_file: the SentencePiece model (ALBERT's) it was fine-tuned
+        with, in the place of vocab_file: `classify` tokenizes by ALBERT's rules.
 
     Raises:
       ValueError: the vocab's size is not the model's, max_seq_length out of
         range, or labels that do not fit the model's outputs.
     """
-    super().__init__(model, vocab_file, do_lower_case, name="bert_tf_classifier")
+    super().__init__(model, vocab_file, do_lower_case, name="bert_tf_classifier",
+                     spm_model_file=spm_model_file)
     config = model.config
     if not (4 if pair else 3) <= max_seq_length <= config.max_position_embeddings:
       raise ValueError(f"max_seq_length={max_seq_length} must lie in [4, "
@@ -97,9 +102,10 @@ class ClassifierServingModule(saved_model.TaskServingModule):
 
 
 def export_classifier(model, vocab_file, do_lower_case, labels, pair, export_dir,
-                      max_seq_length=128, overwrite=False):
+                      max_seq_length=128, overwrite=False, spm_model_file=None):
   """Writes the classifier's SavedModel to export_dir (atomically: a
-  temporary directory renamed when complete).
+  temporary directory renamed when complete). spm_model_file: an ALBERT
+  model's SentencePiece model in the place of vocab_file.
 
   Returns:
     The ClassifierServingModule saved.
@@ -110,7 +116,8 @@ def export_classifier(model, vocab_file, do_lower_case, labels, pair, export_dir
   """
   files_lib.check_absent(export_dir, overwrite, "export_dir")
   module = ClassifierServingModule(model, vocab_file, do_lower_case, labels, pair,
-                                   max_seq_length=max_seq_length)
+                                   max_seq_length=max_seq_length,
+                                   spm_model_file=spm_model_file)
   module.write(export_dir, overwrite)
   logging.info("Wrote classifier SavedModel (signatures classify, classify_ids) to %s",
                export_dir)
@@ -136,13 +143,15 @@ def export_finetuned(config, bert_config, results, export_dir, overwrite=False):
   tf.train.Checkpoint(model=model).read(prefix).assert_existing_objects_matched()
   return export_classifier(model, config.vocab_file, config.do_lower_case, labels,
                            bool(config.text_b_column), export_dir,
-                           max_seq_length=config.max_seq_length, overwrite=overwrite)
+                           max_seq_length=config.max_seq_length, overwrite=overwrite,
+                           spm_model_file=config.spm_model_file)
 
 
 def check_export_dir(config, export_dir, overwrite=False):
   """Refuses, before any training, an export_dir (--export_dir) that
-  exists (without overwrite), or a run that trains nothing (do_train
-  false). Nothing for an empty export_dir.
+  exists (without overwrite), a run that trains nothing (do_train
+  false), or a SentencePiece tokenizer.json (no graph tokenizer). Nothing
+  for an empty export_dir.
 
   Raises:
     FileExistsError, ValueError: one line naming --export_dir.
@@ -152,6 +161,11 @@ def check_export_dir(config, export_dir, overwrite=False):
   if not config.do_train:
     raise ValueError(f"--export_dir={export_dir}: --do_train=false trains nothing to export")
   files_lib.check_absent(export_dir, overwrite, "--export_dir")
+  if config.spm_model_file:
+    try:
+      saved_model.graph_sentencepiece(config.spm_model_file)
+    except ValueError as e:
+      raise ValueError(f"--export_dir={export_dir}: {e}") from None
 
 
 def export_task_model(config, bert_config, results, export_dir, overwrite=False):

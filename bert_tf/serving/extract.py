@@ -124,9 +124,12 @@ def _json_line(index, tokens, layer_values, layer_indexes):
 
 
 def extract(input_file, output_file, bert_config, init_checkpoint, vocab_file,
-            do_lower_case=True, layers="-1,-2,-3,-4", max_seq_length=128, batch_size=32):
+            do_lower_case=True, layers="-1,-2,-3,-4", max_seq_length=128, batch_size=32,
+            spm_model_file=""):
   """Writes output_file (atomically) with the features of every line of
   input_file. Returns (number of examples, what the encoder was read from).
+  spm_model_file: a SentencePiece model (ALBERT's) in the place of
+  vocab_file (then not read); the tokens are its pieces.
 
   Raises:
     ValueError, FileNotFoundError: a bad argument or file, named (before
@@ -139,10 +142,9 @@ def extract(input_file, output_file, bert_config, init_checkpoint, vocab_file,
     raise ValueError(f"batch_size={batch_size} is out of range")
   layer_indexes = parse_layers(layers, bert_config.num_hidden_layers)
   examples = read_examples(input_file)
-  tokenizer = finetune.task_tokenizer(vocab_file, do_lower_case)
-  if len(tokenizer.vocab) != bert_config.vocab_size:
-    raise ValueError(f"vocab file {vocab_file} has {len(tokenizer.vocab)} tokens but the "
-                     f"bert_config's vocab_size is {bert_config.vocab_size}")
+  tokenizer = finetune.config_tokenizer(finetune.FinetuneConfig(
+      vocab_file=vocab_file or "", spm_model_file=spm_model_file or "",
+      do_lower_case=do_lower_case), bert_config)
   classifier, described = finetune.build_classifier(bert_config, 1, init_checkpoint)
   model = layer_model(classifier.encoder)
   if len(model.outputs) != bert_config.num_hidden_layers:

@@ -286,7 +286,8 @@ def write_finetuned(config, bert_config, results, out_dir, overwrite=False):
       model.encoder, bert_config, model_type,
       hf_config.TOKEN_CLASSIFICATION if tagger else hf_config.SEQUENCE_CLASSIFICATION,
       model.head.kernel.numpy(), model.head.bias.numpy(), config.vocab_file,
-      config.do_lower_case, out_dir, labels=labels, regression=regression, overwrite=overwrite)
+      config.do_lower_case, out_dir, labels=labels, regression=regression, overwrite=overwrite,
+      spm_model_file=config.spm_model_file or None)
   print(f"wrote {out_dir} {architecture}")
   return architecture
 

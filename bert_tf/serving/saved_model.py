@@ -442,6 +442,20 @@ class BertServingModule(tf.Module):
     return {output_name: probs[:, 0], "truncated": truncated, "error": error}
 
 
+def graph_sentencepiece(spm_model_file):
+  """The sentencepiece_vocab model of `spm_model_file` for a text signature.
+
+  Raises:
+    ValueError: a tokenizer.json's Unigram model, which has no graph tokenizer.
+  """
+  from bert_tf.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+  spm_model = sentencepiece_vocab.load_sentencepiece(spm_model_file)
+  if spm_model.model_proto is None:
+    raise ValueError(f"{spm_model.path}: a tokenizer.json's Unigram model has no graph "
+                     "tokenizer for the text signatures: give its spiece.model")
+  return spm_model
+
+
 class TaskServingModule(tf.Module):
   """What the SavedModels of fine-tuned task models (classifier_export,
   tagger_export, answer_export) hold besides their own signatures and
@@ -453,23 +467,35 @@ class TaskServingModule(tf.Module):
     vocab_file: the vocab it was fine-tuned with.
     do_lower_case: the tokenizer setting of fine-tuning.
     name: the module's name.
+    spm_model_file: a SentencePiece model (ALBERT's) in the place of
+      vocab_file: the text signatures tokenize with it by ALBERT's rules
+      (data/sentencepiece_graph.py), and it is the asset.
 
   Raises:
-    ValueError: the vocab's size is not the model's.
+    ValueError: the vocab's size is not the model's; a tokenizer.json's
+      Unigram model as spm_model_file (it has no graph tokenizer).
   """
 
-  def __init__(self, model, vocab_file, do_lower_case, name):
+  def __init__(self, model, vocab_file, do_lower_case, name, spm_model_file=None):
     super().__init__(name=name)
     config = model.config
-    vocab = wordpiece_vocab.load_vocab(vocab_file)
+    if spm_model_file:
+      spm_model = graph_sentencepiece(spm_model_file)
+      vocab, vocab_file = spm_model.vocab, spm_model.path
+    else:
+      vocab = wordpiece_vocab.load_vocab(vocab_file)
     if vocab.size != config.vocab_size:
       raise ValueError(f"vocab file {vocab_file} has {vocab.size} tokens but the "
                        f"bert_config's vocab_size is {config.vocab_size}")
     self._holder = Untracked(model)
     self.model_variables = tf_variables(model)
     self.vocab_file = tf.saved_model.Asset(vocab_file)
-    self.tokenizer = tokenizer_graph.TokenizerModule(vocab, do_lower_case,
-                                                     vocab_asset_path=vocab_file)
+    if spm_model_file:
+      from bert_tf.data import sentencepiece_graph  # pylint: disable=g-import-not-at-top
+      self.tokenizer = sentencepiece_graph.SentencePieceModule(spm_model, do_lower_case)
+    else:
+      self.tokenizer = tokenizer_graph.TokenizerModule(vocab, do_lower_case,
+                                                       vocab_asset_path=vocab_file)
     self._vocab = vocab
     self._max_positions = config.max_position_embeddings
 

@@ -16,8 +16,9 @@ Signatures (`batch` any size; ids up to max_position_embeddings long):
 The words of a text are its whitespace-separated tokens, as written (the
 columns of a CoNLL file are such tokens): split punctuation off beforehand
 as the training data was. Each word is tokenized as in training (the
-original's BasicTokenizer rules, then WordPiece) and labeled at its first
-piece. A text of more than max_seq_length - 2 pieces is read in overlapping
+original's BasicTokenizer rules, then WordPiece; or, for a model fine-tuned
+with an ALBERT SentencePiece model, ALBERT's rules and its pieces) and
+labeled at its first piece. A text of more than max_seq_length - 2 pieces is read in overlapping
 windows `stride` pieces apart, each word labeled from the window where it
 has most context (data.conll's rule), so every word is labeled, none cut.
 
@@ -30,7 +31,6 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import file_io as files_lib
-from bert_tf.data import wordpiece_vocab
 from bert_tf.serving import saved_model
 
 # Windows of one text, at most: the tie-break key packs a window index below it.
@@ -48,14 +48,18 @@ class TaggerServingModule(saved_model.TaskServingModule):
     labels: label names in output order.
     max_seq_length: the window length `tag` packs to, [CLS] and [SEP] included.
     stride: pieces between the windows of a long text (0: half a window).
+    spm_model_file: the SentencePiece model (ALBERT's) it was fine-tuned
+      with, in the place of vocab_file: each word tokenized by ALBERT's rules.
 
   Raises:
     ValueError: the vocab's size is not the model's, max_seq_length or
       stride out of range, labels that do not fit the model's outputs.
   """
 
-  def __init__(self, model, vocab_file, do_lower_case, labels, max_seq_length=128, stride=0):
-    super().__init__(model, vocab_file, do_lower_case, name="bert_tf_tagger")
+  def __init__(self, model, vocab_file, do_lower_case, labels, max_seq_length=128, stride=0,
+               spm_model_file=None):
+    super().__init__(model, vocab_file, do_lower_case, name="bert_tf_tagger",
+                     spm_model_file=spm_model_file)
     config = model.config
     if not 3 <= max_seq_length <= config.max_position_embeddings:
       raise ValueError(f"max_seq_length={max_seq_length} must lie in [3, "
@@ -83,10 +87,10 @@ class TaggerServingModule(saved_model.TaskServingModule):
     return {"logits": logits, "label_ids": tf.argmax(logits, axis=-1, output_type=tf.int32)}
 
   def _word_pieces(self, words):
-    """WordPiece ids of each word (flat words [n]) -> ragged [n, (pieces)];
-    a word of no piece gets one [UNK], as in training."""
+    """Piece ids of each word (flat words [n]) -> ragged [n, (pieces)];
+    a word of no piece gets one unknown id, as in training."""
     pieces = saved_model.text_ids(self.tokenizer, words)
-    unk = tf.constant(self._vocab.token_to_id[wordpiece_vocab.UNK_TOKEN], tf.int64)
+    unk = tf.constant(self._vocab.unk_id, tf.int64)
     dense = tf.concat([pieces.to_tensor(unk), tf.fill([tf.shape(words)[0], 1], unk)], axis=1)
     return tf.RaggedTensor.from_tensor(dense, lengths=tf.maximum(pieces.row_lengths(), 1))
 
@@ -149,9 +153,10 @@ class TaggerServingModule(saved_model.TaskServingModule):
 
 
 def export_tagger(model, vocab_file, do_lower_case, labels, export_dir, max_seq_length=128,
-                  stride=0, overwrite=False):
+                  stride=0, overwrite=False, spm_model_file=None):
   """Writes the tagger's SavedModel to export_dir (atomically: a temporary
-  directory renamed when complete).
+  directory renamed when complete). spm_model_file: an ALBERT model's
+  SentencePiece model in the place of vocab_file.
 
   Returns:
     The TaggerServingModule saved.
@@ -162,7 +167,8 @@ def export_tagger(model, vocab_file, do_lower_case, labels, export_dir, max_seq_
   """
   files_lib.check_absent(export_dir, overwrite, "export_dir")
   module = TaggerServingModule(model, vocab_file, do_lower_case, labels,
-                               max_seq_length=max_seq_length, stride=stride)
+                               max_seq_length=max_seq_length, stride=stride,
+                               spm_model_file=spm_model_file)
   module.write(export_dir, overwrite)
   logging.info("Wrote tagger SavedModel (signatures tag, tag_ids) to %s", export_dir)
   return module
@@ -188,4 +194,4 @@ def export_finetuned(config, bert_config, results, export_dir, overwrite=False):
   tf.train.Checkpoint(model=model).read(prefix).assert_existing_objects_matched()
   return export_tagger(model, config.vocab_file, config.do_lower_case, labels, export_dir,
                        max_seq_length=config.max_seq_length, stride=config.stride,
-                       overwrite=overwrite)
+                       overwrite=overwrite, spm_model_file=config.spm_model_file)

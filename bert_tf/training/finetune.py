@@ -83,12 +83,14 @@ class FinetuneConfig:
   original run_classifier's steps: train (on train_file), evaluate on the
   dev files, predict test_file (when there is one). do_train False takes
   the model as it is from init_checkpoint, a fine-tuned transformers
-  folder (training/evaluate_only.py).
+  folder (training/evaluate_only.py). spm_model_file: a SentencePiece
+  model (ALBERT's) in the place of vocab_file, which is then not read.
   """
   train_file: str = ""
   dev_file: str = ""
   output_dir: str = ""
   vocab_file: str = ""
+  spm_model_file: str = ""
   text_a_column: str = "sentence"
   text_b_column: str = ""
   label_column: str = "label"
@@ -120,10 +122,12 @@ class FinetuneConfig:
     """Raises ValueError naming the field for a value that cannot run."""
     required = (("train_file",) if self.do_train else ()) + (
         ("dev_file",) if self.do_eval else ()) + (
-            "output_dir", "vocab_file", "text_a_column", "label_column")
+            "output_dir", "text_a_column", "label_column")
     for name in required:
       if not getattr(self, name):
         raise ValueError(f"{name} is required")
+    if not (self.vocab_file or self.spm_model_file):
+      raise ValueError("vocab_file is required (or spm_model_file, a SentencePiece model)")
     if not (self.do_train or self.do_eval or (self.do_predict and self.test_file)):
       raise ValueError("do_train, do_eval and do_predict are off (or do_predict has no "
                        "test_file): nothing to do")
@@ -376,6 +380,23 @@ def task_tokenizer(vocab_file, do_lower_case, spm_model_file=""):
                            spm_model_file or "", (stat.length, stat.mtime_nsec))
 
 
+def config_tokenizer(config, bert_config=None):
+  """task_tokenizer of a config's vocab_file or spm_model_file and casing;
+  with bert_config, checked to have its vocab_size.
+
+  Raises:
+    ValueError: naming the vocab file or SentencePiece model whose size is
+      not the bert_config's.
+  """
+  tokenizer = task_tokenizer(config.vocab_file, config.do_lower_case, config.spm_model_file)
+  size = len(tokenizer.vocab)
+  if bert_config is not None and size != bert_config.vocab_size:
+    what = (f"SentencePiece model {config.spm_model_file} has {size} pieces"
+            if config.spm_model_file else f"vocab file {config.vocab_file} has {size} tokens")
+    raise ValueError(f"{what} but the bert_config's vocab_size is {bert_config.vocab_size}")
+  return tokenizer
+
+
 def example_reader(config):
   """read(path, test) -> Examples: by the GLUE task's layouts, or the columns."""
   if config.task_name:
@@ -403,7 +424,7 @@ def load_task(config, space=None):
   """Reads and tokenizes the files of the steps `config` takes: train
   (do_train), dev and extra dev (do_eval), test (do_predict, when there is
   a test_file). space: the task's LabelSpace (None: `task_space`'s)."""
-  tokenizer = task_tokenizer(config.vocab_file, config.do_lower_case)
+  tokenizer = config_tokenizer(config)
   read = example_reader(config)
   train = read(config.train_file) if config.do_train else None
   space = space or task_space(config, train)
@@ -660,10 +681,7 @@ def run(config: FinetuneConfig, bert_config: BertConfig):
   if not config.do_train:
     raise ValueError("do_train=false: training/evaluate_only.py runs the model as it is")
   task = load_task(config)
-  vocab_size = len(task_tokenizer(config.vocab_file, config.do_lower_case).vocab)
-  if vocab_size != bert_config.vocab_size:
-    raise ValueError(f"vocab file {config.vocab_file} has {vocab_size} tokens but the "
-                     f"bert_config's vocab_size is {bert_config.vocab_size}")
+  config_tokenizer(config, bert_config)  # its size is the model's
   num_train = len(task.train_labels)
   num_dev = 0 if task.dev_labels is None else len(task.dev_labels)
   steps = num_train_steps(config, num_train)

@@ -126,7 +126,7 @@ def load_task(config, labels=None):
     ValueError, FileNotFoundError: a bad file (naming file and line), a dev
       label the train file lacks, a train file of fewer than two labels.
   """
-  tokenizer = finetune.task_tokenizer(config.vocab_file, config.do_lower_case)
+  tokenizer = finetune.config_tokenizer(config)
   train = conll.read_conll(config.train_file) if config.do_train else []
   dev = conll.read_conll(config.dev_file) if config.do_eval else []
   labels = labels or task_labels(config, train)
@@ -146,8 +146,8 @@ def load_task(config, labels=None):
                    f"overlapping windows ({config.stride} pieces apart); each word is "
                    f"predicted once, in its window of most context")
     if features.num_empty_words:
-      notes.append(f"{features.num_empty_words} {name} words have no WordPiece (only "
-                   f"characters the tokenizer drops) and are read as [UNK]")
+      notes.append(f"{features.num_empty_words} {name} words have no piece (only "
+                   f"characters the tokenizer drops) and are read as the unknown token")
   return TaggingData(labels, train, packed["train"], dev, packed["dev"], tuple(notes))
 
 
@@ -205,11 +205,9 @@ def train_seed(config, bert_config, task, seed, seed_dir):
 
 
 def check_vocab(config, bert_config):
-  """Raises ValueError when the vocab file's size is not the bert_config's."""
-  vocab_size = len(finetune.task_tokenizer(config.vocab_file, config.do_lower_case).vocab)
-  if vocab_size != bert_config.vocab_size:
-    raise ValueError(f"vocab file {config.vocab_file} has {vocab_size} tokens but the "
-                     f"bert_config's vocab_size is {bert_config.vocab_size}")
+  """Raises ValueError when the vocab file's (SentencePiece model's) size is
+  not the bert_config's."""
+  finetune.config_tokenizer(config, bert_config)
 
 
 def run(config: TaggingConfig, bert_config):

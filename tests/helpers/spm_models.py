@@ -1,0 +1,16 @@
+"""The committed tiny ALBERT SentencePiece model (120 pieces, [CLS] [SEP]
+[MASK] as control symbols, <unk>) and a tiny ALBERT config over it."""
+
+import os
+
+from bert_tf.models.config import BertConfig
+
+SPM_MODEL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                         "fixtures", "albert_sentencepiece", "spm.model")
+
+
+def tiny_albert_config(max_positions=64):
+  """An ALBERT config (embedding_size set) of the fixture model's 120 pieces."""
+  return BertConfig(vocab_size=120, embedding_size=16, hidden_size=32, num_hidden_layers=2,
+                    num_attention_heads=2, intermediate_size=64,
+                    max_position_embeddings=max_positions)
