@@ -34,7 +34,8 @@ id2label must be the task's labels, and evaluates and/or predicts with it
 refused before training.
 
 --task_type=tagging tags tokens instead, on CoNLL files (token first,
-label last): entity F1 as conlleval, dev_predictions.conll, a `tag`
+label last): entity F1 as conlleval, dev_predictions.conll (and
+test_predictions.conll for a --test_file), a `tag`
 signature; --frozen_encoder trains a head on the last four layers alone
 (docs/tagging.md).
 

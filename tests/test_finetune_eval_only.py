@@ -115,7 +115,7 @@ def test_a_transformers_tagger_is_evaluated_as_it_is(tmp_path):
   out = tmp_path / "out"
   child = _run_tool([f"--init_checkpoint={tmp_path / 'hf'}", "--do_train=false",
                      "--task_type=tagging", f"--dev_file={dev}", "--max_seq_length=16",
-                     f"--output_dir={out}"], tmp_path)
+                     f"--test_file={dev}", f"--output_dir={out}"], tmp_path)
   assert child.returncode == 0, child.stderr[-3000:]
   assert "read its BertForTokenClassification head" in child.stdout
   config = tagging.TaggingConfig(init_checkpoint=str(tmp_path / "hf"), vocab_file=vocab,
@@ -127,6 +127,9 @@ def test_a_transformers_tagger_is_evaluated_as_it_is(tmp_path):
                                       lengths=length_buckets.boundaries(16, 8))
   assert len({g for sentence in guesses for g in sentence}) > 1  # not one label throughout
   assert (out / tagging.PREDICTIONS_FILE).read_text() == conll.format_conll(task.dev, guesses)
+  # The same file as --test_file: the same predictions.
+  assert (out / tagging.TEST_PREDICTIONS_FILE).read_text() == conll.format_conll(task.dev,
+                                                                                guesses)
   results = _results(out / "eval_results.txt")
   for name in tagging.METRICS:
     assert abs(float(results[name]) - metrics[name]) < 1e-9, name

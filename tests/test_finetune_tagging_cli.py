@@ -32,7 +32,11 @@ def _args(tmp_path, train, dev, *extra):
 def test_tagging_run_exports_a_tagger_that_predict_answers(tmp_path):
   train = write_task(tmp_path / "train.conll", 96, seed=1)
   dev = write_task(tmp_path / "dev.conll", 32, seed=2)
-  child = _run("bert_tf.finetune", _args(tmp_path, train, dev,
+  # The dev sentences again as a test file without gold labels (O in their place).
+  test = tmp_path / "test.conll"
+  test.write_text("".join(f"{line.split()[0]} O\n" if line.strip() else "\n"
+                          for line in open(dev, encoding="utf-8").read().splitlines()))
+  child = _run("bert_tf.finetune", _args(tmp_path, train, dev, f"--test_file={test}",
                                          f"--export_dir={tmp_path / 'model'}"), tmp_path)
   assert child.returncode == 0, child.stderr[-3000:]
   assert "entity_f1 = " in child.stdout and "token_accuracy = " in child.stdout
@@ -40,7 +44,15 @@ def test_tagging_run_exports_a_tagger_that_predict_answers(tmp_path):
   results = dict(line.split(" = ") for line in
                  (tmp_path / "out" / "eval_results.txt").read_text().splitlines())
   assert float(results["entity_f1"]) > 0.6, results
-  assert (tmp_path / "out" / "dev_predictions.conll").exists()
+  # The test file's words labelled as the same model labelled them as dev
+  # sentences, its own last column kept as the gold one.
+  dev_lines = (tmp_path / "out" / "dev_predictions.conll").read_text().splitlines()
+  test_lines = (tmp_path / "out" / "test_predictions.conll").read_text().splitlines()
+  assert "test_predictions.conll" in child.stdout
+  assert len(test_lines) == len(dev_lines) > 32
+  for d, t in zip(dev_lines, test_lines):
+    assert (t.split()[0], t.split()[1], t.split()[2]) == (d.split()[0], "O", d.split()[2]) if d \
+        else t == ""
   answer = _run("bert_tf.predict", [f"--saved_model={tmp_path / 'model'}",
                                     "--text=mary went to paris"], tmp_path)
   assert answer.returncode == 0, answer.stderr[-3000:]

@@ -209,9 +209,11 @@ def run_tagger(config, bert_config):
   from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
   files.atomic_write(os.path.join(config.output_dir, tagging.PREDICTIONS_FILE),
                      conll.format_conll(task.dev, guesses))
+  test_note = tagging.write_test_predictions(config, model, task, lengths)
   results.update(labels=labels, official_metrics=[
       k for k in tagging.REPORTED_METRICS if k in results],
-                 notes=list(task.notes) + [tagging.predictions_note(config, "the")])
+                 notes=list(task.notes) + [tagging.predictions_note(config, "the")] + (
+                     [test_note] if test_note else []))
   return results
 
 

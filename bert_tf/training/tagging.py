@@ -15,7 +15,8 @@ evaluates on the dev file with conlleval's counting
 Results: entity_f1, entity_precision, entity_recall, token_accuracy, each
 the mean over seeds with `<name>_sd` and each seed's value, in
 output_dir/eval_results.txt (atomic); the first seed's dev predictions in
-conlleval's input format in output_dir/dev_predictions.conll; TensorBoard
+conlleval's input format in output_dir/dev_predictions.conll (and of a
+test file, output_dir/test_predictions.conll); TensorBoard
 scalars per seed under output_dir/seed_<n>/{train,eval}; the first seed's
 model as output_dir/seed_<n>/model for export.
 """
@@ -31,6 +32,7 @@ from absl import logging
 from bert_tf import file_io as files
 from bert_tf.data import conll
 from bert_tf.data import classification
+from bert_tf.data import length_buckets
 from bert_tf.models import hf_checkpoint
 from bert_tf.models import token_head
 from bert_tf.training import conlleval
@@ -40,6 +42,10 @@ METRICS = ("entity_f1", "entity_precision", "entity_recall", "token_accuracy")
 # What the finetune tool prints, of whichever task ran.
 REPORTED_METRICS = finetune.CLASSIFICATION_METRICS + finetune.REGRESSION_METRICS + METRICS
 PREDICTIONS_FILE = "dev_predictions.conll"
+# The test file's words with the first seed's labels, in conlleval's input
+# format: its own last column stands as the gold one (a file without gold
+# labels may carry any placeholder there, O say: it is not read).
+TEST_PREDICTIONS_FILE = "test_predictions.conll"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,9 +67,6 @@ class TaggingConfig(finetune.FinetuneConfig):
     finetune.FinetuneConfig.validate(dataclasses.replace(self, task_type="auto"), bert_config)
     if self.task_type != "tagging":
       raise ValueError(f"task_type={self.task_type!r}: a TaggingConfig's is 'tagging'")
-    if self.test_file:
-      raise ValueError(f"test_file={self.test_file!r}: a tagging run scores its dev file "
-                       f"only (give a labeled file as dev_file)")
     if not 0 <= self.window_stride <= self.max_seq_length - 2:
       raise ValueError(f"window_stride={self.window_stride} must lie in [0, "
                        f"max_seq_length - 2 = {self.max_seq_length - 2}] (0: half a window)")
@@ -103,6 +106,8 @@ class TaggingData:
   dev: list
   dev_features: conll.Features
   notes: tuple
+  test: list = ()
+  test_features: conll.Features | None = None
 
 
 def task_labels(config, train):
@@ -119,8 +124,10 @@ def task_labels(config, train):
 
 
 def load_task(config, labels=None):
-  """Reads and packs the train (do_train) and dev (do_eval) files of `config`.
-  labels: the label list (None: the train file's).
+  """Reads and packs the train (do_train), dev (do_eval) and test (a
+  test_file and do_predict) files of `config`. labels: the label list
+  (None: the train file's). The test file's last column is not checked
+  against the labels: it is copied to the predictions as it stands.
 
   Raises:
     ValueError, FileNotFoundError: a bad file (naming file and line), a dev
@@ -148,7 +155,15 @@ def load_task(config, labels=None):
     if features.num_empty_words:
       notes.append(f"{features.num_empty_words} {name} words have no piece (only "
                    f"characters the tokenizer drops) and are read as the unknown token")
-  return TaggingData(labels, train, packed["train"], dev, packed["dev"], tuple(notes))
+  test, test_features = [], None
+  if config.test_file and config.do_predict:
+    test = conll.read_conll(config.test_file)
+    # Packed under any known label: the windows and word positions need none.
+    test_features = conll.convert_sentences(
+        [dataclasses.replace(s, labels=(labels[0],) * len(s.words)) for s in test],
+        tokenizer, labels, config.max_seq_length, config.stride)
+  return TaggingData(labels, train, packed["train"], dev, packed["dev"], tuple(notes), test,
+                     test_features)
 
 
 def make_tagger(config):
@@ -178,6 +193,19 @@ def predict_labels(model, features, batch_size, predict_fn=None, lengths=None):
     ids = np.argmax(call(batch).numpy(), axis=-1)
     out.append(np.pad(ids, ((0, 0), (0, seq - ids.shape[1]))))
   return np.concatenate(out, axis=0)
+
+
+def write_test_predictions(config, model, task, lengths=None):
+  """Writes the test sentences' predicted labels (TEST_PREDICTIONS_FILE in
+  config.output_dir) and returns a note naming it, or None without a test
+  set."""
+  if task.test_features is None:
+    return None
+  predicted = predict_labels(model, task.test_features, config.eval_batch_size, lengths=lengths)
+  guesses = conll.sentence_predictions(task.test_features, predicted, task.test, task.labels)
+  path = os.path.join(config.output_dir, TEST_PREDICTIONS_FILE)
+  files.atomic_write(path, conll.format_conll(task.test, guesses))
+  return f"wrote {len(task.test)} test sentences' predicted labels to {path}"
 
 
 def evaluate(model, task, batch_size, predict_fn=None, lengths=None):
@@ -253,6 +281,9 @@ def run(config: TaggingConfig, bert_config):
       if config.do_eval:
         files.atomic_write(os.path.join(config.output_dir, PREDICTIONS_FILE),
                            conll.format_conll(task.dev, guesses))
+      test_note = write_test_predictions(
+          config, model, task,
+          length_buckets.boundaries(config.max_seq_length, config.length_buckets))
     del model
     keras.backend.clear_session()
   results.update(finetune.summarize(per_seed))
@@ -266,7 +297,8 @@ def run(config: TaggingConfig, bert_config):
   results["labels"] = list(task.labels)
   results["official_metrics"] = [k for k in REPORTED_METRICS if k in results]
   results["notes"] = list(task.notes) + ([short] if short else []) + (
-      [predictions_note(config, "the first seed's")] if config.do_eval else [])
+      [predictions_note(config, "the first seed's")] if config.do_eval else []) + (
+          [test_note] if test_note else [])
   return results
 
 
