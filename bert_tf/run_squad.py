@@ -25,7 +25,7 @@ bert_tf/serving/answer_export.py says how it differs from the predictions
 here); `bert_tf.predict --text_a=QUESTION --text_b=CONTEXT` asks it.
 ALBERT models with SentencePiece: --spm_model_file in the place of
 --vocab_file (docs/squad.md says how the windows and answers are made);
---export_dir is not supported with it yet, --hf_out is.
+the `answer` signature then tokenizes by ALBERT's rules in the graph.
 """
 
 from absl import app
@@ -143,14 +143,15 @@ def main(argv):
   del argv
   config, bert_config = config_from_flags()
   from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
+  from bert_tf.data import tokenizer_json  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import answer_export  # pylint: disable=g-import-not-at-top
   from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
   if FLAGS.export_dir:  # refused before hours of training
-    if config.spm_model_file:
-      raise app.UsageError("--export_dir with --spm_model_file: the `answer` signature "
-                           "tokenizes with WordPiece only; not supported for SentencePiece "
-                           "yet (use --hf_out)")
+    if tokenizer_json.is_tokenizer_json(config.spm_model_file):
+      raise app.UsageError(f"--export_dir with --spm_model_file={config.spm_model_file}: a "
+                           "tokenizer.json's Unigram model has no graph tokenizer for the "
+                           "`answer` signature; give its spiece.model")
     files.check_absent(FLAGS.export_dir, FLAGS.overwrite, "--export_dir")
   if FLAGS.hf_out and config.spm_model_file and not bert_config.is_albert:
     raise app.UsageError(f"--hf_out={FLAGS.hf_out}: {hf_export.SENTENCEPIECE_NOT_ALBERT}")

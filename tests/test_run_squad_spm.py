@@ -2,8 +2,9 @@
 google-research/albert's run_squad_v1 takes one: the windows hold
 SentencePiece's own pieces of each word (what ALBERT's whole-paragraph
 tokenization gives), answers come back in the context's own characters, a
-tiny ALBERT trains and predicts and its --hf_out folder has spiece.model;
-a model of another size, and --export_dir, are refused in one line."""
+tiny ALBERT trains and predicts, its --hf_out folder has spiece.model and its
+--export_dir SavedModel tokenizes by ALBERT's rules; a model of another
+size, and a tokenizer.json export, are refused in one line."""
 
 import json
 import os
@@ -113,7 +114,40 @@ def test_decoding_a_span_gives_the_contexts_words(tmp_path, tokenizer):
   assert all(entry["text"] in squad_spm.CONTEXT for e in nbest.values() for entry in e)
 
 
-def test_a_vocab_size_mismatch_and_export_dir_are_refused(tmp_path):
+def test_the_answer_signature_reads_the_pieces_run_squad_reads(tmp_path, tokenizer):
+  """The SavedModel's `answer` (ALBERT's tokenization in the graph) scores
+  the best span as run_squad's prediction does, and its whole words hold
+  run_squad's answer text."""
+  import keras  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from bert_tf.models import span_head  # pylint: disable=g-import-not-at-top
+  from bert_tf.serving import answer_export  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
+  keras.utils.set_random_seed(3)
+  model = span_head.BertSpanModel(squad_spm.tiny_albert_config())
+  settings = dict(max_seq_length=64, max_query_length=20, n_best_size=10, max_answer_length=6)
+  module = answer_export.AnswerServingModule(model, "", True, spm_model_file=squad_spm.SPM_MODEL,
+                                             **settings)
+  examples, features = _features(tmp_path, tokenizer, is_training=False)
+  out = {k: v.numpy() for k, v in module.answer(
+      tf.constant([e.question_text for e in examples]),
+      tf.constant([squad_spm.CONTEXT] * len(examples))).items()}
+  raw = squad_finetune.predict_logits(model, features, 8)
+  predictions, nbest, _ = span_answers.decode(
+      examples, features, raw, settings["n_best_size"], settings["max_answer_length"],
+      sentencepiece=True)
+  for i, example in enumerate(examples):
+    best = nbest[example.qas_id][0]
+    assert abs(out["score"][i] - (best["start_logit"] + best["end_logit"])) < 1e-4
+    answer = out["answer"][i].decode()
+    assert squad_spm.CONTEXT[out["start"][i]:out["end"][i]] == answer
+    # run_squad writes "empty" where no span passes, the signature "".
+    assert predictions[example.qas_id] in answer or (
+        predictions[example.qas_id], answer) == ("empty", "")
+  assert out["has_answer"].sum() >= 2 and not out["truncated"].any()
+
+
+def test_a_vocab_size_mismatch_and_a_tokenizer_json_export_are_refused(tmp_path):
   data = squad_spm.write_squad(tmp_path / "squad.json")
   common = ["--do_train", f"--train_file={data}", "--max_seq_length=32",
             "--max_query_length=8", "--doc_stride=8"]
@@ -125,7 +159,8 @@ def test_a_vocab_size_mismatch_and_export_dir_are_refused(tmp_path):
           for extra in (squad_spm.model_flags(tmp_path / "a", vocab_size=100)
                         + [f"--output_dir={tmp_path / 'a' / 'out'}"],
                         squad_spm.model_flags(tmp_path / "b")
-                        + [f"--output_dir={tmp_path / 'b' / 'out'}",
+                        + [f"--spm_model_file={tmp_path / 'tokenizer.json'}",
+                           f"--output_dir={tmp_path / 'b' / 'out'}",
                            f"--export_dir={tmp_path / 'export'}"])]
   (_, size), (_, export) = [run.communicate(timeout=600) for run in runs]
   assert runs[0].returncode == 1, size[-2000:]
@@ -134,7 +169,8 @@ def test_a_vocab_size_mismatch_and_export_dir_are_refused(tmp_path):
       "but the bert_config's vocab_size is 100")
   assert runs[1].returncode == 2, export[-2000:]
   assert export.strip().splitlines()[-1].startswith(
-      "bert_tf.run_squad: error: --export_dir with --spm_model_file: ")
+      f"bert_tf.run_squad: error: --export_dir with --spm_model_file={tmp_path}/tokenizer.json: "
+      "a tokenizer.json's Unigram model has no graph tokenizer")
   assert not (tmp_path / "a" / "out").exists() and not (tmp_path / "b" / "out").exists()
 
 
@@ -145,7 +181,7 @@ def test_train_predict_and_hf_out(tmp_path):
       "--do_train", f"--train_file={data}", "--do_predict", f"--predict_file={data}",
       "--max_seq_length=48", "--max_query_length=12", "--doc_stride=16",
       "--train_batch_size=2", "--num_train_epochs=2", f"--output_dir={out}",
-      f"--hf_out={hf_dir}"], tmp_path)
+      f"--hf_out={hf_dir}", f"--export_dir={tmp_path / 'export'}"], tmp_path)
   assert child.returncode == 0, child.stderr[-3000:]
   assert "exact_match = " in child.stdout and "f1 = " in child.stdout
   assert f"wrote {hf_dir} AlbertForQuestionAnswering" in child.stdout
@@ -165,3 +201,11 @@ def test_train_predict_and_hf_out(tmp_path):
   assert config["architectures"] == ["AlbertForQuestionAnswering"]
   assert json.loads((hf_dir / "tokenizer_config.json").read_text())[
       "tokenizer_class"] == "AlbertTokenizer"
+  # The SavedModel answers from text, its SentencePiece model as the asset.
+  assert f"wrote SavedModel {tmp_path / 'export'} (signature answer)" in child.stdout
+  assert os.listdir(tmp_path / "export" / "assets") == ["spm.model"]
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  answer = tf.saved_model.load(str(tmp_path / "export")).signatures["answer"](
+      question=tf.constant(["Who created the light?"]),
+      context=tf.constant([squad_spm.CONTEXT]))["answer"].numpy()[0].decode()
+  assert answer in squad_spm.CONTEXT

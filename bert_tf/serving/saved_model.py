@@ -453,23 +453,39 @@ class TaskServingModule(tf.Module):
     vocab_file: the vocab it was fine-tuned with.
     do_lower_case: the tokenizer setting of fine-tuning.
     name: the module's name.
+    spm_model_file: a SentencePiece model (ALBERT's) in the place of
+      vocab_file: the asset, tokenizing by ALBERT's rules in the graph
+      (data/sentencepiece_graph.py).
 
   Raises:
-    ValueError: the vocab's size is not the model's.
+    ValueError: the vocab's size is not the model's; a tokenizer.json
+      Unigram model as spm_model_file (no graph tokenizer).
   """
 
-  def __init__(self, model, vocab_file, do_lower_case, name):
+  def __init__(self, model, vocab_file, do_lower_case, name, spm_model_file=None):
     super().__init__(name=name)
     config = model.config
-    vocab = wordpiece_vocab.load_vocab(vocab_file)
+    if spm_model_file:
+      from bert_tf.data import sentencepiece_graph  # pylint: disable=g-import-not-at-top
+      from bert_tf.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+      spm_model = sentencepiece_vocab.load_sentencepiece(spm_model_file)
+      if spm_model.model_proto is None:
+        raise ValueError(f"{spm_model.path}: a tokenizer.json's Unigram model has no graph "
+                         "tokenizer: give its spiece.model")
+      vocab, vocab_file = spm_model.vocab, spm_model.path
+    else:
+      vocab = wordpiece_vocab.load_vocab(vocab_file)
     if vocab.size != config.vocab_size:
       raise ValueError(f"vocab file {vocab_file} has {vocab.size} tokens but the "
                        f"bert_config's vocab_size is {config.vocab_size}")
     self._holder = Untracked(model)
     self.model_variables = tf_variables(model)
     self.vocab_file = tf.saved_model.Asset(vocab_file)
-    self.tokenizer = tokenizer_graph.TokenizerModule(vocab, do_lower_case,
-                                                     vocab_asset_path=vocab_file)
+    if spm_model_file:
+      self.tokenizer = sentencepiece_graph.SentencePieceModule(spm_model, do_lower_case)
+    else:
+      self.tokenizer = tokenizer_graph.TokenizerModule(vocab, do_lower_case,
+                                                       vocab_asset_path=vocab_file)
     self._vocab = vocab
     self._max_positions = config.max_position_embeddings
 
