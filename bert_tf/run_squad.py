@@ -23,6 +23,9 @@ SavedModel whose `answer` signature takes question and context text and
 returns the answer text, its character offsets and score (one window:
 bert_tf/serving/answer_export.py says how it differs from the predictions
 here); `bert_tf.predict --text_a=QUESTION --text_b=CONTEXT` asks it.
+ALBERT models with SentencePiece: --spm_model_file in the place of
+--vocab_file (docs/squad.md says how the windows and answers are made);
+the `answer` signature then tokenizes by ALBERT's rules in the graph.
 """
 
 from absl import app
@@ -43,6 +46,10 @@ def define_flags(flag_values):
                       flag_values=f)
   flags.DEFINE_string("vocab_file", None, "The model's vocab.txt (default with a transformers "
                       "folder --init_checkpoint: its vocab).", flag_values=f)
+  flags.DEFINE_string("spm_model_file", None, "ALBERT's SentencePiece model, in the place of "
+                      "--vocab_file (which is then not read); default with a transformers "
+                      "ALBERT folder --init_checkpoint: its spiece.model or Unigram "
+                      "tokenizer.json.", flag_values=f)
   flags.DEFINE_string("output_dir", None, "Predictions, eval_results.txt and the fine-tuned "
                       "model (model.*).", flag_values=f)
   flags.DEFINE_string("train_file", None, "SQuAD JSON for training, e.g. train-v1.1.json.",
@@ -53,7 +60,7 @@ def define_flags(flag_values):
                       "Empty: random initialization.", flag_values=f)
   flags.DEFINE_bool("do_lower_case", d.do_lower_case, "Lower-case and strip accents "
                     "(uncased models).", flag_values=f)
-  flags.DEFINE_integer("max_seq_length", d.max_seq_length, "Window length in WordPiece "
+  flags.DEFINE_integer("max_seq_length", d.max_seq_length, "Window length in pieces "
                        "tokens: [CLS] question [SEP] document part [SEP].", flag_values=f)
   flags.DEFINE_integer("doc_stride", d.doc_stride, "Tokens between the starts of a "
                        "document's windows.", flag_values=f)
@@ -118,10 +125,10 @@ def config_from_flags():
   from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
   if FLAGS.use_tpu:
     raise app.UsageError("--use_tpu: TPU estimators are not used here; run without it")
-  bert_config, vocab_file, _, casing = cli.model_files(FLAGS)
+  bert_config, vocab_file, spm_model_file, casing = cli.model_files(FLAGS)
   values = {name: FLAGS[name].value for name in CONFIG_FLAGS}
   values = {k: ("" if v is None else v) for k, v in values.items()}
-  values["vocab_file"] = vocab_file
+  values["vocab_file"], values["spm_model_file"] = vocab_file, spm_model_file
   if casing is not None:  # a transformers folder's tokenizer's
     values["do_lower_case"] = casing
   config = squad_finetune.SquadConfig(**values)
@@ -136,11 +143,18 @@ def main(argv):
   del argv
   config, bert_config = config_from_flags()
   from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
+  from bert_tf.data import tokenizer_json  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import answer_export  # pylint: disable=g-import-not-at-top
   from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
   if FLAGS.export_dir:  # refused before hours of training
+    if tokenizer_json.is_tokenizer_json(config.spm_model_file):
+      raise app.UsageError(f"--export_dir with --spm_model_file={config.spm_model_file}: a "
+                           "tokenizer.json's Unigram model has no graph tokenizer for the "
+                           "`answer` signature; give its spiece.model")
     files.check_absent(FLAGS.export_dir, FLAGS.overwrite, "--export_dir")
+  if FLAGS.hf_out and config.spm_model_file and not bert_config.is_albert:
+    raise app.UsageError(f"--hf_out={FLAGS.hf_out}: {hf_export.SENTENCEPIECE_NOT_ALBERT}")
   logging.set_verbosity(logging.INFO if FLAGS.verbose_logging else logging.WARNING)
   results = squad_finetune.run(config, bert_config)
   print("\n".join(squad_finetune.summary_lines(config, results)))

@@ -20,6 +20,14 @@ The rules of google-research/bert's run_squad.py, restated:
   where min(left, right context) + 0.01 * window length is largest (the
   first such). A training window that does not hold the whole answer (and
   an impossible question's windows) has the answer at [CLS] (position 0).
+- SentencePiece (ALBERT's models): the same windows, each word tokenized on
+  its own by ALBERT's rules (its pieces: the first starts with "▁"); the
+  answer's better match compares SentencePiece pieces of the answer text
+  (also without its first "▁", for an answer that starts inside a word).
+  google-research/albert's squad_utils tokenizes the whole paragraph and
+  maps pieces to characters instead: the same pieces, as SentencePiece
+  (trained as ALBERT's) never joins characters across white space
+  (docs/squad.md).
 
 `basic_tokenize` is the original BasicTokenizer (no WordPiece), which
 answer decoding uses to align a predicted span to the original text.
@@ -33,6 +41,7 @@ import unicodedata
 import numpy as np
 
 from bert_tf import file_io as files
+from bert_tf.data import sentencepiece_vocab
 from bert_tf.data import unicode_tables
 
 # The original's first feature id.
@@ -249,8 +258,14 @@ def check_window(max_seq_length, doc_stride, max_query_length, prefix=""):
         f"the document")
 
 
+def is_sentencepiece(tokenizer):
+  """Whether `tokenizer` is a SentencePiece model's (ALBERT's) rather than WordPiece."""
+  return isinstance(tokenizer, sentencepiece_vocab.SentencePieceTokenizer)
+
+
 def _pieces(tokenizer, texts):
-  """WordPiece tokens (str) of each text, tokenized as one batch."""
+  """Tokens (str: WordPiece's, or SentencePiece's with "<unk>" for an unknown
+  piece) of each text, tokenized as one batch."""
   values, splits = tokenizer.tokenize_to_ids(list(texts))
   tokens = tokenizer.vocab.tokens
   return [[tokens[i] for i in values[splits[k]:splits[k + 1]]] for k in range(len(texts))]
@@ -280,15 +295,30 @@ def is_max_context(spans, span_index, position):
   return best_index == span_index
 
 
-def improve_span(doc_pieces, start, end, answer_pieces):
-  """The narrowest [start, end] inside the given one whose pieces are the
-  answer's pieces (first by start, then longest); the given span if none."""
+def _find_span(doc_pieces, start, end, answer_pieces):
   wanted = " ".join(answer_pieces)
   for new_start in range(start, end + 1):
     for new_end in range(end, new_start - 1, -1):
       if " ".join(doc_pieces[new_start:new_end + 1]) == wanted:
         return new_start, new_end
-  return start, end
+  return None
+
+
+def improve_span(doc_pieces, start, end, answer_pieces, sentencepiece=False):
+  """The narrowest [start, end] inside the given one whose pieces are the
+  answer's pieces (first by start, then longest); the given span if none.
+
+  sentencepiece: the answer, tokenized alone, starts with a word-start
+  piece ("▁1" of "1895"); when its pieces are not found, they are searched
+  again without that marker, for an answer that starts inside a word
+  ("1895" of "(1895-1943)." is "▁ ( 1 8 9 5 ..." there)."""
+  found = _find_span(doc_pieces, start, end, answer_pieces)
+  if found is None and sentencepiece and answer_pieces and answer_pieces[0].startswith(
+      sentencepiece_vocab.WORD_START):
+    first = answer_pieces[0][len(sentencepiece_vocab.WORD_START):]
+    inner = ([first] if first else []) + list(answer_pieces[1:])
+    found = _find_span(doc_pieces, start, end, inner) if inner else None
+  return found or (start, end)
 
 
 @dataclasses.dataclass
@@ -317,7 +347,7 @@ def _documents(examples, tokenizer):
   return out
 
 
-def _answer_pieces(example, doc, answer_pieces):
+def _answer_pieces(example, doc, answer_pieces, sentencepiece):
   if example.is_impossible:
     return -1, -1
   start = doc.word_to_piece[example.start_position]
@@ -325,7 +355,7 @@ def _answer_pieces(example, doc, answer_pieces):
     end = doc.word_to_piece[example.end_position + 1] - 1
   else:
     end = len(doc.pieces) - 1
-  return improve_span(doc.pieces, start, end, answer_pieces)
+  return improve_span(doc.pieces, start, end, answer_pieces, sentencepiece)
 
 
 def _window_feature(example, doc, query, spans, index, vocab, max_seq_length):
@@ -352,12 +382,16 @@ def convert_examples(examples, tokenizer, max_seq_length, doc_stride, max_query_
   FIRST_UNIQUE_ID in order.
 
   Args:
-    tokenizer: a data.tokenization.BatchTokenizer (WordPiece).
+    tokenizer: a data.tokenization.BatchTokenizer (WordPiece), or a
+      data.sentencepiece_vocab.SentencePieceTokenizer (ALBERT's): each word
+      is then tokenized on its own by ALBERT's rules (preprocess_text, then
+      its pieces: the first starts with "▁").
   Raises:
     ValueError: a window setting that cannot hold the question (check_window).
   """
   check_window(max_seq_length, doc_stride, max_query_length)
   vocab = tokenizer.vocab
+  sentencepiece = is_sentencepiece(tokenizer)
   documents = _documents(examples, tokenizer)
   queries = _pieces(tokenizer, [e.question_text for e in examples]) if examples else []
   answers = (_pieces(tokenizer, [e.orig_answer_text or "" for e in examples])
@@ -367,7 +401,8 @@ def convert_examples(examples, tokenizer, max_seq_length, doc_stride, max_query_
     doc = documents[id(example.doc_tokens)]
     query = queries[example_index][:max_query_length]
     if is_training:
-      answer_start, answer_end = _answer_pieces(example, doc, answers[example_index])
+      answer_start, answer_end = _answer_pieces(example, doc, answers[example_index],
+                                                sentencepiece)
     spans = window_starts(len(doc.pieces), max_seq_length - len(query) - 3, doc_stride)
     for index, (start, length) in enumerate(spans):
       feature = SpanFeature(unique_id, example_index, index,

@@ -15,7 +15,9 @@ Signature `answer` (needs tensorflow-text's ops), also serving_default:
 
 How it answers, against run_squad's prediction (span_answers.py):
   * as run_squad: the context is split into words at SQuAD's white space
-    (space, tab, CR, LF, U+202F) and each word WordPiece-tokenized, the
+    (space, tab, CR, LF, U+202F) and each word WordPiece-tokenized (an
+    ALBERT's SentencePiece model, spm_model_file: by ALBERT's rules in the
+    graph, data/sentencepiece_graph.py; a tokenizer.json is refused), the
     question cut to max_query_length pieces, the window [CLS] question [SEP]
     context [SEP] with segment ids 0 then 1; a span is the start and end
     positions among the n_best_size highest start and end logits (of the
@@ -104,8 +106,10 @@ class AnswerServingModule(saved_model.TaskServingModule):
 
   def __init__(self, model, vocab_file, do_lower_case, max_seq_length=384,
                max_query_length=64, n_best_size=20, max_answer_length=30,
-               version_2_with_negative=False, null_score_diff_threshold=0.0):
-    super().__init__(model, vocab_file, do_lower_case, name="bert_tf_answerer")
+               version_2_with_negative=False, null_score_diff_threshold=0.0,
+               spm_model_file=None):
+    super().__init__(model, vocab_file, do_lower_case, name="bert_tf_answerer",
+                     spm_model_file=spm_model_file)
     config = model.config
     if not max_query_length + 4 <= max_seq_length <= config.max_position_embeddings:
       raise ValueError(f"max_seq_length={max_seq_length} must lie in [max_query_length + 4 = "
@@ -186,7 +190,8 @@ class AnswerServingModule(saved_model.TaskServingModule):
 
 def export_answerer(model, vocab_file, do_lower_case, export_dir, overwrite=False, **settings):
   """Writes the span model's SavedModel to export_dir (atomically).
-  settings: AnswerServingModule's (max_seq_length, ...). Returns the module."""
+  settings: AnswerServingModule's (max_seq_length, ..., spm_model_file).
+  Returns the module."""
   files_lib.check_absent(export_dir, overwrite, "export_dir")
   module = AnswerServingModule(model, vocab_file, do_lower_case, **settings)
   module.write(export_dir, overwrite)
@@ -212,5 +217,6 @@ def export_finetuned(config, bert_config, export_dir, overwrite=False):
       max_seq_length=config.max_seq_length, max_query_length=config.max_query_length,
       n_best_size=config.n_best_size, max_answer_length=config.max_answer_length,
       version_2_with_negative=config.version_2_with_negative,
-      null_score_diff_threshold=config.null_score_diff_threshold)
+      null_score_diff_threshold=config.null_score_diff_threshold,
+      spm_model_file=config.spm_model_file or None)
   return f"wrote SavedModel {export_dir} (signature answer)"

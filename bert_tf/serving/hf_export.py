@@ -37,6 +37,9 @@ FROZEN_TAGGER = ("hf_out: a --frozen_encoder tagger's head reads the last four l
 ELECTRA_CLASSIFIER = ("hf_out: ElectraForSequenceClassification's head is dense -> GELU -> "
                       "out_proj on the [CLS] vector, bert_tf's one dense layer on it: no "
                       "exact mapping, not written (QA and tagging heads are)")
+SENTENCEPIECE_NOT_ALBERT = ("hf_out with spm_model_file: transformers has a SentencePiece "
+                            "tokenizer for ALBERT only (the model is not ALBERT)")
+
 
 def _write_folder(folder, config_dict, weights, vocab_file, tokenizer_config,
                   spm_model_file=None):
@@ -87,8 +90,7 @@ def write_hf_folder(pretrainer, objective, vocab_file, do_lower_case, out_dir,
   if spm_model_file:
     from bert_tf.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
     if tf1_checkpoint.model_type(pretrainer) != "albert":
-      raise ValueError("hf_out with spm_model_file: transformers has a SentencePiece "
-                       "tokenizer for ALBERT only (the model is not ALBERT)")
+      raise ValueError(SENTENCEPIECE_NOT_ALBERT)
     spm_model = sentencepiece_vocab.load_sentencepiece(spm_model_file)
     vocab, spm_model_file = spm_model.vocab, spm_model.path
   else:
@@ -182,10 +184,13 @@ def write_hf_head_folder(encoder, config, model_type, task, kernel, bias, vocab_
   Raises:
     FileExistsError: out_dir exists and overwrite is false.
     ValueError: ELECTRA sequence classification, a head of the wrong shape,
-      or a vocab whose size is not the config's.
+      a vocab whose size is not the config's, or spm_model_file with a
+      model that is not ALBERT.
   """
   if model_type == "electra" and task == hf_config.SEQUENCE_CLASSIFICATION:
     raise ValueError(ELECTRA_CLASSIFIER)
+  if spm_model_file and model_type != "albert":
+    raise ValueError(SENTENCEPIECE_NOT_ALBERT)
   kernel, bias = np.asarray(kernel, np.float32), np.asarray(bias, np.float32)
   outputs = 2 if task == hf_config.QUESTION_ANSWERING else (1 if regression else len(labels))
   if kernel.shape != (config.hidden_size, outputs) or bias.shape != (outputs,):
@@ -295,7 +300,9 @@ def write_finetuned(config, bert_config, results, out_dir, overwrite=False):
 def write_span_model(config, bert_config, out_dir, overwrite=False):
   """Writes the span model `training.squad_finetune.run` saved
   (output_dir/model) as a transformers *ForQuestionAnswering folder, and
-  prints where; nothing for an empty out_dir. Returns the architecture or None."""
+  prints where; nothing for an empty out_dir. An ALBERT fine-tuned with a
+  SentencePiece model (config.spm_model_file) gets its spiece.model and an
+  AlbertTokenizer. Returns the architecture or None."""
   if not out_dir:
     return None
   from bert_tf.models import span_head  # pylint: disable=g-import-not-at-top
@@ -309,6 +316,7 @@ def write_span_model(config, bert_config, out_dir, overwrite=False):
   architecture = write_hf_head_folder(
       model.encoder, bert_config, model_type, hf_config.QUESTION_ANSWERING,
       model.head.kernel.numpy(), model.head.bias.numpy(), config.vocab_file,
-      config.do_lower_case, out_dir, overwrite=overwrite)
+      config.do_lower_case, out_dir, overwrite=overwrite,
+      spm_model_file=config.spm_model_file or None)
   print(f"wrote {out_dir} {architecture}")
   return architecture

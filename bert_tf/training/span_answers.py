@@ -10,7 +10,9 @@ For each example, over all of its windows (data.squad features):
   the windows, and it is a candidate too;
 - candidates are ranked by start + end logit; each becomes text (`final_text`:
   the pieces joined without "##", aligned back onto the original words so
-  that case, accents and punctuation come from the context) and the first
+  that case, accents and punctuation come from the context; SentencePiece
+  pieces: `sentencepiece_final_text`, the same alignment after ALBERT's
+  normalization) and the first
   `n_best_size` distinct texts are the n-best list, with softmax
   probabilities over their scores (2.0: "" is added when missing; none at
   all: "empty" with logits 0);
@@ -28,6 +30,7 @@ import math
 import os
 
 from bert_tf import file_io as files
+from bert_tf.data import sentencepiece_vocab
 from bert_tf.data import squad
 
 
@@ -86,6 +89,37 @@ def final_text(pred_text, orig_text, do_lower_case):
   return orig_text[orig_start:orig_end + 1]
 
 
+def sentencepiece_text(pieces):
+  """SentencePiece pieces as text: joined, "▁" as a space, white space runs
+  to one space, stripped ("▁jerusalem" "," -> "jerusalem,")."""
+  return " ".join("".join(pieces).replace(sentencepiece_vocab.WORD_START, " ").split())
+
+
+def sentencepiece_final_text(pred_text, orig_text, do_lower_case):
+  """final_text for SentencePiece models (ALBERT's): the part of `orig_text`
+  (original words) that `pred_text` (sentencepiece_text of the predicted
+  pieces) spells, in the original characters (casing, accents). orig_text
+  is normalized as ALBERT's preprocess_text does (white space runs to one
+  space, NFKD without combining marks, lower-cased with do_lower_case) one
+  character at a time, so each normalized character knows the original one
+  it came from; `orig_text` whole when pred_text is not found there (e.g. a
+  span with an unknown piece, "<unk>")."""
+  normalized, source = [], []
+  for i, ch in enumerate(orig_text):
+    if ch.isspace():
+      if normalized and normalized[-1] != " ":
+        normalized.append(" ")
+        source.append(i)
+      continue
+    for out in sentencepiece_vocab.preprocess_text(ch, do_lower_case):
+      normalized.append(out)
+      source.append(i)
+  start = "".join(normalized).find(pred_text) if pred_text else -1
+  if start == -1:
+    return orig_text
+  return orig_text[source[start]:source[start + len(pred_text) - 1] + 1]
+
+
 _Candidate = collections.namedtuple("_Candidate", "feature start end start_logit end_logit")
 _Entry = collections.namedtuple("_Entry", "text start_logit end_logit")
 
@@ -111,16 +145,19 @@ def _candidates(features, results, n_best_size, max_answer_length):
   return spans, null
 
 
-def _span_text(example, feature, candidate, do_lower_case):
-  pieces = " ".join(feature.tokens[candidate.start:candidate.end + 1])
-  pieces = " ".join(pieces.replace(" ##", "").replace("##", "").split())
+def _span_text(example, feature, candidate, do_lower_case, sentencepiece=False):
+  tokens = feature.tokens[candidate.start:candidate.end + 1]
   first = feature.token_to_orig_map[candidate.start]
   last = feature.token_to_orig_map[candidate.end]
-  return final_text(pieces, " ".join(example.doc_tokens[first:last + 1]), do_lower_case)
+  orig_text = " ".join(example.doc_tokens[first:last + 1])
+  if sentencepiece:
+    return sentencepiece_final_text(sentencepiece_text(tokens), orig_text, do_lower_case)
+  pieces = " ".join(" ".join(tokens).replace(" ##", "").replace("##", "").split())
+  return final_text(pieces, orig_text, do_lower_case)
 
 
 def decode_example(example, features, results, n_best_size, max_answer_length,
-                   do_lower_case, version_2_with_negative):
+                   do_lower_case, version_2_with_negative, sentencepiece=False):
   """(n-best list of (text, start_logit, end_logit), null score or None)."""
   spans, null = _candidates(features, results, n_best_size, max_answer_length)
   if version_2_with_negative:
@@ -131,7 +168,8 @@ def decode_example(example, features, results, n_best_size, max_answer_length,
     if len(nbest) >= n_best_size:
       break
     if candidate.start > 0:
-      text = _span_text(example, features[candidate.feature], candidate, do_lower_case)
+      text = _span_text(example, features[candidate.feature], candidate, do_lower_case,
+                        sentencepiece)
       if text in seen:
         continue
     else:
@@ -146,12 +184,15 @@ def decode_example(example, features, results, n_best_size, max_answer_length,
 
 
 def decode(examples, features, results, n_best_size=20, max_answer_length=30,
-           do_lower_case=True, version_2_with_negative=False, null_score_diff_threshold=0.0):
+           do_lower_case=True, version_2_with_negative=False, null_score_diff_threshold=0.0,
+           sentencepiece=False):
   """Answers for every example.
 
   Args:
     examples: data.squad.SquadExamples; features: their SpanFeatures.
     results: RawResults (any order), one per feature.
+    sentencepiece: the features' tokens are SentencePiece pieces (an ALBERT
+      model's): answers by sentencepiece_final_text.
 
   Returns:
     (predictions, nbest, null_odds): OrderedDicts keyed by question id in
@@ -168,7 +209,7 @@ def decode(examples, features, results, n_best_size=20, max_answer_length=30,
   for index, example in enumerate(examples):
     nbest, null_score = decode_example(example, by_example[index], by_id, n_best_size,
                                        max_answer_length, do_lower_case,
-                                       version_2_with_negative)
+                                       version_2_with_negative, sentencepiece)
     probs = softmax([e.start_logit + e.end_logit for e in nbest])
     all_nbest[example.qas_id] = [
         collections.OrderedDict(text=e.text, probability=p, start_logit=e.start_logit,

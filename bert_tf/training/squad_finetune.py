@@ -53,8 +53,12 @@ EXAMPLE_SHUFFLE_SEED = 12345
 
 @dataclasses.dataclass(frozen=True)
 class SquadConfig:
-  """One run; defaults are the original run_squad's flags'."""
+  """One run; defaults are the original run_squad's flags'.
+
+  spm_model_file: a SentencePiece model (ALBERT's) in the place of
+  vocab_file, which is then not read (google-research/albert's rule)."""
   vocab_file: str = ""
+  spm_model_file: str = ""
   output_dir: str = ""
   train_file: str = ""
   predict_file: str = ""
@@ -83,8 +87,8 @@ class SquadConfig:
     for a value that cannot run."""
     if not self.do_train and not self.do_predict:
       raise ValueError(f"{prefix}do_train or {prefix}do_predict: at least one must be set")
-    needed = ["vocab_file", "output_dir"] + (["train_file"] if self.do_train else []) + (
-        ["predict_file"] if self.do_predict else [])
+    needed = ([] if self.spm_model_file else ["vocab_file"]) + ["output_dir"] + (
+        ["train_file"] if self.do_train else []) + (["predict_file"] if self.do_predict else [])
     for name in needed:
       if not getattr(self, name):
         raise ValueError(f"{prefix}{name} is required")
@@ -261,7 +265,8 @@ def predict(model, config, tokenizer):
   raw = predict_logits(model, features, config.predict_batch_size)
   predictions, nbest, null_odds = span_answers.decode(
       examples, features, raw, config.n_best_size, config.max_answer_length,
-      config.do_lower_case, config.version_2_with_negative, config.null_score_diff_threshold)
+      config.do_lower_case, config.version_2_with_negative, config.null_score_diff_threshold,
+      sentencepiece=bool(config.spm_model_file))
   paths = span_answers.write_predictions(config.output_dir, predictions, nbest, null_odds,
                                          config.version_2_with_negative)
   results = {"num_predict_examples": len(examples), "num_predict_features": len(features)}
@@ -285,10 +290,13 @@ def run(config: SquadConfig, bert_config: BertConfig):
     ValueError, FileNotFoundError: a bad config or file (before training).
   """
   config.validate(bert_config)
-  tokenizer = finetune.task_tokenizer(config.vocab_file, config.do_lower_case)
+  tokenizer = finetune.task_tokenizer(config.vocab_file, config.do_lower_case,
+                                     config.spm_model_file)
   if len(tokenizer.vocab) != bert_config.vocab_size:
-    raise ValueError(f"vocab file {config.vocab_file} has {len(tokenizer.vocab)} tokens but "
-                     f"the bert_config's vocab_size is {bert_config.vocab_size}")
+    kind = (f"SentencePiece model {config.spm_model_file}" if config.spm_model_file
+            else f"vocab file {config.vocab_file}")
+    raise ValueError(f"{kind} has {len(tokenizer.vocab)} tokens but the bert_config's "
+                     f"vocab_size is {bert_config.vocab_size}")
   for name in ("train_file", "predict_file"):  # before hours of training
     path = getattr(config, name)
     if path and not tf.io.gfile.exists(path):
