@@ -165,7 +165,7 @@ def test_a_vocab_size_mismatch_and_a_tokenizer_json_export_are_refused(tmp_path)
   (_, size), (_, export) = [run.communicate(timeout=600) for run in runs]
   assert runs[0].returncode == 1, size[-2000:]
   assert size.strip().splitlines()[-1] == (
-      f"bert_tf.run_squad: error: SentencePiece model {squad_spm.SPM_MODEL} has 120 tokens "
+      f"bert_tf.run_squad: error: SentencePiece model {squad_spm.SPM_MODEL} has 120 pieces "
       "but the bert_config's vocab_size is 100")
   assert runs[1].returncode == 2, export[-2000:]
   assert export.strip().splitlines()[-1].startswith(

@@ -290,13 +290,7 @@ def run(config: SquadConfig, bert_config: BertConfig):
     ValueError, FileNotFoundError: a bad config or file (before training).
   """
   config.validate(bert_config)
-  tokenizer = finetune.task_tokenizer(config.vocab_file, config.do_lower_case,
-                                     config.spm_model_file)
-  if len(tokenizer.vocab) != bert_config.vocab_size:
-    kind = (f"SentencePiece model {config.spm_model_file}" if config.spm_model_file
-            else f"vocab file {config.vocab_file}")
-    raise ValueError(f"{kind} has {len(tokenizer.vocab)} tokens but the bert_config's "
-                     f"vocab_size is {bert_config.vocab_size}")
+  tokenizer = finetune.config_tokenizer(config, bert_config)  # its size is the model's
   for name in ("train_file", "predict_file"):  # before hours of training
     path = getattr(config, name)
     if path and not tf.io.gfile.exists(path):
