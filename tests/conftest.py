@@ -28,15 +28,14 @@ def pytest_configure(config):
 def pytest_addoption(parser):
   parser.addoption("--soak", action="store_true", default=False,
                    help="also run the soak tests (kill sweeps of compare_objectives and on "
-                   "gs://, the reproductions at a toy budget: many minutes each)")
+                   "gs://: many minutes each)")
 
 
 def pytest_collection_modifyitems(config, items):
   if config.getoption("--soak"):
     return
   skip = pytest.mark.skip(reason="soak test (many minutes: a kill sweep, whose bench's counts "
-                          "are in docs/reliability.md, or a reproduction at a toy budget): "
-                          "run with --soak")
+                          "are in docs/reliability.md): run with --soak")
   for item in items:
     if "soak" in item.keywords:
       item.add_marker(skip)
