@@ -128,6 +128,12 @@ def test_the_answer_signature_reads_the_pieces_run_squad_reads(tmp_path, tokeniz
   settings = dict(max_seq_length=64, max_query_length=20, n_best_size=10, max_answer_length=6)
   module = answer_export.AnswerServingModule(model, "", True, spm_model_file=squad_spm.SPM_MODEL,
                                              **settings)
+  # A model that does not fit the SentencePiece model is refused, naming it.
+  with pytest.raises(ValueError, match=f"SentencePiece model {squad_spm.SPM_MODEL} has 120 "
+                     "pieces but the bert_config's vocab_size is 100"):
+    answer_export.AnswerServingModule(
+        span_head.BertSpanModel(squad_spm.tiny_albert_config(vocab_size=100)), "", True,
+        spm_model_file=squad_spm.SPM_MODEL, **settings)
   examples, features = _features(tmp_path, tokenizer, is_training=False)
   out = {k: v.numpy() for k, v in module.answer(
       tf.constant([e.question_text for e in examples]),

@@ -485,8 +485,9 @@ class TaskServingModule(tf.Module):
     else:
       vocab = wordpiece_vocab.load_vocab(vocab_file)
     if vocab.size != config.vocab_size:
-      raise ValueError(f"vocab file {vocab_file} has {vocab.size} tokens but the "
-                       f"bert_config's vocab_size is {config.vocab_size}")
+      what = (f"SentencePiece model {vocab_file} has {vocab.size} pieces" if spm_model_file
+              else f"vocab file {vocab_file} has {vocab.size} tokens")
+      raise ValueError(f"{what} but the bert_config's vocab_size is {config.vocab_size}")
     self._holder = Untracked(model)
     self.model_variables = tf_variables(model)
     self.vocab_file = tf.saved_model.Asset(vocab_file)
