@@ -123,7 +123,7 @@ def note_vocab_not_read(flag_values=None):
 def model_files(flag_values=None):
   """(BertConfig, vocab file, SentencePiece model, casing) of a tool that
   reads --init_checkpoint: --bert_config_file and --vocab_file (or
-  --spm_model_file, where the tool defines it), or for a transformers folder
+  --spm_model_file), or for a transformers folder
   its config.json and tokenizer in the place of those not given
   (hf_checkpoint.model_files: one of vocab file and SentencePiece model is
   ""); casing is the folder's tokenizer's do_lower_case where
@@ -134,7 +134,7 @@ def model_files(flag_values=None):
   """
   flag_values = flags.FLAGS if flag_values is None else flag_values
   from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
-  spm = flag_values["spm_model_file"].value if "spm_model_file" in flag_values else ""
+  spm = flag_values["spm_model_file"].value
   if spm:
     note_vocab_not_read(flag_values)
   try:  # a transformers folder --init_checkpoint holds the config and the tokenizer
@@ -143,9 +143,6 @@ def model_files(flag_values=None):
         flag_values["vocab_file"].value, spm or "")
   except ValueError as e:
     raise app.UsageError(str(e)) from None
-  if spm_model_file and "spm_model_file" not in flag_values:
-    raise app.UsageError(f"{flag_values['init_checkpoint'].value} has a SentencePiece "
-                         f"model ({spm_model_file}): this tool reads WordPiece vocabs only")
   if flag_values["do_lower_case"].present:
     casing = None
   return bert_config, vocab_file, spm_model_file, casing

@@ -138,3 +138,19 @@ def test_the_frozen_tagger_is_filed_under_its_own_learning_rate(tmp_path):
   assert paths(frozen_learning_rate=3e-3)[1] != frozen
   assert paths(finetune_learning_rate=3e-4)[1] == frozen
   assert paths(finetune_learning_rate=3e-4)[0] != tuned
+
+
+def test_the_frozen_tagger_trains_at_its_own_learning_rate(tmp_path, monkeypatch):
+  # run_tagging hands training.tagging the frozen rate for the feature-based
+  # tagger and the fine-tuning rate otherwise.
+  from bert_tf.experiments import task_kinds  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import tagging  # pylint: disable=g-import-not-at-top
+  seen = []
+  monkeypatch.setattr(tagging, "run", lambda config, bert_config: seen.append(
+      (config.frozen_encoder, config.learning_rate)) or {})
+  task = plan.Task.parse(f"ner=conll:{tmp_path / 'ner'}")
+  options = dataclasses.replace(tiny_options(tmp_path, tasks=(task,)),
+                                frozen_learning_rate=3e-3, finetune_learning_rate=2e-4)
+  for frozen in (False, True):
+    task_kinds.run_tagging(options, task, str(tmp_path / "out"), "vocab.txt", None, "", frozen)
+  assert seen == [(False, 2e-4), (True, 3e-3)]
