@@ -7,7 +7,6 @@ and --hf_out refused before any training step."""
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -178,15 +177,12 @@ def test_an_existing_hf_out_is_refused_before_any_training(tmp_path):
           f"--dev_file={write_task(tmp_path / 'dev.tsv', 8, 2)}", "--max_seq_length=16",
           "--num_train_epochs=1000", "--train_batch_size=16", f"--output_dir={out}",
           f"--hf_out={tmp_path / 'hf'}"]
-  start = time.monotonic()
   child = _run_tool(args, tmp_path)
-  elapsed = time.monotonic() - start
   assert child.returncode == 1
   assert _error(child) == (f"bert_tf.finetune: error: --hf_out {tmp_path / 'hf'} exists "
                            "already; pass overwrite=True (--overwrite) to replace it")
   assert not out.exists()  # no seed_<n>/ (TensorBoard, model), no eval_results.txt
   assert os.listdir(tmp_path / "hf") == ["keep.txt"]
-  assert elapsed < 120, elapsed
 
 
 def test_training_without_evaluation_predicts_the_test_file(tmp_path):

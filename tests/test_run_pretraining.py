@@ -175,9 +175,7 @@ def test_bad_input_is_one_line_error(setup, parse, capsys):
   parse(_common(setup))
   fails(cli.USAGE_EXIT, r".*do_train or --do_eval")
   parse(_common(setup) + ["--do_train", "--strategy=tpu", "--tpu_name=local"])
-  start = time.time()
   fails(cli.ERROR_EXIT, r".*--strategy=tpu: no TPU found")
-  assert time.time() - start < 10
 
 
 def _start(tmp_path, extra, log_name):

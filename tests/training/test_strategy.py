@@ -1,19 +1,16 @@
 """Tests of bert_tf.training.strategy: strategies by name, the chief."""
 
-import time
-
 import pytest
 import tensorflow as tf
 
 from bert_tf.training import strategy as strategies
 
 
-def test_tpu_strategy_without_tpu_fails_fast_and_clearly():
-  start = time.time()
+def test_tpu_strategy_without_tpu_fails_clearly():
+  # No name means the TPU VM's own ("local"), never a metadata-server query.
   for name in ("", "local"):
-    with pytest.raises(ValueError, match="--strategy=tpu: no TPU found"):
+    with pytest.raises(ValueError, match=r"--strategy=tpu: no TPU found \(tpu_name='local'\)"):
       strategies.make_strategy("tpu", tpu_name=name)
-  assert time.time() - start < 10
 
 
 def test_one_device_is_the_default_on_a_cpu_machine():
