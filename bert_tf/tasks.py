@@ -22,13 +22,19 @@ documents):
           inside its sentences is a name (bert_tf/data/name_tagging.py). With
           --heldout_every=N only the documents compare_objectives holds out
           at that setting are used, so no task sentence was pretrained on.
+  name_cloze/
+          train.json, dev.json, test.json (SQuAD 1.1): a span task, which
+          name of a passage (up to 3 sentences) fills the blank in the next
+          sentence (bert_tf/data/name_cloze.py); names and --heldout_every
+          as the names task's.
 
 Splits are 80/10/10 by a SHA-256 hash: the same input gives the same
 files. The counts of every split are printed and written to summary.json.
 Fine-tune on them with bert_tf.finetune, e.g. --text_a_column=sentence1
 --text_b_column=sentence2 (wic), --text_a_column=definition (gloss),
---task_type=tagging (names); or compare objectives on one with
-compare_objectives --task=names=conll:tasks/names.
+--task_type=tagging (names), bert_tf.run_squad (name_cloze); or compare
+objectives on one with compare_objectives --task=names=conll:tasks/names or
+--task=name_cloze=squad:tasks/name_cloze.
 """
 
 import os
@@ -40,7 +46,7 @@ from bert_tf import cli
 
 FLAGS = flags.FLAGS
 WORDNET_TASKS = ("wic", "gloss")
-CORPUS_TASKS = ("names",)
+CORPUS_TASKS = ("names", "name_cloze")
 TASKS = WORDNET_TASKS + CORPUS_TASKS
 
 
@@ -50,7 +56,7 @@ def define_flags(flag_values):
   flags.DEFINE_string("wordnet_dir", None, "WordNet's dict folder (data.noun, index.noun, "
                       "...; Debian: /usr/share/wordnet).", flag_values=f)
   flags.DEFINE_string("corpus", None, "A cased corpus (one sentence a line, a blank line "
-                      "between documents) for the names task.", flag_values=f)
+                      "between documents) for the names and name_cloze tasks.", flag_values=f)
   flags.DEFINE_integer("heldout_every", 0, "With --corpus: tag only every N-th document, "
                        "those compare_objectives --heldout_every=N holds out (0: all).",
                        flag_values=f)
@@ -72,7 +78,7 @@ def main(argv):
   tasks = FLAGS.tasks or ((WORDNET_TASKS if FLAGS.wordnet_dir else ()) +
                           (CORPUS_TASKS if FLAGS.corpus else ()))
   if not tasks:
-    raise app.UsageError("give --wordnet_dir (wic, gloss) or --corpus (names)")
+    raise app.UsageError("give --wordnet_dir (wic, gloss) or --corpus (names, name_cloze)")
   for task in tasks:
     source = "wordnet_dir" if task in WORDNET_TASKS else "corpus"
     if task in TASKS and not FLAGS[source].value:
@@ -89,6 +95,13 @@ def main(argv):
     counts = name_tagging.write_task(FLAGS.corpus, folder, FLAGS.heldout_every,
                                      FLAGS.min_name_count, FLAGS.min_name_share)
     print("\n".join(name_tagging.describe_counts(counts)))
+    print(f"wrote {os.path.join(folder, 'summary.json')}")
+  if "name_cloze" in tasks:
+    from bert_tf.data import name_cloze  # pylint: disable=g-import-not-at-top
+    folder = os.path.join(FLAGS.output_dir, "name_cloze")
+    counts = name_cloze.write_task(FLAGS.corpus, folder, FLAGS.heldout_every,
+                                   FLAGS.min_name_count, FLAGS.min_name_share)
+    print("\n".join(name_cloze.describe_counts(counts)))
     print(f"wrote {os.path.join(folder, 'summary.json')}")
   return 0
 

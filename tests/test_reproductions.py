@@ -14,6 +14,7 @@ import sys
 
 import pytest
 
+from bert_tf.data import name_cloze
 from bert_tf.experiments import paper_figures
 
 from helpers import tagging_task
@@ -68,11 +69,18 @@ def test_a_reproduction_runs_at_a_toy_budget(flagfile, tmp_path):
       "initializer_range": 0.02}))
   out = tmp_path / "out"
   with open(flagfile, encoding="utf-8") as f:
-    task_dirs = re.findall(r"^--task=\w+=conll:(\S+)$", f.read(), re.M)
-  for task_dir in task_dirs:  # the documented task folder, relative to the run
+    text = f.read()
+  for task_dir in re.findall(r"^--task=\w+=conll:(\S+)$", text, re.M):
+    # The documented task folder, relative to the run.
     (tmp_path / task_dir).mkdir(parents=True)
     for split, n in (("train", 64), ("dev", 24)):
       tagging_task.write_task(tmp_path / task_dir / f"{split}.txt", n, seed=len(split))
+  for task_dir in re.findall(r"^--task=\w+=squad:(\S+)$", text, re.M):
+    # As bert_tf.tasks builds it, from a corpus of names.
+    names = tmp_path / "names.txt"
+    names.write_text("\n\n".join(f"And Josiah went to Moab with Hilkiah {i}.\n"
+                                  f"Then Hilkiah the priest saw it {i}." for i in range(400)))
+    name_cloze.write_task(str(names), str(tmp_path / task_dir), min_count=2)
   command = [sys.executable, "-m", "bert_tf.compare_objectives",
              f"--flagfile={os.path.join(REPO, flagfile)}",
              f"--corpus={write_corpus(tmp_path / 'corpus.txt', documents=120)}",

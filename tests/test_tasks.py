@@ -71,6 +71,13 @@ def test_tool_builds_the_names_task_from_a_cased_corpus(tmp_path):
   summary = json.loads((out / "names" / "summary.json").read_text())
   assert summary["name_types"] == 3 and summary["heldout_every"] == 3
   assert sum(s["sentences"] for s in summary["splits"].values()) == 10 * 6
+  # The span task from the same corpus: after each document's first
+  # sentence, each of the three names asked (the others in the passage).
+  assert "name_cloze/dev.json:" in child.stdout
+  cloze = json.loads((out / "name_cloze" / "summary.json").read_text())
+  assert sum(s["questions"] for s in cloze["splits"].values()) == 10 * 5 * 3
+  dev = json.loads((out / "name_cloze" / "dev.json").read_text())
+  assert dev["version"] == "1.1" and dev["data"][0]["paragraphs"][0]["qas"]
   assert not (out / "wic").exists()
 
 
