@@ -37,6 +37,7 @@ objectives on one with compare_objectives --task=names=conll:tasks/names or
 --task=name_cloze=squad:tasks/name_cloze.
 """
 
+import importlib
 import os
 
 from absl import app
@@ -47,6 +48,7 @@ from bert_tf import cli
 FLAGS = flags.FLAGS
 WORDNET_TASKS = ("wic", "gloss")
 CORPUS_TASKS = ("names", "name_cloze")
+CORPUS_MODULES = {"names": "bert_tf.data.name_tagging", "name_cloze": "bert_tf.data.name_cloze"}
 TASKS = WORDNET_TASKS + CORPUS_TASKS
 
 
@@ -89,19 +91,12 @@ def main(argv):
     built = wordnet.write_tasks(FLAGS.wordnet_dir, FLAGS.output_dir, wordnet_tasks)
     print("\n".join(wordnet.describe_counts(built)))
     print(f"wrote {os.path.join(FLAGS.output_dir, 'summary.json')}")
-  if "names" in tasks:
-    from bert_tf.data import name_tagging  # pylint: disable=g-import-not-at-top
-    folder = os.path.join(FLAGS.output_dir, "names")
-    counts = name_tagging.write_task(FLAGS.corpus, folder, FLAGS.heldout_every,
-                                     FLAGS.min_name_count, FLAGS.min_name_share)
-    print("\n".join(name_tagging.describe_counts(counts)))
-    print(f"wrote {os.path.join(folder, 'summary.json')}")
-  if "name_cloze" in tasks:
-    from bert_tf.data import name_cloze  # pylint: disable=g-import-not-at-top
-    folder = os.path.join(FLAGS.output_dir, "name_cloze")
-    counts = name_cloze.write_task(FLAGS.corpus, folder, FLAGS.heldout_every,
-                                   FLAGS.min_name_count, FLAGS.min_name_share)
-    print("\n".join(name_cloze.describe_counts(counts)))
+  for task in (t for t in CORPUS_TASKS if t in tasks):
+    module = importlib.import_module(CORPUS_MODULES[task])
+    folder = os.path.join(FLAGS.output_dir, task)
+    counts = module.write_task(FLAGS.corpus, folder, FLAGS.heldout_every,
+                               FLAGS.min_name_count, FLAGS.min_name_share)
+    print("\n".join(module.describe_counts(counts)))
     print(f"wrote {os.path.join(folder, 'summary.json')}")
   return 0
 
