@@ -34,12 +34,17 @@ from bert_tf.experiments import linear_probe
 @dataclasses.dataclass(frozen=True)
 class PairSet:
   """One pair task's held-out pairs as model features (dicts of int32 [n,
-  seq]) and labels (int [n]), split by document."""
+  seq]) and labels (int [n]), split by document; `seen`, `seen_labels`:
+  pairs of the pretraining documents themselves (None when not made), on
+  which a sentence head that scores above its held-out figure learned
+  those documents rather than the task."""
   task: str
   train: dict
   train_labels: np.ndarray
   dev: dict
   dev_labels: np.ndarray
+  seen: dict = None
+  seen_labels: np.ndarray = None
 
 
 def pair_features(pairs, vocab, max_seq_length):
@@ -100,12 +105,19 @@ def pair_sets(text, tasks, tokenizer, max_seq_length, seed, max_examples):
                                       for train, dev in split.values()):
       break
     count = min(2 * count, len(documents))
-  sets = {}
-  for task, (train, dev) in split.items():
-    train_x, train_y = pair_features(train[:max_examples], tokenizer.vocab, max_seq_length)
-    dev_x, dev_y = pair_features(dev[:max_examples], tokenizer.vocab, max_seq_length)
-    sets[task] = PairSet(task, train_x, train_y, dev_x, dev_y)
-  return sets
+  return {task: PairSet(task, *pair_features(train[:max_examples], tokenizer.vocab,
+                                             max_seq_length),
+                        *pair_features(dev[:max_examples], tokenizer.vocab, max_seq_length))
+          for task, (train, dev) in split.items()}
+
+
+def with_seen_pairs(sets, text, tokenizer, max_seq_length, seed, max_examples):
+  """`sets` (pair_sets() of the held-out text) with the dev pairs of the
+  pretraining text `text` as each set's `seen` pairs (made as pair_sets()
+  makes its dev pairs)."""
+  seen = pair_sets(text, list(sets), tokenizer, max_seq_length, seed, max_examples)
+  return {task: dataclasses.replace(s, seen=seen[task].dev, seen_labels=seen[task].dev_labels)
+          for task, s in sets.items()}
 
 
 def _batches(features, batch_size):

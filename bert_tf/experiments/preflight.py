@@ -141,6 +141,9 @@ def preflight(options, heldout_records, held_txt, task_list, pair_sets, mask_id)
       share = float(pairs.dev_labels.mean())
       chance[f"head_{name}_accuracy"] = chance[f"frozen_{name}_accuracy"] = max(share,
                                                                                 1 - share)
+    if pairs.seen_labels is not None and len(pairs.seen_labels):
+      share = float(pairs.seen_labels.mean())
+      chance[f"head_{name}_accuracy_seen"] = max(share, 1 - share)
     if len(pairs.train_labels) < 2:
       problems.append(f"pairs {name}: {len(pairs.train_labels)} train pairs, needs 2")
   if problems:

@@ -348,8 +348,11 @@ def notes(options, bert_config, runs, summaries, size_notes):
     out.append(
         "head_*: the model's own sentence head as trained (for the arms that have one), on "
         "held-out segment pairs built like pretraining pairs (bert_tf/data/segment_pairs.py; "
-        "class 0 = B follows A / in order); frozen_*: a linear probe (logistic regression to "
-        "convergence, bert_tf/experiments/linear_probe.py) on the frozen encoder's features "
+        "class 0 = B follows A / in order); head_*_seen: the same head on pairs made the "
+        "same way from the pretraining documents (train.txt): well above its held-out "
+        "figure, the head learned those documents rather than the task; frozen_*: a linear "
+        "probe (logistic regression to convergence, bert_tf/experiments/linear_probe.py) on "
+        "the frozen encoder's features "
         "([CLS], the means u, v of A and B, |u - v|, u * v), fitted on the train pairs, "
         "scored on the same dev pairs as the head; no fine-tuning noise in either")
   kinds = {t.kind for t in options.tasks}

@@ -15,7 +15,7 @@ def figure_order(figures, pair_names, task_names):
   """The instrument metrics of `figures` in table order: heads, then frozen
   probes of the pair sets, then of the user tasks (each in its flag's
   order)."""
-  wanted = ([f"head_{n}_accuracy" for n in pair_names]
+  wanted = ([m for n in pair_names for m in (f"head_{n}_accuracy", f"head_{n}_accuracy_seen")]
             + [f"frozen_{n}_accuracy" for n in pair_names]
             + [f"frozen_{n}_{kind}" for n in task_names for kind in ("accuracy", "pearson")])
   return [m for m in wanted if m in figures]

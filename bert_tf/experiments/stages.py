@@ -323,6 +323,8 @@ def wanted_instruments(options, pair_sets, has_head):
       f"frozen_{t.name}" for t in tsv_tasks(options)]
   if has_head:
     wanted += [f"head_{name}_accuracy" for name in pair_sets]
+    wanted += [f"head_{name}_accuracy_seen" for name, s in pair_sets.items()
+               if s.seen is not None]
   return wanted
 
 
@@ -356,6 +358,10 @@ def _measure_instruments(options, run, model_dir, bert_config, vocab_file, pair_
       figures[f"head_{name}_accuracy"] = {
           "value": instruments.head_accuracy(pretrainer, pairs.dev, pairs.dev_labels),
           "examples": len(pairs.dev_labels)}
+      if pairs.seen is not None and len(pairs.seen_labels):
+        figures[f"head_{name}_accuracy_seen"] = {
+            "value": instruments.head_accuracy(pretrainer, pairs.seen, pairs.seen_labels),
+            "examples": len(pairs.seen_labels)}
     del pretrainer
   classifier, _ = finetune.build_classifier(bert_config, 2, init_checkpoint=model_dir)
   encoder = classifier.encoder

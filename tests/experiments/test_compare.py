@@ -46,7 +46,9 @@ def test_a_whole_comparison_writes_its_results_and_a_rerun_skips_finished_work(
   tuned = ["probe_sop_accuracy", "same_accuracy"]
   # The heads of the objectives that have one; frozen probes for every arm.
   mlm = ["masked_lm_accuracy", "masked_lm_accuracy_at_mask", "masked_lm_accuracy_kept"]
-  assert [m for (o, m) in by if o == "mlm_nsp"] == mlm + ["head_sop_accuracy"] + frozen + tuned
+  # Each head on held-out pairs and on pairs of its pretraining documents.
+  heads = ["head_sop_accuracy", "head_sop_accuracy_seen"]
+  assert [m for (o, m) in by if o == "mlm_nsp"] == mlm + heads + frozen + tuned
   assert [m for (o, m) in by if o == "mlm"] == mlm + frozen + tuned
   assert "head_sop_accuracy" in [m for (o, m) in by if o == "mlm_sop"]
   for r in rows:
@@ -262,7 +264,8 @@ def test_electra_against_bert_at_equal_flops(tmp_path, capsys):
   discriminator = [m for m, _ in heldout_reading.reading("electra").rows]
   assert [m for (o, m) in by if o == "mlm_nsp"] == [
       "masked_lm_accuracy", "masked_lm_accuracy_at_mask", "masked_lm_accuracy_kept",
-      "head_sop_accuracy", "frozen_sop_accuracy", "probe_sop_accuracy"]
+      "head_sop_accuracy", "head_sop_accuracy_seen", "frozen_sop_accuracy",
+      "probe_sop_accuracy"]
   # ELECTRA's held-out masked-LM figure is its generator's: a column of its own.
   assert [m for (o, m) in by if o == "electra"] == (["generator_masked_lm_accuracy"]
                                                     + discriminator + ["frozen_sop_accuracy",

@@ -31,8 +31,8 @@ def tokenizer(tmp_path):
   return classification.make_tokenizer(str(path), True)
 
 
-def corpus_text(count=40, sentences=10):
-  rng = np.random.default_rng(0)
+def corpus_text(count=40, sentences=10, seed=0):
+  rng = np.random.default_rng(seed)
   return "\n\n".join("\n".join(" ".join(rng.choice(WORDS, rng.integers(3, 7)))
                                  for _ in range(sentences)) for _ in range(count)) + "\n"
 
@@ -62,6 +62,24 @@ def test_the_head_is_read_as_trained(bias, answer, tmp_path):
     accuracy = instruments.head_accuracy(model, pairs.dev, pairs.dev_labels, batch_size=7)
     assert accuracy == pytest.approx(float(np.mean(pairs.dev_labels == answer)))
     assert 0.1 < accuracy < 0.9
+
+
+def test_seen_pairs_are_the_pretraining_texts_made_as_the_held_out_dev_pairs(tmp_path):
+  # A head is also read on pairs of the documents it trained on: made by
+  # the same rules, from that text, beside each held-out set.
+  tok = tokenizer(tmp_path)
+  held = instruments.pair_sets(corpus_text(), ["sop", "nsp_random"], tok, 32, seed=1,
+                               max_examples=50)
+  seen_text = corpus_text(seed=7)
+  sets = instruments.with_seen_pairs(held, seen_text, tok, 32, seed=1, max_examples=50)
+  alone = instruments.pair_sets(seen_text, ["sop", "nsp_random"], tok, 32, seed=1,
+                                max_examples=50)
+  for task, s in sets.items():
+    np.testing.assert_array_equal(s.dev_labels, held[task].dev_labels)  # kept as they were
+    np.testing.assert_array_equal(s.seen_labels, alone[task].dev_labels)
+    np.testing.assert_array_equal(s.seen["input_ids"], alone[task].dev["input_ids"])
+    assert not np.array_equal(s.seen["input_ids"][:5], s.dev["input_ids"][:5])
+  assert held["sop"].seen is None
 
 
 def test_a_frozen_probe_finds_what_the_features_hold():
