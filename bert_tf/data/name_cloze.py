@@ -138,14 +138,28 @@ def build(documents, names, **limits):
   return data
 
 
-def summary(data):
-  """Per split: articles, paragraphs and questions."""
+def summary(data, names):
+  """Per split: articles, paragraphs and questions, and what two readers
+  that do not read the question score (exact match): one choosing a name
+  of the passage at random (`uniform_choice`, expected), one always
+  choosing the passage's most frequent name (`most_frequent_name`, the
+  first of a tie)."""
   out = {}
   for s, articles in data.items():
     paragraphs = [p for a in articles for p in a["paragraphs"]]
-    questions = sum(len(p["qas"]) for p in paragraphs)
+    questions = uniform = frequent = 0
+    for p in paragraphs:
+      tokens, labels = name_tagging.tag_line(p["context"], names)
+      found = name_tagging.entities(tokens, labels)
+      top = max(dict.fromkeys(found), key=found.count)
+      for qa in p["qas"]:
+        questions += 1
+        uniform += 1 / len(set(found))
+        frequent += qa["answers"][0]["text"].lower() == top
     out[s] = {"articles": len(articles), "paragraphs": len(paragraphs),
-              "questions": questions}
+              "questions": questions,
+              "uniform_choice": round(uniform / questions, 4) if questions else 0.0,
+              "most_frequent_name": round(frequent / questions, 4) if questions else 0.0}
   return out
 
 
@@ -176,7 +190,7 @@ def write_task(corpus, output_dir, heldout_every=0, min_count=3, min_share=0.95,
   if empty:
     raise ValueError(f"{corpus}: the name_cloze task has no {empty[0]} question (too few "
                      f"sentences after two names{' held out' if heldout_every else ''})")
-  counts = summary(data)
+  counts = summary(data, names)
   outputs = [(os.path.join(output_dir, f"{s}.json"),
               json.dumps({"version": "1.1", "data": data[s]}, ensure_ascii=False) + "\n")
              for s in SPLITS]
@@ -192,4 +206,6 @@ def write_task(corpus, output_dir, heldout_every=0, min_count=3, min_share=0.95,
 def describe_counts(counts):
   """A line per split of summary()'s counts (the tool prints them)."""
   return [f"name_cloze/{s}.json: {c['questions']} questions on {c['paragraphs']} "
-          f"passages of {c['articles']} documents" for s, c in counts.items()]
+          f"passages of {c['articles']} documents; without reading the question, a random "
+          f"name of the passage scores {c['uniform_choice']:.3f}, its most frequent name "
+          f"{c['most_frequent_name']:.3f}" for s, c in counts.items()]

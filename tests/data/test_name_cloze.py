@@ -82,6 +82,9 @@ def test_the_files_are_squad_1_1_that_the_squad_reader_reads(tmp_path):
   # Names: Moab and Hilkiah (Josiah follows a capital word only, never
   # judged). Each document asks Hilkiah in its second sentence.
   assert total == 80
+  # Readers that ignore the question: a random one of the passage's two
+  # names is right half the time; its most frequent (a tie: Moab, first) never.
+  assert {(c["uniform_choice"], c["most_frequent_name"]) for c in counts.values()} == {(0.5, 0.0)}
   for split in ("train", "dev"):
     read = squad.read_examples(str(tmp_path / "cloze" / f"{split}.json"), split == "train")
     assert not read.skipped and len(read.examples) == counts[split]["questions"]
