@@ -246,3 +246,16 @@ def test_an_export_replaced_goes_completing_files_first(tmp_path, monkeypatch):
   assert sorted(order[:2]) == ["config.json", "saved_model.pb"]
   assert order[2:] == ["generator/config.json"]
   assert not old.exists()
+
+
+def test_a_documents_prefix_keeps_whole_documents(tmp_path):
+  path = tmp_path / "corpus.txt"
+  text = "a b\nc d\n\nEsau é\nf\n\ng h\n"
+  path.write_text(text, encoding="utf-8")
+  # The whole file when it fits.
+  assert files.read_documents_prefix(str(path), 1 << 20) == text
+  # Cut inside the third document: the first two, whole.
+  assert files.read_documents_prefix(str(path), len(text.encode()) - 2) == "a b\nc d\n\nEsau é\nf"
+  # Cut inside the first: its whole lines, never a broken character.
+  assert files.read_documents_prefix(str(path), 6) == "a b\n"
+  assert files.read_documents_prefix(str(path), 16) == "a b\nc d"

@@ -151,18 +151,14 @@ SEEN_TEXT_BYTES = 8 << 20
 def _pair_sets(options, held_txt, train_txt, vocab_file):
   """The held-out segment pairs of the heads and frozen probes, each with
   pairs of the pretraining text (`seen`) for the heads."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from bert_tf.experiments import instruments  # pylint: disable=g-import-not-at-top
   from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
   tokenizer = finetune.task_tokenizer(vocab_file, options.do_lower_case)
   text = files.read_text(held_txt, "held-out text")
   args = (tokenizer, options.max_seq_length, options.seed, options.max_probe_examples)
   sets = instruments.pair_sets(text, options.pair_tasks, *args)
-  with tf.io.gfile.GFile(train_txt, "rb") as f:
-    seen = f.read(SEEN_TEXT_BYTES)
-    if f.read(1):  # cut short: its last document may be cut too
-      seen = seen[:seen.rfind(b"\n\n")]
-  return instruments.with_seen_pairs(sets, seen.decode("utf-8", "ignore"), *args)
+  seen = files.read_documents_prefix(train_txt, SEEN_TEXT_BYTES)
+  return instruments.with_seen_pairs(sets, seen, *args)
 
 
 def _planned_stages(options, bert_config, unique, train_txt, task_list, train_rows):
