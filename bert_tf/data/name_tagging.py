@@ -23,7 +23,6 @@ the same text gives the same task.
 """
 
 import collections
-import hashlib
 import json
 import os
 import re
@@ -85,9 +84,7 @@ def tag_line(line, names):
 
 def split_of(line):
   """"train" (80%), "dev" (10%) or "test" (10%), by the SHA-256 of the line."""
-  digest = hashlib.sha256(("names\t" + line).encode("utf-8")).digest()
-  bucket = int.from_bytes(digest[:8], "big") % 10
-  return "test" if bucket == 0 else "dev" if bucket == 1 else "train"
+  return split.split_by_hash("names\t" + line)
 
 
 def entities(tokens, labels):

@@ -5,6 +5,8 @@ between documents. `split_corpus` holds out every N-th whole document, so no
 held-out sentence, nor its neighbours, is seen in training.
 """
 
+import hashlib
+
 import tensorflow as tf
 
 from bert_tf import file_io as files
@@ -14,6 +16,14 @@ def documents_of(text):
   """The documents of `text` (str): blocks between blank lines, stripped of
   surrounding newlines, empty ones dropped; \\r\\n read as \\n."""
   return [d.strip("\n") for d in text.replace("\r\n", "\n").split("\n\n") if d.strip()]
+
+
+def split_by_hash(key):
+  """"train" (80%), "dev" (10%) or "test" (10%), by the SHA-256 of `key`
+  (str): the downstream tasks' deterministic splits."""
+  digest = hashlib.sha256(key.encode("utf-8")).digest()
+  bucket = int.from_bytes(digest[:8], "big") % 10
+  return "test" if bucket == 0 else "dev" if bucket == 1 else "train"
 
 
 def split_documents(text, every):

@@ -45,6 +45,7 @@ import os
 import re
 
 from bert_tf import file_io as files
+from bert_tf.data import split as split_lib
 
 POS_FILES = ("noun", "verb", "adj", "adv")
 # lexnames(5WN): lexicographer file number -> name.
@@ -262,8 +263,7 @@ def _hash(*parts):
 
 def split_of(key):
   """"train" (80%), "dev" (10%) or "test" (10%), by the SHA-256 of key."""
-  bucket = _hash("split", key) % 10
-  return "test" if bucket == 0 else "dev" if bucket == 1 else "train"
+  return split_lib.split_by_hash("split\t" + key)
 
 
 def _clean(text):
