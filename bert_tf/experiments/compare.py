@@ -172,11 +172,10 @@ def _planned_stages(options, bert_config, unique, train_txt, task_list, train_ro
         "records", text_bytes * run.data_options.dupe_factor,
         run.records_key in records_seen or plan_lib.exists(records.manifest_path())))
     records_seen.add(run.records_key)
-    batch = dict(run.arm.training_flags).get("train_batch_size")
     flops_model = objectives.get(run.arm.objective).train_flops is not None
     planned.append(eta.Planned(
         "pretrain" if flops_model else f"pretrain {run.arm.objective}",
-        run.steps * (plan_lib.step_flops(options, run.arm.objective, bert_config, batch)
+        run.steps * (plan_lib.step_flops(options, run.arm, bert_config)
                      if flops_model else 1),
         plan_lib.exists(stages.pretrain_path(options, run))))
     for kind, path in (("heldout", stages.heldout_path(options, run)),

@@ -153,7 +153,7 @@ def _pretrain(options, run, records, bert_config):
                      f"{result['global_step']} of {run.steps} (signal); its checkpoint is in "
                      f"{model_dir}: run the same command again to continue")
   params = int(result["model"].count_params())
-  flops = plan_lib.step_flops(options, run.arm.objective, bert_config, config.train_batch_size)
+  flops = plan_lib.step_flops(options, run.arm, bert_config, config.train_batch_size)
   summary = {"objective": run.arm.objective, "arm": run.arm.name, "model_dir": model_dir,
              "steps": result["global_step"], "num_train_steps": run.steps,
              "budget": options.budget, "seed": run.seed, "seconds": time.time() - start,

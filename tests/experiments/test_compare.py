@@ -18,6 +18,7 @@ import os
 import numpy as np
 import pytest
 
+from bert_tf.experiments import arms as arms_lib
 from bert_tf.experiments import compare
 from bert_tf.experiments import heldout_reading
 from bert_tf.experiments import plan
@@ -233,6 +234,13 @@ def test_flops_budget_plans_the_first_objectives_flops_for_every_other():
   assert plan.plan_steps(first_electra, config) == {"electra": 1000, "mlm_nsp": 1209}
   with pytest.raises(ValueError, match="--budget='time' is not one of steps, flops"):
     dataclasses.replace(options, budget="time").validate()
+  # A 40% arm's records hold 13 prediction slots of 32 tokens (15%'s: 5),
+  # and its masked-LM head runs at each: 6,239,424 FLOPs a step for mlm
+  # against 5,469,888, round(1000 x 5469888 / 6239424) = round(876.7).
+  masking = dataclasses.replace(flops, objectives=(), arms=(
+      arms_lib.Arm.parse("m15:objective=mlm"),
+      arms_lib.Arm.parse("m40:objective=mlm,masked_lm_prob=0.4")))
+  assert plan.plan_steps(masking, config) == {"m15": 1000, "m40": 877}
   assert objectives.get("distill_mlm").train_flops is None  # no FLOPs model
   with pytest.raises(ValueError, match=r"--budget=flops: objective distill_mlm \(arm distill_mlm\) has no FLOPs"):
     dataclasses.replace(flops, objectives=("mlm_nsp", "distill_mlm")).validate()
@@ -244,7 +252,7 @@ def test_electra_against_bert_at_equal_flops(tmp_path, capsys):
   rows = compare.run_comparison(options)
   out = tmp_path / "cmp"
   bert_config = BertConfig.from_json_file(str(out / "bert_config.json"))
-  flops = {n: plan.step_flops(options, n, bert_config) for n in options.objectives}
+  flops = {a.objective: plan.step_flops(options, a, bert_config) for a in options.arm_list}
   run_dirs = {json.loads((d / "run.json").read_text())["objective"]: d
               for d in (out / "runs").iterdir()}
   summaries = {n: json.loads((run_dirs[n] / "pretrain.json").read_text()) for n in flops}
