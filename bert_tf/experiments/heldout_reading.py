@@ -49,8 +49,34 @@ _DISCRIMINATOR = HeldoutReading(
           "accuracy 1 - replaced_share and precision and recall 0. The losses carry no "
           "standard error"))
 
-# Objectives whose held-out figures are a generator's and a discriminator's.
-READINGS = {"electra": _DISCRIMINATOR}
+# ELECTRA 15%: the same figures, over the masked positions only (where its
+# loss is).
+_DISCRIMINATOR_15 = dataclasses.replace(_DISCRIMINATOR, note=_DISCRIMINATOR.note.replace(
+    "scored on every real token", "scored on the masked positions only (its loss's)"))
+
+_MAIN_NOTE = ("generator_masked_lm_accuracy is a generator's (the smaller network that "
+              "fills the masked positions with its samples) on the same held-out positions, "
+              "re-masked by its own rule: not the same quantity as masked_lm_accuracy. The "
+              "main network (what fine-tuning starts from) reads the generator's text, no "
+              "[MASK] in it, and predicts the original tokens: ")
+
+# Replace MLM and All-Tokens MLM: a generator's masked LM and the main
+# network's, on the generator's text.
+_REPLACE_MLM = HeldoutReading(
+    mlm_metric="generator_masked_lm_accuracy",
+    rows=(("main_mlm_accuracy", "main_predictions"), ("main_mlm_loss", None)),
+    note=_MAIN_NOTE + "main_mlm_accuracy at the masked positions")
+_ALL_TOKENS_MLM = HeldoutReading(
+    mlm_metric="generator_masked_lm_accuracy",
+    rows=(("main_masked_accuracy", "predictions"), ("main_mlm_accuracy", "main_predictions"),
+          ("copy_probability", None), ("main_mlm_loss", None)),
+    note=_MAIN_NOTE + ("main_masked_accuracy at the masked positions, main_mlm_accuracy "
+                       "over every real token (most of them copied: copy_probability is "
+                       "the mean weight of the copy mechanism)"))
+
+# Objectives whose held-out figures are a generator's and another network's.
+READINGS = {"electra": _DISCRIMINATOR, "electra_15": _DISCRIMINATOR_15,
+            "replace_mlm": _REPLACE_MLM, "all_tokens_mlm": _ALL_TOKENS_MLM}
 
 
 def reading(objective_name):
