@@ -150,13 +150,17 @@ SEEN_TEXT_BYTES = 8 << 20
 
 def _pair_sets(options, held_txt, train_txt, vocab_file):
   """The held-out segment pairs of the heads and frozen probes, each with
-  pairs of the pretraining text (`seen`) for the heads."""
+  pairs of the pretraining text (`seen`) for the heads when an arm has
+  one."""
   from bert_tf.experiments import instruments  # pylint: disable=g-import-not-at-top
   from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
   tokenizer = finetune.task_tokenizer(vocab_file, options.do_lower_case)
   text = files.read_text(held_txt, "held-out text")
   args = (tokenizer, options.max_seq_length, options.seed, options.max_probe_examples)
   sets = instruments.pair_sets(text, options.pair_tasks, *args)
+  if not any(objectives.get(arm.objective).export_objective.sentence_name
+             for arm in options.arm_list):
+    return sets  # no arm has a sentence head to read on them
   seen = files.read_documents_prefix(train_txt, SEEN_TEXT_BYTES)
   return instruments.with_seen_pairs(sets, seen, *args)
 

@@ -95,6 +95,21 @@ def test_a_whole_comparison_writes_its_results_and_a_rerun_skips_finished_work(
   assert printed.count("(done before, skipped)") == len(names) * 6
 
 
+def test_pairs_of_the_pretraining_text_are_made_only_for_a_sentence_head(
+    tmp_path, monkeypatch):
+  options = tiny_options(tmp_path, objectives=("mlm", "electra"))
+  train_txt, held_txt, vocab_file, _ = stages.prepare_text(options)
+  read = []
+  monkeypatch.setattr(compare.files, "read_documents_prefix",
+                      lambda *args: read.append(args) or "")
+  sets = compare._pair_sets(options, held_txt, train_txt, vocab_file)
+  assert not read and all(s.seen is None for s in sets.values())
+  monkeypatch.undo()
+  with_head = dataclasses.replace(options, objectives=("mlm", "mlm_sop"))
+  sets = compare._pair_sets(with_head, held_txt, train_txt, vocab_file)
+  assert all(len(s.seen_labels) > 0 for s in sets.values())
+
+
 def compare_metrics(rows):
   return {r["metric"] for r in rows}
 
