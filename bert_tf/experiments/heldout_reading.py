@@ -22,15 +22,22 @@ MLM_KINDS = (("masked_lm_accuracy_at_mask", "predictions_at_mask"),
 
 @dataclasses.dataclass(frozen=True)
 class HeldoutReading:
-  """See the module docstring. rows: ((metric, count key or None), ...)."""
+  """See the module docstring. rows: ((metric, count key or None), ...);
+  row_suffix: appended to each row's metric to name its column, for
+  figures that share an objective's key but not its meaning."""
   mlm_metric: str = "masked_lm_accuracy"
   rows: tuple = MLM_KINDS
   note: str = ""
+  row_suffix: str = ""
+
+  def column(self, metric):
+    """The table's column of row `metric`."""
+    return metric + self.row_suffix
 
   def progress_text(self, figures):
     """The progress line's extra figures of a held-out result (str)."""
-    return "".join(f", {metric} {figures[metric]:.4f}" for metric, _ in self.rows[:2]
-                   if metric in figures)
+    return "".join(f", {self.column(metric)} {figures[metric]:.4f}"
+                   for metric, _ in self.rows[:2] if metric in figures)
 
 
 _DISCRIMINATOR = HeldoutReading(
@@ -49,10 +56,13 @@ _DISCRIMINATOR = HeldoutReading(
           "accuracy 1 - replaced_share and precision and recall 0. The losses carry no "
           "standard error"))
 
-# ELECTRA 15%: the same figures, over the masked positions only (where its
-# loss is).
-_DISCRIMINATOR_15 = dataclasses.replace(_DISCRIMINATOR, note=_DISCRIMINATOR.note.replace(
-    "scored on every real token", "scored on the masked positions only (its loss's)"))
+# ELECTRA 15%: the same figures over the masked positions only (where its
+# loss is), in columns of their own (`_masked`): most of those positions
+# are replaced, so its prior is not ELECTRA's.
+_DISCRIMINATOR_15 = dataclasses.replace(
+    _DISCRIMINATOR, row_suffix="_masked", note=_DISCRIMINATOR.note.replace(
+        "scored on every real token", "scored on the masked positions only (its loss's; "
+        "the columns ending _masked)"))
 
 _MAIN_NOTE = ("generator_masked_lm_accuracy is a generator's (the smaller network that "
               "fills the masked positions with its samples) on the same held-out positions, "

@@ -36,9 +36,10 @@ def run_measures(objective, heldout, figures, task_results, order=None):
   for metric, count in reading.rows:
     if metric in heldout:
       if count is None:
-        out.append((metric, heldout[metric], None, 1, results_lib.SPREAD_NONE, None))
+        out.append((reading.column(metric), heldout[metric], None, 1, results_lib.SPREAD_NONE,
+                    None))
       else:
-        out.append((metric, heldout[metric],
+        out.append((reading.column(metric), heldout[metric],
                     statistics.binomial_se(heldout[metric], heldout[count]), 1, sample,
                     int(heldout[count])))
   for metric in order if order is not None else sorted(figures):
