@@ -23,16 +23,17 @@ MLM_KINDS = (("masked_lm_accuracy_at_mask", "predictions_at_mask"),
 @dataclasses.dataclass(frozen=True)
 class HeldoutReading:
   """See the module docstring. rows: ((metric, count key or None), ...);
-  row_suffix: appended to each row's metric to name its column, for
-  figures that share an objective's key but not its meaning."""
+  columns: ((metric, column), ...), the table's column of a row whose
+  figure shares another objective's key but not its meaning (by default a
+  row's column is its metric)."""
   mlm_metric: str = "masked_lm_accuracy"
   rows: tuple = MLM_KINDS
   note: str = ""
-  row_suffix: str = ""
+  columns: tuple = ()
 
   def column(self, metric):
     """The table's column of row `metric`."""
-    return metric + self.row_suffix
+    return dict(self.columns).get(metric, metric)
 
   def progress_text(self, figures):
     """The progress line's extra figures of a held-out result (str)."""
@@ -60,7 +61,8 @@ _DISCRIMINATOR = HeldoutReading(
 # loss is), in columns of their own (`_masked`): most of those positions
 # are replaced, so its prior is not ELECTRA's.
 _DISCRIMINATOR_15 = dataclasses.replace(
-    _DISCRIMINATOR, row_suffix="_masked", note=_DISCRIMINATOR.note.replace(
+    _DISCRIMINATOR, columns=tuple((m, m + "_masked") for m, _ in _DISCRIMINATOR.rows),
+    note=_DISCRIMINATOR.note.replace(
         "scored on every real token", "scored on the masked positions only (its loss's; "
         "the columns ending _masked)"))
 
@@ -71,18 +73,25 @@ _MAIN_NOTE = ("generator_masked_lm_accuracy is a generator's (the smaller networ
               "[MASK] in it, and predicts the original tokens: ")
 
 # Replace MLM and All-Tokens MLM: a generator's masked LM and the main
-# network's, on the generator's text.
+# network's, on the generator's text. Replace MLM's main_mlm_* are over the
+# masked positions, All-Tokens MLM's over every token: the columns say which
+# (main_masked_accuracy is the one both measure).
 _REPLACE_MLM = HeldoutReading(
     mlm_metric="generator_masked_lm_accuracy",
     rows=(("main_mlm_accuracy", "main_predictions"), ("main_mlm_loss", None)),
-    note=_MAIN_NOTE + "main_mlm_accuracy at the masked positions")
+    columns=(("main_mlm_accuracy", "main_masked_accuracy"),
+             ("main_mlm_loss", "main_masked_loss")),
+    note=_MAIN_NOTE + "main_masked_accuracy and main_masked_loss at the masked positions")
 _ALL_TOKENS_MLM = HeldoutReading(
     mlm_metric="generator_masked_lm_accuracy",
     rows=(("main_masked_accuracy", "predictions"), ("main_mlm_accuracy", "main_predictions"),
           ("copy_probability", None), ("main_mlm_loss", None)),
-    note=_MAIN_NOTE + ("main_masked_accuracy at the masked positions, main_mlm_accuracy "
-                       "over every real token (most of them copied: copy_probability is "
-                       "the mean weight of the copy mechanism)"))
+    columns=(("main_mlm_accuracy", "main_all_tokens_accuracy"),
+             ("main_mlm_loss", "main_all_tokens_loss")),
+    note=_MAIN_NOTE + ("main_masked_accuracy at the masked positions, "
+                       "main_all_tokens_accuracy and _loss over every real token (most of "
+                       "them copied: copy_probability is the mean weight of the copy "
+                       "mechanism)"))
 
 # Objectives whose held-out figures are a generator's and another network's.
 READINGS = {"electra": _DISCRIMINATOR, "electra_15": _DISCRIMINATOR_15,

@@ -52,6 +52,17 @@ def test_electra_15s_discriminator_reads_on_the_masked_positions_in_columns_of_i
       ", discriminator_loss_masked ")
 
 
+def test_the_mlm_variants_share_a_column_only_for_the_same_quantity():
+  # Replace MLM's main network predicts the masked positions, All-Tokens
+  # MLM's every token: only their accuracy at the masked positions is
+  # one column.
+  columns = {name: [m[0] for m in run_rows.run_measures(name, heldout_of(name), {}, [])][1:]
+             for name in (names.REPLACE_MLM, names.ALL_TOKENS_MLM)}
+  assert columns[names.REPLACE_MLM] == ["main_masked_accuracy", "main_masked_loss"]
+  assert columns[names.ALL_TOKENS_MLM] == ["main_masked_accuracy", "main_all_tokens_accuracy",
+                                           "copy_probability", "main_all_tokens_loss"]
+
+
 def test_bert_reads_its_accuracy_split_by_input_kind():
   reading = heldout_reading.reading(names.BERT_NAMES["nsp"])
   assert reading.mlm_metric == "masked_lm_accuracy"
