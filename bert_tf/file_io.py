@@ -269,13 +269,16 @@ def read_documents_prefix(path, max_bytes):
   """The whole documents (blocks between blank lines) within the first
   `max_bytes` of the text file `path`, as text: all of it when the file is
   no longer, else cut after its last blank line (the first document, cut
-  at a line, when it has none)."""
+  at a line, when it has none). ValueError naming the file for bad UTF-8."""
   with _gfile().GFile(path, "rb") as f:
     data = f.read(max_bytes)
     if f.read(1):
       cut = data.rfind(b"\n\n")
       data = data[:cut] if cut > 0 else data[:data.rfind(b"\n") + 1]
-  return data.decode("utf-8", errors="ignore")
+  try:
+    return data.decode("utf-8")
+  except UnicodeDecodeError as e:
+    raise ValueError(f"{path}: not UTF-8 ({e})") from None
 
 
 def read_json(path, what="JSON file"):

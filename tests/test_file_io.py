@@ -259,3 +259,7 @@ def test_a_documents_prefix_keeps_whole_documents(tmp_path):
   # Cut inside the first: its whole lines, never a broken character.
   assert files.read_documents_prefix(str(path), 6) == "a b\n"
   assert files.read_documents_prefix(str(path), 16) == "a b\nc d"
+  # Bad UTF-8 is a one-line error naming the file, never bytes dropped.
+  path.write_bytes(b"a b\n\xff c\n\nd\n")
+  with pytest.raises(ValueError, match=r"corpus\.txt: not UTF-8"):
+    files.read_documents_prefix(str(path), 1 << 20)
