@@ -1,6 +1,6 @@
 """ELECTRA's generator feeding a masked LM instead of a discriminator: the
 "Replace MLM" and "All-Tokens MLM" objectives of Clark et al. 2020,
-section 3.2 (their Table 5, "efficiency analysis").
+section 3.5 (their Table 5, "efficiency analysis").
 
 Both corrupt the text as ELECTRA does (`ElectraPretrainer.corrupt`: the
 generator, trained by its own masked-LM loss, samples a token at every

@@ -28,7 +28,7 @@ SENTENCE_NAMES = {"nsp": "next_sentence", "sop": "sentence_order", "none": None}
 # Records written before sentence tasks existed, and the original's, are NSP.
 DEFAULT_SENTENCE_TASK = "nsp"
 
-# ELECTRA's variants of its Table 5 (Clark et al. 2020, section 3.2): members
+# ELECTRA's variants of its Table 5 (Clark et al. 2020, section 3.5): members
 # of the ELECTRA family, with its options.
 ELECTRA_15 = "electra_15"
 REPLACE_MLM = "replace_mlm"

@@ -1,4 +1,4 @@
-"""The ELECTRA family's variants of Clark et al. 2020, section 3.2 and
+"""The ELECTRA family's variants of Clark et al. 2020, section 3.5 and
 Table 5 ("efficiency analysis"), each beside `electra` with its options
 (`ElectraOptions`: generator size, mask rule) and records (BERT's):
 
