@@ -158,7 +158,7 @@ def _pair_sets(options, held_txt, train_txt, vocab_file):
   text = files.read_text(held_txt, "held-out text")
   args = (tokenizer, options.max_seq_length, options.seed, options.max_probe_examples)
   sets = instruments.pair_sets(text, options.pair_tasks, *args)
-  if not any(objectives.get(arm.objective).export_objective.sentence_name
+  if not any(stages.has_sentence_head(objectives.get(arm.objective))
              for arm in options.arm_list):
     return sets  # no arm has a sentence head to read on them
   seen = files.read_documents_prefix(train_txt, SEEN_TEXT_BYTES)

@@ -12,6 +12,8 @@ as BERT's: masked_lm_accuracy and its split by input kind (MLM_KINDS).
 
 import dataclasses
 
+from bert_tf.training import objective_names as names
+
 
 # A masked-LM model's accuracy split by what its input held: [MASK] (context
 # alone predicts it: the figure that leaves the unigram plateau or not) and
@@ -94,8 +96,8 @@ _ALL_TOKENS_MLM = HeldoutReading(
                        "mechanism)"))
 
 # Objectives whose held-out figures are a generator's and another network's.
-READINGS = {"electra": _DISCRIMINATOR, "electra_15": _DISCRIMINATOR_15,
-            "replace_mlm": _REPLACE_MLM, "all_tokens_mlm": _ALL_TOKENS_MLM}
+READINGS = {names.ELECTRA: _DISCRIMINATOR, names.ELECTRA_15: _DISCRIMINATOR_15,
+            names.REPLACE_MLM: _REPLACE_MLM, names.ALL_TOKENS_MLM: _ALL_TOKENS_MLM}
 
 
 def reading(objective_name):

@@ -328,6 +328,12 @@ def wanted_instruments(options, pair_sets, has_head):
   return wanted
 
 
+def has_sentence_head(objective):
+  """Whether `objective`'s exported model has a sentence head (NSP or SOP)
+  for the head instruments to read."""
+  return objective.export_objective.sentence_name is not None
+
+
 def instrument_figures(options, run, model_dir, bert_config, vocab_file, pair_sets, task_data):
   """(the head and frozen-probe figures of one run, whether measured
   before): {metric: {"value", "examples"}} in runs/<key>/instruments.json,
@@ -335,7 +341,7 @@ def instrument_figures(options, run, model_dir, bert_config, vocab_file, pair_se
   finetune.TaskData}, filled on first use and shared by every run (each
   task is read and tokenized once)."""
   objective = objectives.from_checkpoint(model_dir)
-  has_head = objective.export_objective.sentence_name is not None
+  has_head = has_sentence_head(objective)
   wanted = wanted_instruments(options, pair_sets, has_head)
 
   def complete(figures):
