@@ -42,7 +42,7 @@ signature; --frozen_encoder trains a head on the last four layers alone
 The original recipe (lr 5e-5, 3 epochs, batch 32) is for tasks of thousands
 of examples: a run of under 100 optimizer steps warns, naming its steps and
 the epochs that reach 100 (a small task wants more epochs and, for a small
-model, a higher --learning_rate; see the README's small-task recipe).
+model, --learning_rate=1e-4 when below it; see the README's small-task recipe).
 """
 
 from absl import app

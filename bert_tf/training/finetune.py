@@ -66,6 +66,9 @@ CLASSIFICATION_METRICS = ("accuracy", "f1", "mcc")
 # small-task recipe). 100 steps is below every task the recipe was
 # published for.
 MIN_TRAIN_STEPS = 100
+# The rate of the small-task recipe (docs/tools.md#a-small-task); the warning
+# above suggests it, never a rate already in use.
+SMALL_TASK_LEARNING_RATE = 1e-4
 REGRESSION_METRICS = ("pearson", "spearman", "mse")
 
 
@@ -503,8 +506,18 @@ def too_few_steps_warning(config, num_examples):
           f"{config.train_batch_size} x {config.num_train_epochs:g} epochs, "
           f"{int(steps * config.warmup_proportion)} of warmup): too few to learn, the dev "
           f"score may stay at chance; raise --num_train_epochs (to {epochs} for "
-          f"{MIN_TRAIN_STEPS} steps) or lower --train_batch_size, and try a higher "
-          f"--learning_rate (1e-4 for a small model: the README's small-task recipe)")
+          f"{MIN_TRAIN_STEPS} steps) or lower --train_batch_size{_rate_advice(config)}")
+
+
+def _rate_advice(config):
+  """The learning-rate part of the too-few-steps line: the small-task rate
+  when below it; at or above it none (5e-4 did worse than 1e-4 on the
+  76-row task of docs/tools.md#a-small-task)."""
+  if config.learning_rate < SMALL_TASK_LEARNING_RATE:
+    return (f", and try --learning_rate={SMALL_TASK_LEARNING_RATE:g} (now "
+            f"{config.learning_rate:g}; a small model's rate in the README's small-task recipe)")
+  return (f" (--learning_rate={config.learning_rate:g} is already at or above the small-task "
+          f"recipe's {SMALL_TASK_LEARNING_RATE:g}: a higher one did worse there)")
 
 
 def fit(model, loss_fn, inputs, targets, config, seed, seed_dir, evaluate):

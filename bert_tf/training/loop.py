@@ -646,8 +646,9 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
         history.append(evaluate(evaluator, eval_info, config, step))
         out.scalars(out.eval, step, {k: history[-1][k] for k in objective.metric_keys})
       result["eval"] = history[-1]
-      result["chance_warning"] = chance_level.warning(result["eval"], bert_config.vocab_size,
-                                                      config)
+      result["chance_warning"] = chance_level.warning(
+          result["eval"], bert_config.vocab_size, config, result["train"],
+          bert_config.hidden_dropout_prob, history)
       if result["chance_warning"]:
         logging.warning("%s", result["chance_warning"])
 

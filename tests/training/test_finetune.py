@@ -160,7 +160,12 @@ def test_too_few_steps_warning_names_the_steps_and_what_to_change():
   assert message.startswith("warning: only 7 optimizer steps (76 train examples / batch 32 "
                             "x 3 epochs, 0 of warmup)")
   assert "--num_train_epochs (to 43 for 100 steps)" in message  # 43 x 76 / 32 = 102 steps
-  assert "--learning_rate" in message and "\n" not in message
+  assert "try --learning_rate=0.0001 (now 5e-05;" in message and "\n" not in message
+  # Never the rate already in use: at 1e-4 (the case) or above, no higher one.
+  for rate in (1e-4, 5e-4):
+    message = finetune.too_few_steps_warning(dataclasses_replace(config, learning_rate=rate), 76)
+    assert "try --learning_rate" not in message and "try a higher" not in message
+    assert f"--learning_rate={rate:g} is already at or above the small-task recipe's" in message
   assert finetune.num_train_steps(dataclasses_replace(config, num_train_epochs=43), 76) >= 100
   assert finetune.too_few_steps_warning(config, 3668) is None  # MRPC: 343 steps
 
