@@ -34,10 +34,14 @@ sd over the pretraining runs. Writes results.md (a verdict first, then the
 table and which differences are beyond pretraining noise), results.csv,
 plots/ and hparams/ (TensorBoard's HPARAMS tab). A rerun skips finished
 stages; a rerun with another corpus, split, vocab or length on the same
---output_dir is refused.
+--output_dir is refused, printing the command for a folder of its own (a
+run refused by its preflight claims nothing: rerun it there with other
+flags).
 
-How large a corpus: every --heldout_every-th document is held out, and
-every evaluation set needs at least 20 dev rows (below 200, a warning says
+How large a corpus: before anything is written, the run prints the dev
+rows each instrument gets and, for one short of its minimum, the corpus
+size or --heldout_every that meets it. Every --heldout_every-th document
+is held out, and every evaluation set needs at least 20 dev rows (below 200, a warning says
 which differences it cannot tell apart); all of it is checked, and every
 shortfall named in one message, before any pretraining:
   held-out masked LM   one masked-LM prediction in the held-out documents
@@ -172,6 +176,26 @@ def main(argv):
     compare.run_comparison(options)
   except stages.RunStopped as e:
     raise cli.Error(str(e)) from None
+  except plan.PlanMismatch as e:
+    raise cli.Error(f"{e}. The command: {command_with_output_dir(e.suggested_dir)}") from None
+
+
+def command_with_output_dir(output_dir, argv=None):
+  """This run's command line with --output_dir=output_dir (any other
+  --output_dir dropped; the one added last wins over a --flagfile's)."""
+  import shlex  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  args, rest = [], list(sys.argv[1:] if argv is None else argv)
+  while rest:
+    arg = rest.pop(0)
+    name = arg.lstrip("-").split("=", 1)[0]
+    if arg.startswith("-") and name == "output_dir":
+      if "=" not in arg and rest:
+        rest.pop(0)  # --output_dir DIR
+      continue
+    args.append(arg)
+  return " ".join(shlex.quote(a) for a in [sys.executable, "-m", "bert_tf.compare_objectives",
+                                           *args, f"--output_dir={output_dir}"])
 
 
 def run():

@@ -90,6 +90,11 @@ def _remove(path):
     _gfile().remove(path)
 
 
+def remove(path):
+  """Removes the file or directory `path` (nothing when it is absent)."""
+  _remove(path)
+
+
 @contextlib.contextmanager
 def atomic_path(path, tmp=None):
   """Yields a temporary path to write `path` under; renames it on success.

@@ -78,3 +78,63 @@ def test_a_bad_task_spec_or_missing_task_file_is_one_line(tmp_path):
   assert result.returncode == 1, result.stderr
   assert f"--task=qa: {tmp_path / 'squad' / 'train.json'}: no such file" in result.stderr
   assert not out.exists()
+
+
+def paragraphs(path, n, seed=0):
+  """A corpus of `n` short paragraphs (a document each) of a few sentences:
+  the issue's 76-paragraph kind."""
+  import random  # pylint: disable=g-import-not-at-top
+  rng = random.Random(seed)
+  words = "river king city stone garden bell market tower harbor wheat".split()
+  docs = ["\n".join(" ".join(rng.choice(words) for _ in range(rng.randint(4, 9))) + " ."
+                    for _ in range(rng.randint(2, 4))) for _ in range(n)]
+  path.write_text("\n\n".join(docs) + "\n", encoding="utf-8")
+  return path
+
+
+def test_a_small_corpus_is_told_what_it_allows_and_a_refusal_claims_nothing(tmp_path):
+  # The issue's trap: 76 paragraphs refused at one --heldout_every, then
+  # refused as "a comparison of other inputs" at the next. Now each try says
+  # what the corpus allows and what meets the minimum, and writes nothing.
+  corpus = paragraphs(tmp_path / "corpus.txt", 76)
+  out = tmp_path / "out"
+  for every in (10, 5, 3):
+    result = run_tool(f"--corpus={corpus}", f"--output_dir={out}", f"--heldout_every={every}")
+    assert result.returncode == 1, result.stderr
+    errors = [line for line in result.stderr.splitlines()
+              if line.startswith("bert_tf.compare_objectives: error:")]
+    assert len(errors) == 1, result.stderr
+    assert (f"too few evaluation rows for this comparison at --heldout_every={every} "
+            "(nothing was written)") in errors[0]
+    assert "other inputs" not in errors[0]
+    assert "a corpus of about" in errors[0] and "documents like these" in errors[0]
+    assert result.stdout.startswith(f"what the corpus allows: {corpus}, 76 documents")
+    for probe in ("probe_nsp_random", "probe_nsp_same_doc", "probe_sop"):
+      assert f"  {probe} " in result.stdout, result.stdout
+    assert not out.exists()
+
+
+def test_another_heldout_every_on_a_claimed_folder_prints_the_command_that_runs_it(tmp_path):
+  from bert_tf import compare_objectives  # pylint: disable=g-import-not-at-top
+  from bert_tf.experiments import plan  # pylint: disable=g-import-not-at-top
+  corpus = paragraphs(tmp_path / "corpus.txt", 20)
+  out = tmp_path / "out"
+  options = plan.CompareOptions(corpus=str(corpus), output_dir=str(out),
+                                bert_config_file=compare_objectives._TINY_CONFIG)  # pylint: disable=protected-access
+  out.mkdir()
+  (out / "plan.json").write_text(json.dumps(plan.plan_inputs(options)))  # claimed at 10
+  result = run_tool(f"--corpus={corpus}", "--output_dir", str(out), "--heldout_every=5")
+  assert result.returncode == 1, result.stderr
+  error = result.stderr.strip().splitlines()[-1]
+  assert f"{out} holds a comparison of other inputs (heldout_every 10 -> 5)" in error
+  assert error.endswith(f"The command: {sys.executable} -m bert_tf.compare_objectives "
+                        f"--corpus={corpus} --heldout_every=5 --output_dir={out}-heldout_every5")
+
+
+def test_the_command_line_with_another_output_dir():
+  from bert_tf import compare_objectives  # pylint: disable=g-import-not-at-top
+  line = compare_objectives.command_with_output_dir(
+      "runs/b", ["--corpus=my corpus.txt", "--output_dir=runs/a", "--flagfile=x.flags",
+                 "-output_dir", "runs/c", "--heldout_every=3"])
+  assert line == (f"{sys.executable} -m bert_tf.compare_objectives '--corpus=my corpus.txt' "
+                  "--flagfile=x.flags --heldout_every=3 --output_dir=runs/b")

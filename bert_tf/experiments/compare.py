@@ -39,7 +39,9 @@ stay. Arms whose records or whole pretraining come out the same share them.
 
 each fine-tuning repeated over `seeds` (nested in each pretraining run).
 Everything is written under output_dir: plan.json (the inputs every stage
-depends on: a rerun with other ones is refused, naming them), the split,
+depends on, written once the preflight passes: a rerun with other ones is
+refused, naming them and a folder for them; a refused run leaves only
+plan.draft.json, whose outputs a run of other inputs discards), the split,
 vocab and evaluation sets, records/<key>/ and runs/<key>/ (one per distinct
 records and pretraining run; run.json says which arm and seed); a stage
 whose result file exists is skipped, so a rerun continues where a run
@@ -90,8 +92,12 @@ def run_comparison(options):
   options.validate()
   for task in options.tasks:
     task.check_files()
-  plan_lib.check_plan(options)
+  inputs = plan_lib.check_plan(options)
   start = time.time()
+  # What the corpus allows each instrument, said (and a shortfall refused)
+  # before anything is written; the folder is claimed once the preflight passes.
+  preflight_lib.check_corpus(options)
+  plan_lib.start_draft(options, inputs)
 
   # ----------------------------------------------------------------------------
   # Text: split, vocab, held-out records, pair tasks, segment pairs
@@ -108,6 +114,7 @@ def run_comparison(options):
   # ----------------------------------------------------------------------------
   size_notes, chance, train_rows = preflight_lib.preflight(
       options, heldout_records, held_txt, task_list, pair_sets, stages.mask_id(vocab_file))
+  plan_lib.claim(options, inputs)
   runs = plan_lib.plan_runs(options, bert_config)
   unique = plan_lib.distinct_runs(runs)
   progress = eta.Progress(
@@ -254,3 +261,5 @@ def _write_results(options, rows, notes):
   results_lib.write_hparams(rows, os.path.join(out, "hparams"))
   print(f"results: {os.path.join(out, 'results.md')}, results.csv, {len(plots)} plots, "
         f"TensorBoard HParams: tensorboard --logdir {os.path.join(out, 'hparams')}")
+  print("verdict (results.md):\n" + "\n".join(f"  {line}" for line in report.verdict(rows)),
+        flush=True)

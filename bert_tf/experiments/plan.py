@@ -235,24 +235,98 @@ def files_sha256(path, chunk=1 << 24):
       digest.update(block)
 
 
+PLAN_NAME = "plan.json"
+# Written when the text stage starts, renamed to PLAN_NAME (the claim on the
+# folder) once the preflight passes: a refused run leaves no claim.
+DRAFT_NAME = "plan.draft.json"
+# What the text stage writes before the claim, under output_dir: discarded
+# with a draft of other inputs (a run its preflight refused).
+UNCLAIMED_OUTPUTS = ("probes", os.path.join("records", "heldout"), "bert_config.json",
+                     "vocab.txt", "heldout.txt", "train.txt")
+
+
+class PlanMismatch(ValueError):
+  """output_dir holds a comparison of other inputs; `suggested_dir` is a
+  folder free for these (or already holding them)."""
+
+  def __init__(self, message, suggested_dir):
+    super().__init__(message)
+    self.suggested_dir = suggested_dir
+
+
+def _changed(saved, current):
+  return [key for key in sorted(set(saved) | set(current)) if saved.get(key) != current.get(key)]
+
+
+def _holds_other_plan(directory, current):
+  """Whether `directory` holds a claimed comparison of inputs other than `current`."""
+  path = os.path.join(directory, PLAN_NAME)
+  return exists(path) and bool(_changed(files.read_json(path, "comparison plan"), current))
+
+
+def suggested_dir(options, changed, current):
+  """A folder beside output_dir for a comparison of `current` inputs:
+  named after the changed inputs (heldout_every5), not holding another
+  claimed comparison."""
+  simple = all(isinstance(current.get(k), (int, float, str, bool)) and not k.endswith("sha256")
+               and k not in ("corpus", "vocab_file") for k in changed)
+  tag = ("-".join(f"{k}{current.get(k)}" for k in changed) if simple
+         else arms_lib.key_of(current)[:8])
+  base = f"{options.output_dir.rstrip('/')}-{tag}"
+  candidate, n = base, 2
+  while _holds_other_plan(candidate, current):
+    candidate, n = f"{base}-{n}", n + 1
+  return candidate
+
+
 def check_plan(options):
-  """Writes output_dir/plan.json, or checks that a rerun's inputs are the
-  ones it holds; ValueError naming every input that differs."""
-  path = os.path.join(options.output_dir, "plan.json")
+  """Checks that output_dir may hold this comparison, before any work:
+  PlanMismatch naming every input that differs from its claimed plan.json
+  (and a folder for these inputs); an unclaimed draft of other inputs (a
+  run refused by its preflight) has its text-stage outputs removed, so
+  the next run starts clean; a folder of an earlier bert_tf (train.txt,
+  no plan) is refused. Writes nothing else: `start_draft` and `claim` do.
+  Returns the inputs (plan_inputs: the corpus is hashed once)."""
+  out = options.output_dir
   current = plan_inputs(options)
-  if exists(path):
-    saved = files.read_json(path, "comparison plan")
-    changed = [f"{key} {saved.get(key)!r} -> {current.get(key)!r}"
-               for key in sorted(set(saved) | set(current)) if saved.get(key) != current.get(key)]
+  if exists(os.path.join(out, PLAN_NAME)):
+    saved = files.read_json(os.path.join(out, PLAN_NAME), "comparison plan")
+    changed = _changed(saved, current)
     if changed:
-      raise ValueError(f"{options.output_dir} holds a comparison of other inputs "
-                       f"({'; '.join(changed)}): its split, vocab and evaluation sets would "
-                       "not match; use another --output_dir (or remove this one)")
-    return
-  if exists(os.path.join(options.output_dir, "train.txt")):
-    raise ValueError(f"{options.output_dir} holds a comparison written by an earlier bert_tf "
+      where = suggested_dir(options, changed, current)
+      raise PlanMismatch(
+          f"{out} holds a comparison of other inputs ("
+          + "; ".join(f"{key} {saved.get(key)!r} -> {current.get(key)!r}" for key in changed)
+          + "): its split, vocab and evaluation sets would not match; use another "
+          f"--output_dir, such as {where} (or remove this one)", where)
+    return current
+  draft = os.path.join(out, DRAFT_NAME)
+  if exists(draft):
+    if _changed(files.read_json(draft, "comparison plan draft"), current):
+      for name in UNCLAIMED_OUTPUTS:  # the draft last: a kill half-way discards again
+        files.remove(os.path.join(out, name))
+      files.remove(draft)
+    return current
+  if exists(os.path.join(out, "train.txt")):
+    raise ValueError(f"{out} holds a comparison written by an earlier bert_tf "
                      "(no plan.json to check its inputs against): use another --output_dir")
-  files.write_json(path, current)
+  return current
+
+
+def start_draft(options, inputs):
+  """Writes output_dir/plan.draft.json (`inputs`, those the text stage is
+  about to write for) unless the folder is claimed already."""
+  if not exists(os.path.join(options.output_dir, PLAN_NAME)):
+    files.write_json(os.path.join(options.output_dir, DRAFT_NAME), inputs)
+
+
+def claim(options, inputs):
+  """Claims output_dir for this comparison once its preflight passed:
+  plan.json (`inputs`), which a rerun with other inputs is checked against."""
+  path = os.path.join(options.output_dir, PLAN_NAME)
+  if not exists(path):
+    files.write_json(path, inputs)
+    files.remove(os.path.join(options.output_dir, DRAFT_NAME))
 
 
 # ------------------------------------------------------------------------------

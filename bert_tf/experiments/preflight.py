@@ -23,8 +23,10 @@ larger corpus or held-out share is enough. compare_objectives --help says
 the same.
 """
 
+import dataclasses
 import math
 import os
+import re
 
 from bert_tf.data import pair_tasks
 
@@ -135,8 +137,14 @@ def preflight(options, heldout_records, held_txt, task_list, pair_sets, mask_id)
                       "needs 2")
     check(f"{task.name} (dev {task.file('dev')})", sizes["dev"],
           hint if own else f"give the task a larger {os.path.basename(task.file('dev'))}")
+  corpus = None
   for name, pairs in pair_sets.items():
     check(f"pairs {name} (held-out segment pairs, dev)", len(pairs.dev_labels), hint)
+    if len(pairs.dev_labels) < MIN_EVAL_EXAMPLES:  # what a corpus like this one needs
+      corpus = corpus or _Corpus(options)
+      held = max(1, len(corpus.documents) // options.heldout_every)
+      problems[-1] += (" (" + _yield_fix(f"pairs {name}", (len(pairs.train_labels) + len(
+          pairs.dev_labels)) / held, options.heldout_every, corpus) + ")")
     if len(pairs.dev_labels):
       share = float(pairs.dev_labels.mean())
       chance[f"head_{name}_accuracy"] = chance[f"frozen_{name}_accuracy"] = max(share,
@@ -155,3 +163,219 @@ def preflight(options, heldout_records, held_txt, task_list, pair_sets, mask_id)
   for note in notes:
     print(f"warning: {note}", flush=True)
   return notes, chance, train_rows
+
+
+# ------------------------------------------------------------------------------
+# Before any work: what the corpus allows
+# ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Allowance:
+  """What the corpus gives one instrument at the chosen --heldout_every:
+  its dev (and train) rows, whether that count is exact (the pair tasks',
+  the held-out split's and the --tasks' are; the segment pairs' is an
+  estimate until the vocab is built), and, when short of `minimum`, what
+  meets it (`fix`)."""
+  name: str
+  dev: int
+  train: int
+  exact: bool
+  unit: str = "dev rows"
+  minimum: int = MIN_EVAL_EXAMPLES
+  fix: str = ""
+
+  @property
+  def short(self):
+    return self.dev < self.minimum or (self.unit != "held-out documents" and self.train < 2)
+
+
+# The held-out documents are read in prefixes of this many, doubling, until
+# every instrument reaches --max_probe_examples (what it keeps): a corpus
+# 1,000x a test one is not tokenized whole to count a few thousand rows.
+_FIRST_DOCUMENTS = 256
+_WORD = re.compile(r"\w+|[^\w\s]")
+
+
+class _Corpus:
+  """The corpus's documents, parsed and estimate-tokenized once each."""
+
+  def __init__(self, options):
+    from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
+    from bert_tf.data import split  # pylint: disable=g-import-not-at-top
+    text = files.read_text(options.corpus, "--corpus")
+    self.documents = split.documents_of(text)
+    self.bytes = len(text.encode("utf-8"))
+    self.options = options
+    self._parsed, self._tokens = {}, {}
+
+  def parsed(self, i):
+    if i not in self._parsed:
+      self._parsed[i] = [line.strip() for line in self.documents[i].split("\n")
+                         if line.strip()]
+    return self._parsed[i]
+
+  def tokens(self, i):
+    """Document i as sentences of word and punctuation tokens: as many as
+    WordPiece gives, or fewer (a word unknown to the vocab is several
+    pieces), so a count from them is an estimate on the low side."""
+    if i not in self._tokens:
+      lower = self.options.do_lower_case
+      sentences = [_WORD.findall(s.lower() if lower else s) for s in self.parsed(i)]
+      self._tokens[i] = [s for s in sentences if s]
+    return self._tokens[i]
+
+  def counts(self, every, indices=None):
+    """({instrument: (dev, train)}, held-out documents read) at `every`:
+    the pair tasks exactly as stages.pair_task_files makes them, the
+    segment pairs as instruments.pair_sets (estimate-tokenized)."""
+    from bert_tf.data import segment_pairs  # pylint: disable=g-import-not-at-top
+    o = self.options
+    held = list(range(every - 1, len(self.documents), every)) if indices is None else indices
+    cap, count = o.max_probe_examples, min(_FIRST_DOCUMENTS, len(held))
+    while True:
+      out = {}
+      parsed = [self.parsed(i) for i in held[:count]]
+      tokenized = [t for t in (self.tokens(i) for i in held[:count]) if t]
+      for task in o.pair_tasks:
+        for name, make, split_fn, docs in (
+            (f"probe_{task}", lambda d, t: pair_tasks.task_rows(d, t, seed=o.seed),
+             pair_tasks.split_rows, parsed),
+            (f"pairs {task}", lambda d, t: segment_pairs.segment_pairs(
+                d, t, o.max_seq_length - 3, o.seed), segment_pairs.split_pairs, tokenized)):
+          try:
+            train, dev = split_fn(make(docs, task))
+          except ValueError:  # nsp_random over fewer than two documents
+            train, dev = [], []
+          out[name] = (len(dev), len(train))
+      if count >= len(held) or all(min(v) >= cap for v in out.values()):
+        return out, count
+      count = min(2 * count, len(held))
+
+
+def _yield_fix(name, rows_per_document, every, corpus):
+  """What meets the minimum of an instrument short at --heldout_every=every:
+  the documents (and bytes) of a corpus like this one that give it
+  MIN_EVAL_EXAMPLES dev rows (WARN_EVAL_EXAMPLES for no warning)."""
+  if not rows_per_document:
+    what = ("two consecutive sentences (lines) of "
+            f"{pair_tasks.MIN_WORDS}+ words" if name.startswith("probe_") else
+            "two sentences (lines)")
+    return (f"no document of this corpus gives it a row: documents need {what}, and a "
+            "blank line between documents")
+  per_doc_bytes = corpus.bytes / max(1, len(corpus.documents))
+
+  def documents(rows):
+    return every * DEV_EVERY * math.ceil(rows / rows_per_document)
+
+  need, quiet = documents(MIN_EVAL_EXAMPLES), documents(WARN_EVAL_EXAMPLES)
+  return (f"a corpus of about {need:,} documents like these ({_size(need * per_doc_bytes)}; "
+          f"{quiet:,} documents, {_size(quiet * per_doc_bytes)}, for {WARN_EVAL_EXAMPLES} "
+          f"rows) at --heldout_every={every}")
+
+
+def _size(n):
+  for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+    if n >= scale:
+      return f"{n / scale:.1f} {unit}"
+  return f"{int(n)} bytes"
+
+
+def corpus_allows(options):
+  """Before any work (no file written): [Allowance] of every instrument at
+  options.heldout_every, each short one with what meets its minimum (a
+  larger corpus like this one, or the largest --heldout_every that does),
+  and the header line of the table."""
+  corpus = _Corpus(options)
+  every, total = options.heldout_every, len(corpus.documents)
+  held = total // every
+  out = [Allowance("held-out masked LM", held, held, True, "held-out documents", 1)]
+  if not held:
+    out[0].fix = (f"--heldout_every={total} (the corpus has {total} document(s): none is "
+                  "held out)" if total >= 2 else "a corpus of 2+ documents, a blank line "
+                  "between documents")
+  counts, read = corpus.counts(every)
+  # Rows per document, from the held-out documents read (from every
+  # document when none is held out): what a larger corpus like it gives.
+  sample, sample_docs = (counts, read) if read else corpus.counts(
+      every, indices=list(range(total)))
+  for name, (dev, train) in counts.items():
+    exact = name.startswith("probe_")
+    a = Allowance(name if exact else f"{name} (head_, frozen_)", dev, train, exact,
+                  "dev rows" if exact else "dev segment pairs")
+    if a.short:
+      a.fix = _yield_fix(name, sum(sample[name]) / max(sample_docs, 1), every, corpus)
+    out.append(a)
+  for task in options.tasks:
+    sizes, _ = _read_sizes(task)
+    a = Allowance(f"{task.name} (--task)", sizes["dev"], sizes["train"], True)
+    if a.short:
+      a.fix = f"give the task a larger {os.path.basename(task.file('dev'))}"
+    out.append(a)
+  _best_every(options, corpus, out)
+  header = (f"what the corpus allows: {options.corpus}, {total:,} documents "
+            f"({_size(corpus.bytes)}); --heldout_every={every} holds out {held:,}, "
+            f"{held // DEV_EVERY:,} of them dev documents of the pair sets (every "
+            f"{DEV_EVERY}th); each evaluation set needs {MIN_EVAL_EXAMPLES} dev rows "
+            f"({WARN_EVAL_EXAMPLES} for no warning)")
+  return out, header
+
+
+def _best_every(options, corpus, allowances):
+  """Adds to each short corpus instrument's fix the largest --heldout_every
+  below the chosen one at which every corpus instrument meets its minimum
+  (or says that none does)."""
+  short = [a for a in allowances if a.short and not a.name.endswith("(--task)")]
+  if not short or options.heldout_every <= 2:
+    return
+  total = len(corpus.documents)
+  for every in range(options.heldout_every - 1, 1, -1):
+    if total // every < 1:
+      continue
+    counts, _ = corpus.counts(every)
+    if all(dev >= MIN_EVAL_EXAMPLES and train >= 2 for dev, train in counts.values()):
+      for a in short:
+        a.fix = f"--heldout_every={every} on this corpus, or {a.fix}"
+      return
+  for a in short:
+    a.fix += "; no --heldout_every from 2 up is enough on this corpus"
+
+
+def table(allowances, header, cap):
+  """The lines printed before any work; `cap`: --max_probe_examples, the
+  most rows a pair set keeps."""
+  lines = [header]
+  width = max(len(a.name) for a in allowances)
+  for a in allowances:
+    kept = min(a.dev, cap) if a.unit != "held-out documents" and "--task" not in a.name \
+        else a.dev
+    count = f"{kept:,}{'+' if kept < a.dev else ''}"
+    count = count if a.exact else f"about {count}"
+    if a.short:
+      state = f"short of {a.minimum}" + (f": {a.fix}" if a.fix else "")
+    elif kept >= WARN_EVAL_EXAMPLES or a.unit == "held-out documents":
+      state = "ok"
+    else:
+      state = f"ok, a warning below {WARN_EVAL_EXAMPLES}"
+    lines.append(f"  {a.name:<{width}}  {count} {a.unit}: {state}")
+  return lines
+
+
+def check_corpus(options):
+  """Prints what the corpus allows (before any work) and raises one
+  ValueError naming every instrument whose exact count is short and what
+  meets it; nothing is written. Returns the allowances (the preflight
+  after the text stage repeats their fixes when the exact segment pairs
+  fall short)."""
+  allowances, header = corpus_allows(options)
+  for line in table(allowances, header, options.max_probe_examples):
+    print(line, flush=True)
+  short = [a for a in allowances if a.short and a.exact]
+  if short:
+    raise ValueError(
+        "too few evaluation rows for this comparison at --heldout_every="
+        f"{options.heldout_every} (nothing was written): " + "; ".join(
+            f"{a.name}: {a.dev} {a.unit}" + (f" and {a.train} train" if a.train < 2 else "")
+            + f", needs {a.minimum} (fix: {a.fix})" for a in short)
+        + (". Or drop a pair task with --probes" if options.pair_tasks else ""))
+  return allowances

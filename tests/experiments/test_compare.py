@@ -14,6 +14,7 @@ import json
 import logging
 import math
 import os
+import re
 
 import numpy as np
 import pytest
@@ -89,6 +90,11 @@ def test_a_whole_comparison_writes_its_results_and_a_rerun_skips_finished_work(
   printed = capsys.readouterr().out
   count = 1 + len(names) * 6  # records, pretraining, held-out, instruments, 2 fine-tunes
   assert f"[{count}/{count}]" in printed and "ETA" in printed
+  # What the corpus allows, first; the verdict of results.md, last.
+  assert printed.startswith("what the corpus allows: ")
+  verdict = printed[printed.index("verdict (results.md):\n"):]
+  assert verdict.splitlines()[1] == "  " + table.splitlines()[4]
+  assert "Beyond noise: " in verdict
   # The rerun reads every finished stage back and gives the same table.
   assert compare.run_comparison(options) == rows
   printed = capsys.readouterr().out
@@ -169,14 +175,29 @@ def test_arms_over_pretraining_seeds_share_what_is_identical(tmp_path):
 
 def test_a_rerun_with_other_inputs_is_refused_naming_them(tmp_path):
   options = tiny_options(tmp_path)
-  plan.check_plan(options)
+  inputs = plan.check_plan(options)
+  plan.start_draft(options, inputs)
+  plan.claim(options, inputs)  # once the preflight passed: the folder is claimed
+  assert sorted(os.listdir(tmp_path / "cmp")) == ["plan.json"]
   plan.check_plan(options)  # the same inputs: fine
   changed = dataclasses.replace(options, heldout_every=3, max_seq_length=48)
-  with pytest.raises(ValueError, match=r"holds a comparison of other inputs \(heldout_every 2 "
-                                       r"-> 3; max_seq_length 32 -> 48\)") as error:
+  with pytest.raises(plan.PlanMismatch, match=r"holds a comparison of other inputs "
+                                              r"\(heldout_every 2 -> 3; max_seq_length 32 -> "
+                                              r"48\)") as error:
     plan.check_plan(changed)
-  # It names what changed and recommends no flag it would ignore.
-  assert "--heldout_every" not in str(error.value) and "another --output_dir" in str(error.value)
+  # It names what changed and a folder of its own for these inputs.
+  where = str(tmp_path / "cmp-heldout_every3-max_seq_length48")
+  assert error.value.suggested_dir == where
+  assert f"another --output_dir, such as {where}" in str(error.value)
+  # That folder, claimed by these inputs, is taken as it is; claimed by
+  # others, the next name is suggested.
+  plan.claim(dataclasses.replace(changed, output_dir=where), plan.plan_inputs(changed))
+  with pytest.raises(plan.PlanMismatch) as error:
+    plan.check_plan(changed)
+  assert error.value.suggested_dir == where
+  with pytest.raises(plan.PlanMismatch) as error:
+    plan.check_plan(dataclasses.replace(changed, max_seq_length=40))
+  assert error.value.suggested_dir == str(tmp_path / "cmp-heldout_every3-max_seq_length40")
   # A corpus edited in place, same size, other text: another corpus.
   corpus = open(options.corpus, encoding="utf-8").read()
   with open(options.corpus, "w", encoding="utf-8") as f:
@@ -190,13 +211,57 @@ def test_a_rerun_with_other_inputs_is_refused_naming_them(tmp_path):
     plan.check_plan(dataclasses.replace(options, output_dir=str(old)))
 
 
-def test_what_every_stage_needs_is_checked_before_pretraining(tmp_path):
-  # 72 documents, every 10th held out: seven, too few evaluation rows for
-  # the pair task and the segment pairs. ONE message names every instrument
-  # that falls short and what each needs, before any training record or
-  # model is written.
+def test_an_unclaimed_draft_of_other_inputs_is_discarded(tmp_path):
+  # A run refused by its preflight left its text stage and a draft: a run of
+  # other inputs starts clean there; one of the same inputs keeps them.
+  options = tiny_options(tmp_path)
+  out = tmp_path / "cmp"
+  plan.start_draft(options, plan.check_plan(options))
+  for name in ("train.txt", "heldout.txt", "vocab.txt", "bert_config.json"):
+    (out / name).write_text("x\n")
+  (out / "probes" / "sop").mkdir(parents=True)
+  (out / "records" / "heldout").mkdir(parents=True)
+  plan.check_plan(options)
+  assert (out / "train.txt").exists() and (out / "plan.draft.json").exists()
+  plan.check_plan(dataclasses.replace(options, heldout_every=3))
+  assert sorted(os.listdir(out)) == ["records"] and not os.listdir(out / "records")
+
+
+def test_what_the_corpus_allows_is_said_and_refused_before_anything_is_written(
+    tmp_path, capsys):
+  # 72 documents, every 10th held out: seven, one of them dev: too few rows
+  # for the pair tasks. ONE message names each, with what meets it, before
+  # anything is written.
   options = tiny_options(tmp_path, corpus=write_corpus(tmp_path / "small.txt", documents=72),
                          heldout_every=10, pair_tasks=("sop", "nsp_random"))
+  with pytest.raises(ValueError, match=r"too few evaluation rows for this comparison at "
+                                       r"--heldout_every=10 \(nothing was written\)") as error:
+    compare.run_comparison(options)
+  message = str(error.value)
+  assert "\n" not in message
+  for short in ("probe_sop: 11 dev rows, needs 20", "probe_nsp_random: 11 dev rows, needs 20"):
+    assert short in message, short
+  assert "same" not in message  # the --task's 64 dev rows are enough
+  assert "(fix: --heldout_every=2 on this corpus, or a corpus of about 100 documents" in message
+  assert not (tmp_path / "cmp").exists()
+  printed = capsys.readouterr().out
+  assert "--heldout_every=10 holds out 7, 1 of them dev documents" in printed
+  assert re.search(r"pairs sop \(head_, frozen_\) +about 3 dev segment pairs: short of 20",
+                   printed), printed
+  assert "same (--task)" in printed and "64 dev rows: ok, a warning below 200" in printed
+  # The fix it names is enough.
+  assert preflight.check_corpus(dataclasses.replace(options, heldout_every=2))
+
+
+def test_what_every_stage_needs_is_checked_before_pretraining_and_claims_nothing(
+    tmp_path, monkeypatch):
+  # Past the count before any work (an estimate for the segment pairs), the
+  # exact count after the vocab: ONE message names every instrument that
+  # falls short and what each needs, before any training record or model
+  # is written; the folder is not claimed, so other flags run there.
+  options = tiny_options(tmp_path, corpus=write_corpus(tmp_path / "small.txt", documents=72),
+                         heldout_every=10, pair_tasks=("sop", "nsp_random"))
+  monkeypatch.setattr(preflight, "check_corpus", lambda options: [])
   with pytest.raises(ValueError, match="too few evaluation rows for this comparison") as error:
     compare.run_comparison(options)
   message = str(error.value)
@@ -206,13 +271,41 @@ def test_what_every_stage_needs_is_checked_before_pretraining(tmp_path):
   assert "same (dev" not in message  # the --task's 64 dev rows are enough
   assert f"What each instrument needs: {preflight.needs(options)}" in message
   assert "about 3,200 held-out tokens at --max_seq_length=32" in message
-  assert not (tmp_path / "cmp" / "runs").exists()
-  assert os.listdir(tmp_path / "cmp" / "records") == ["heldout"]
+  assert re.search(r"pairs sop \(held-out segment pairs, dev\): \d+ dev rows, needs 20 \(a "
+                   r"corpus of about [\d,]+ documents like these", message), message
+  out = tmp_path / "cmp"
+  assert not (out / "runs").exists()
+  assert os.listdir(out / "records") == ["heldout"]
+  assert not (out / "plan.json").exists() and (out / "plan.draft.json").exists()
+  # A rerun there with another --heldout_every is not refused: the refused
+  # run's split is discarded.
+  plan.check_plan(dataclasses.replace(options, heldout_every=2))
+  assert not (out / "train.txt").exists() and not (out / "plan.draft.json").exists()
   # The eval-size rule: refused below 20 rows, a warning below 200.
   with pytest.raises(ValueError, match="x: 19 evaluation rows"):
     preflight.eval_size_note("x", 19, "hint")
   assert "differences below 0.14" in preflight.eval_size_note("x", 100, "hint")
   assert preflight.eval_size_note("x", 200, "hint") is None
+
+
+def test_the_counts_before_any_work_are_those_the_comparison_makes(tmp_path):
+  # The pair tasks' dev and train rows, counted from the corpus alone, are
+  # the rows their TSVs get; the segment pairs' estimate is near the count
+  # after the vocab.
+  options = tiny_options(tmp_path, pair_tasks=("sop", "nsp_same_doc"), max_probe_examples=10**6,
+                         heldout_every=3)
+  allowances, _ = preflight.corpus_allows(options)
+  by = {a.name: a for a in allowances}
+  os.makedirs(options.output_dir)
+  train_txt, held_txt, vocab_file, _ = stages.prepare_text(options)
+  for task in stages.pair_task_files(options, held_txt):
+    rows = {split: len(open(task.file(split), encoding="utf-8").read().splitlines()) - 1
+            for split in ("train", "dev")}
+    assert (by[task.name].dev, by[task.name].train) == (rows["dev"], rows["train"]), task.name
+  sets = compare._pair_sets(options, held_txt, train_txt, vocab_file)  # pylint: disable=protected-access
+  for name, pairs in sets.items():
+    estimate = by[f"pairs {name} (head_, frozen_)"].dev
+    assert 0.7 * len(pairs.dev_labels) <= estimate <= 1.3 * len(pairs.dev_labels), name
 
 
 def test_task_specs_and_bad_options_are_one_line_errors(tmp_path):
