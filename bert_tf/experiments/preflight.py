@@ -184,6 +184,7 @@ class Allowance:
   unit: str = "dev rows"
   minimum: int = MIN_EVAL_EXAMPLES
   fix: str = ""
+  pair_task: str = ""  # the --probes entry it comes from
 
   @property
   def short(self):
@@ -302,7 +303,8 @@ def corpus_allows(options):
   for name, (dev, train) in counts.items():
     exact = name.startswith("probe_")
     a = Allowance(name if exact else f"{name} (head_, frozen_)", dev, train, exact,
-                  "dev rows" if exact else "dev segment pairs")
+                  "dev rows" if exact else "dev segment pairs",
+                  pair_task=name.split(" ")[-1].replace("probe_", ""))
     if a.short:
       a.fix = _yield_fix(name, sum(sample[name]) / max(sample_docs, 1), every, corpus)
     out.append(a)
@@ -361,6 +363,18 @@ def table(allowances, header, cap):
   return lines
 
 
+def _probes_hint(options, allowances):
+  """The --probes that leave out the pair tasks that fall short."""
+  short = {a.pair_task for a in allowances if a.short}
+  fit = [t for t in options.pair_tasks if t not in short]
+  if not options.pair_tasks or len(fit) == len(options.pair_tasks):
+    return ""
+  if fit:
+    return f". Or keep the pair tasks that fit: --probes={','.join(fit)}"
+  return (". Or compare without pair tasks: --probes= (the held-out masked LM and any "
+          "--task alone)")
+
+
 def check_corpus(options):
   """Prints what the corpus allows (before any work) and raises one
   ValueError naming every instrument whose exact count is short and what
@@ -377,5 +391,5 @@ def check_corpus(options):
         f"{options.heldout_every} (nothing was written): " + "; ".join(
             f"{a.name}: {a.dev} {a.unit}" + (f" and {a.train} train" if a.train < 2 else "")
             + f", needs {a.minimum} (fix: {a.fix})" for a in short)
-        + (". Or drop a pair task with --probes" if options.pair_tasks else ""))
+        + _probes_hint(options, allowances))
   return allowances
