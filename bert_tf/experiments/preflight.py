@@ -21,6 +21,13 @@ pretraining starts, and said in one message.
 instrument that falls short at once, with those needs, so one rerun with a
 larger corpus or held-out share is enough. compare_objectives --help says
 the same.
+
+Two counts: `check_corpus`, before anything is written, from the corpus
+alone (the pair tasks' rows exactly as they will be made, the segment
+pairs estimated from words and punctuation before the vocab exists), with
+what meets each minimum (a corpus like this one of so many documents and
+bytes, the largest --heldout_every that is enough, the --probes that fit);
+and `preflight`, after the split and the vocab, exact for every set.
 """
 
 import dataclasses
@@ -185,6 +192,7 @@ class Allowance:
   minimum: int = MIN_EVAL_EXAMPLES
   fix: str = ""
   pair_task: str = ""  # the --probes entry it comes from
+  user_task: bool = False  # a --task (its dev file, not the corpus, sets its rows)
 
   @property
   def short(self):
@@ -310,7 +318,8 @@ def corpus_allows(options):
     out.append(a)
   for task in options.tasks:
     sizes, _ = _read_sizes(task)
-    a = Allowance(f"{task.name} (--task)", sizes["dev"], sizes["train"], True)
+    a = Allowance(f"{task.name} (--task, dev {task.file('dev')})", sizes["dev"],
+                  sizes["train"], True, user_task=True)
     if a.short:
       a.fix = f"give the task a larger {os.path.basename(task.file('dev'))}"
     out.append(a)
@@ -327,7 +336,7 @@ def _best_every(options, corpus, allowances):
   """Adds to each short corpus instrument's fix the largest --heldout_every
   below the chosen one at which every corpus instrument meets its minimum
   (or says that none does)."""
-  short = [a for a in allowances if a.short and not a.name.endswith("(--task)")]
+  short = [a for a in allowances if a.short and not a.user_task]
   if not short or options.heldout_every <= 2:
     return
   total = len(corpus.documents)
@@ -349,8 +358,7 @@ def table(allowances, header, cap):
   lines = [header]
   width = max(len(a.name) for a in allowances)
   for a in allowances:
-    kept = min(a.dev, cap) if a.unit != "held-out documents" and "--task" not in a.name \
-        else a.dev
+    kept = a.dev if a.unit == "held-out documents" or a.user_task else min(a.dev, cap)
     count = f"{kept:,}{'+' if kept < a.dev else ''}"
     count = count if a.exact else f"about {count}"
     if a.short:

@@ -93,10 +93,11 @@ def test_span_and_tagging_specs_and_files_are_checked_up_front(tmp_path):
            write_conll_task(tmp_path / "small_conll", name="fewer", dev=5))
   with pytest.raises(ValueError, match="too few evaluation rows") as error:
     compare.run_comparison(dataclasses.replace(options, tasks=small))
-  assert "few (dev " in str(error.value) and "dev.json): 19 dev rows, needs 20" in str(
+  assert "few (--task, dev " in str(error.value)
+  assert "dev.json): 19 dev rows, needs 20 (fix: give the task a larger dev.json)" in str(
       error.value)
   assert "dev.txt): 5 dev rows" in str(error.value)
-  assert not (tmp_path / "cmp" / "runs").exists()
+  assert not (tmp_path / "cmp").exists()  # refused before anything is written
 
 
 def test_a_one_layer_encoder_tags_frozen_in_a_traced_step():
