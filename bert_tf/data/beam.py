@@ -3,7 +3,7 @@
 The same plan (`writer.plan_run`: blocks drawn from all over the input,
 the output's order of units, the negative pool; made on the launcher),
 per-block processor (`passes.BlockProcessor`) and shard writer
-(`writer.ShardWriter`) as the local driver run in Beam, so a
+(`shards.ShardWriter`) as the local driver run in Beam, so a
 Wikipedia+Books-sized corpus runs on an existing distributed engine
 (Dataflow, Flink, Spark) instead of a home-made one, and the shards are
 byte-identical to the local driver's.
@@ -23,6 +23,7 @@ from absl import logging
 
 from bert_tf import file_io as files_lib
 from bert_tf.data import passes
+from bert_tf.data import shards
 from bert_tf.data import writer
 
 
@@ -90,8 +91,8 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=(), spm_mod
       # A runner retries a bundle whose worker died; if that was after the
       # shard was published, some of its unit files may be gone already:
       # the complete shard stands.
-      if writer.read_complete_shard(plan.paths[shard], plan.fingerprint) is None:
-        shard_writer = writer.ShardWriter(plan.paths[shard], plan.fingerprint, outputs.gzip)
+      if shards.read_complete_shard(plan.paths[shard], plan.fingerprint) is None:
+        shard_writer = shards.ShardWriter(plan.paths[shard], plan.fingerprint, outputs.gzip)
         stats = passes.BlockStats.for_options(options)
         for _, unit_path, unit_stats, b_documents in parts:
           dataset = tf.data.TFRecordDataset(unit_path, compression_type=compression or "")
@@ -124,10 +125,10 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=(), spm_mod
   total = passes.BlockStats.for_options(options)
   sources = writer.SourceCounts(plan.num_documents)
   for path in plan.paths:
-    stats = writer.read_complete_shard(path, plan.fingerprint)
+    stats = shards.read_complete_shard(path, plan.fingerprint)
     if stats is None:
       stats = passes.BlockStats.for_options(options)
-      writer.ShardWriter(path, plan.fingerprint, outputs.gzip).close(stats)
+      shards.ShardWriter(path, plan.fingerprint, outputs.gzip).close(stats)
     sources.add(stats.b_documents)
     total.merge(stats, with_documents=False)
   if tf.io.gfile.exists(tmp_dir) and not tf.io.gfile.listdir(tmp_dir):

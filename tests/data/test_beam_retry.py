@@ -20,6 +20,7 @@ pytest.importorskip("apache_beam", reason="the Beam driver needs the 'beam' extr
 import tensorflow as tf  # noqa: E402  pylint: disable=wrong-import-position
 
 from bert_tf.data import beam  # noqa: E402  pylint: disable=wrong-import-position
+from bert_tf.data import shards  # noqa: E402  pylint: disable=wrong-import-position
 from bert_tf.data import writer  # noqa: E402  pylint: disable=wrong-import-position
 
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
@@ -56,7 +57,7 @@ def _fail_once(monkeypatch, point):
       raise WorkerDied(point)
 
   if point == "inside a shard's writes":
-    write = writer.ShardWriter.write
+    write = shards.ShardWriter.write
 
     def write_half_then_fail(self, records):
       records = list(records)
@@ -66,15 +67,15 @@ def _fail_once(monkeypatch, point):
       self._writer.flush()  # pylint: disable=protected-access
       return once()
 
-    monkeypatch.setattr(writer.ShardWriter, "write", write_half_then_fail)
+    monkeypatch.setattr(shards.ShardWriter, "write", write_half_then_fail)
   elif point == "shard published, its block files still there":
-    close = writer.ShardWriter.close
+    close = shards.ShardWriter.close
 
     def close_then_fail(self, stats):
       close(self, stats)
       once()
 
-    monkeypatch.setattr(writer.ShardWriter, "close", close_then_fail)
+    monkeypatch.setattr(shards.ShardWriter, "close", close_then_fail)
   else:  # some of the shard's block files removed
     remove = tf.io.gfile.remove
 
