@@ -475,17 +475,20 @@ def _write(plan, outputs, tokenizer, options, pool, cache):
   shard_bytes = collections.Counter()
   for u, k in enumerate(shard_of_unit):
     shard_bytes[k] += unit_bytes(u)
-  pending = []
+  shards.remove_temporaries(paths)  # of a killed run
+  pending, damaged = [], []
   for k, path in enumerate(paths):
-    stats = shards.read_complete_shard(path, plan.fingerprint)
+    stats = shards.read_complete_shard(path, plan.fingerprint, outputs.gzip, damaged=damaged)
     if stats is None:
       pending.append(k)
       continue
     count(stats)
     reused += 1
     progress.update(shard_bytes[k], stats)
-  if reused:
-    logging.info("reusing %d complete shards of an earlier run", reused)
+  if reused or damaged:
+    logging.info("reusing %d complete shards of an earlier run (each checked against its "
+                 "stats)%s", reused, f"; rewriting {len(damaged)} that failed the check: "
+                 + ", ".join(os.path.basename(p) for p, _ in damaged) if damaged else "")
   pending_set = set(pending)
   todo = [u for u in range(len(units)) if shard_of_unit[u] in pending_set]
   remaining = collections.Counter(shard_of_unit[u] for u in todo)
