@@ -82,7 +82,7 @@ class _Abandoned(Exception):
 
 def _count_records(path, gzip):
   """(records, None) read through `path`, each record's CRC checked; or
-  (records before the damage, the error's first line)."""
+  (None, the error's first line) where it cannot be read to its end."""
   import tensorflow as tf
   from bert_tf.data import damaged_records  # pylint: disable=g-import-not-at-top
   dataset = tf.data.TFRecordDataset(path, compression_type="GZIP" if gzip else "")
@@ -113,10 +113,10 @@ def check_shard(path, saved, gzip):
   return None
 
 
-def read_complete_shard(path, fingerprint, gzip=False, check=True, damaged=None):
+def read_complete_shard(path, fingerprint, gzip=False, damaged=None):
   """BlockStats of a complete shard of an earlier run with this fingerprint,
-  or None (no shard, no stats, other fingerprint, or, with `check`, a shard
-  that fails check_shard: logged as a warning naming the shard and the
+  or None (no shard, no stats, other fingerprint, or a shard that fails
+  check_shard: logged as a warning naming the shard and the
   damage, appended to the list `damaged` as (path, damage) if given, and
   left to be rewritten)."""
   import tensorflow as tf
@@ -127,7 +127,7 @@ def read_complete_shard(path, fingerprint, gzip=False, check=True, damaged=None)
     saved = json.load(f)
   if saved.get("fingerprint") != fingerprint:
     return None
-  damage = check_shard(path, saved, gzip) if check else None
+  damage = check_shard(path, saved, gzip)
   if damage is not None:
     logging.warning("rewriting %s: %s", path, damage)
     if damaged is not None:
