@@ -96,16 +96,22 @@ def _without_timing_md(text, out_dir):
   return out
 
 
-def results_view(out):
-  """(results.csv rows, results.md lines), both without timing, or None."""
-  try:
-    with open(os.path.join(out, "results.csv"), encoding="utf-8") as f:
-      rows = _without_timing_csv(f.read())
-    with open(os.path.join(out, "results.md"), encoding="utf-8") as f:
-      md = _without_timing_md(f.read(), out)
-  except OSError:
+def _read_text(path):
+  """The text of `path` (local or gs://), or None where it is not there."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  if not tf.io.gfile.exists(path):
     return None
-  return rows, md
+  with tf.io.gfile.GFile(path, "rb") as f:
+    return f.read().decode("utf-8")
+
+
+def results_view(out):
+  """(results.csv rows, results.md lines), both without timing, or None;
+  `out` local or gs://."""
+  csv_text, md_text = (_read_text(os.path.join(out, n)) for n in ("results.csv", "results.md"))
+  if csv_text is None or md_text is None:
+    return None
+  return _without_timing_csv(csv_text), _without_timing_md(md_text, out)
 
 
 def _unkeyed(rel):
@@ -115,14 +121,20 @@ def _unkeyed(rel):
   return re.sub(r"(finetune/[^/]+)-[0-9a-f]{8}(/|$)", r"\1\2", rel)
 
 
+def _relative(path, root):
+  return path[len(root):].strip("/")
+
+
 def partial_files(out, ref):
-  """Final-named files under `out` that a reader would find cut short."""
+  """Final-named files under `out` that a reader would find cut short;
+  `out` and `ref` local or gs://."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  ref_files = {_unkeyed(os.path.relpath(os.path.join(root, n), ref)): os.path.join(root, n)
-               for root, _, names in os.walk(ref) for n in names}
+  gfile = tf.io.gfile
+  ref_files = {_unkeyed(_relative(os.path.join(root, n), ref)): os.path.join(root, n)
+               for root, _, names in gfile.walk(ref) for n in names}
   bad = []
-  for root, _, names in os.walk(out):
-    rel_root = os.path.relpath(root, out)
+  for root, _, names in gfile.walk(out):
+    rel_root = _relative(root, out) or "."
     if ".tmp" in rel_root:
       continue
     if "checkpoint" in names:
@@ -133,16 +145,16 @@ def partial_files(out, ref):
       if ".tmp" in name:
         continue
       path = os.path.join(root, name)
-      rel = os.path.relpath(path, out)
+      rel = _relative(path, out)
       try:
         if name.endswith(".tfrecord"):
           for _ in tf.data.TFRecordDataset(path).batch(1024):
             pass
         elif name.endswith(".json"):
-          with open(path, encoding="utf-8") as f:
+          with gfile.GFile(path) as f:
             json.load(f)
         elif name.endswith((".txt", ".tsv")):
-          with open(path, "rb") as f, open(ref_files[_unkeyed(rel)], "rb") as g:
+          with gfile.GFile(path, "rb") as f, gfile.GFile(ref_files[_unkeyed(rel)], "rb") as g:
             if f.read() != g.read():
               bad.append(f"{rel}: differs from the uninterrupted run's")
         elif ".tfevents." in name:
@@ -153,12 +165,15 @@ def partial_files(out, ref):
   return bad
 
 
-def run_sweep(work, points, log=print, only=None):
+def run_sweep(work, points, log=print, only=None, outputs=None):
   """Runs the sweep in `work` (created); returns the result dict. only: a
-  predicate on (event name, delay) that keeps some of the chosen points."""
+  predicate on (event name, delay) that keeps some of the chosen points;
+  outputs: where the comparisons' output folders go (e.g. a gs:// folder;
+  default `work`)."""
   os.makedirs(work, exist_ok=True)
+  outputs = outputs or work
   inputs = make_inputs(work)
-  ref = os.path.join(work, "compare_ref")
+  ref = os.path.join(outputs, "compare_ref")
   events_log = os.path.join(work, "compare_events.log")
   started = time.time()
   code, err = kill_sweep.run_tool(COMPARE, compare_args(inputs, ref), work,
@@ -173,7 +188,7 @@ def run_sweep(work, points, log=print, only=None):
             "failures": []}
   chosen = kill_sweep.choose_points(events, points)
   for index, delay in [(i, d) for i, d in chosen if only is None or only(events[i - 1], d)]:
-    out = os.path.join(work, f"compare_{index}_{delay}")
+    out = os.path.join(outputs, f"compare_{index}_{delay}")
     code, _ = kill_sweep.run_tool(COMPARE, compare_args(inputs, out), work, kill_at=index,
                                   delay=delay, timeout=1200)
     result["points"] += 1
@@ -193,7 +208,7 @@ def run_sweep(work, points, log=print, only=None):
                                 f"{bad}, rerun exit {code}, identical {same} {diff} "
                                 f"{err[-400:] if code else ''}")
     log(f"compare event {index}+{delay}s {events[index - 1]}: partial={bad} identical={same}")
-    shutil.rmtree(out, ignore_errors=True)
+    kill_sweep.remove_tree(out)
   return result
 
 

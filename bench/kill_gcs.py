@@ -1,8 +1,10 @@
 """The kill sweep of bench/kill_sweep.py with every output on gs://: the data
 writer's shards, the trainer's checkpoints, the exporter's SavedModel and
---hf_out folder, written through TensorFlow's own GCS filesystem to a Cloud
-Storage emulator on loopback (tests/gcs/gcs_namespace.py: private network
-and mount namespaces, nothing leaves the machine).
+--hf_out folder (and with --tools=compare, the output folder of
+bench/kill_compare.py's comparison), written through TensorFlow's own GCS
+filesystem to a Cloud Storage emulator on loopback
+(tests/gcs/gcs_namespace.py: private network and mount namespaces, nothing
+leaves the machine).
 
   PYTHONPATH=$PWD .venv/bin/python bench/kill_gcs.py --points=6 --out=/tmp/kill_gcs
 
@@ -37,10 +39,18 @@ def sweep_inside(args):
   kill_sweep.remove_tree(outputs)
   if args.no_delays:
     kill_sweep.SAVE_DELAYS_S = ()
+  tools = tuple(args.tools.split(","))
+  log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
   results = kill_sweep.run_sweep(os.path.join(args.out, "work"), args.points,
-                                 tuple(args.tools.split(",")),
-                                 log=lambda line: print(line, file=sys.stderr, flush=True),
-                                 outputs=outputs)
+                                 tuple(t for t in tools if t != "compare"), log=log,
+                                 outputs=outputs) if set(tools) - {"compare"} else []
+  if "compare" in tools:
+    import kill_compare  # pylint: disable=g-import-not-at-top
+    compare_outputs = f"gs://{args.bucket}/kill_compare"
+    kill_sweep.remove_tree(compare_outputs)
+    only = (lambda event, delay: delay > 0) if args.delays_only else None
+    results.append(kill_compare.run_sweep(os.path.join(args.out, "work_compare"), args.points,
+                                          log=log, only=only, outputs=compare_outputs))
   for result in results:
     print(json.dumps(result), flush=True)
   print(json.dumps({"seconds": round(time.time() - start)}))
@@ -51,10 +61,14 @@ def main():
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
   parser.add_argument("--points", type=int, default=6, help="kill points per tool")
   parser.add_argument("--out", default="/tmp/kill_gcs", help="local work folder (emptied)")
-  parser.add_argument("--tools", default="writer,trainer,exporter")
+  parser.add_argument("--tools", default="writer,trainer,exporter",
+                      help="of writer, trainer, exporter and compare (compare_objectives, "
+                      "bench/kill_compare.py's toy comparison)")
   parser.add_argument("--bucket", default=BUCKET)
   parser.add_argument("--no_delays", action="store_true",
                       help="kill at write events only, not at delays into saves")
+  parser.add_argument("--delays_only", action="store_true",
+                      help="compare: kill only at the delays into its checkpoint save")
   parser.add_argument("--inside", action="store_true",
                       help="already inside an emulator's namespaces (the test fixture's)")
   args = parser.parse_args()
@@ -71,7 +85,7 @@ def main():
           ["nsenter", f"--target={server.pid}", "--net", "--mount", f"--wd={REPO}", "--",
            sys.executable, os.path.abspath(__file__), "--inside", f"--points={args.points}",
            f"--out={args.out}", f"--tools={args.tools}", f"--bucket={args.bucket}"]
-          + ["--no_delays"] * args.no_delays,
+          + ["--no_delays"] * args.no_delays + ["--delays_only"] * args.delays_only,
           env=gcs_emulator.client_env(server_dir), cwd=REPO, check=False).returncode
   except RuntimeError as e:
     sys.exit(f"kill_gcs: the {e}")

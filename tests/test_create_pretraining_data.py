@@ -321,6 +321,114 @@ def test_another_input_into_an_output_dir_is_refused_unless_overwrite(files, tmp
   assert manifest["flags"]["input_file"] == other
 
 
+def _round_robin_flags(files, output_files, **overrides):
+  values = {"output_dir": None, "output_file": str(output_files), "dupe_factor": "2"}
+  values.update(overrides)
+  return common_flags(files, **values)
+
+
+def test_another_input_onto_an_output_file_is_refused_unless_overwrite(files, tmp_path, capsys):
+  out = files["out"]
+  a, b = out / "a.tfrecord", out / "b.tfrecord"
+  run_main(_round_robin_flags(files, f"{a},{b}"))
+  first = {p.name: p.read_bytes() for p in out.iterdir()}
+  # The same command again writes the same files again.
+  run_main(_round_robin_flags(files, f"{a},{b}"))
+  assert a.read_bytes() == first["a.tfrecord"] and b.read_bytes() == first["b.tfrecord"]
+  first = {p.name: p.read_bytes() for p in out.iterdir()}
+  other = write_corpus(tmp_path / "other.txt", seed=5)
+  for overrides, expected in (
+      ({"input_file": other}, [f"inputs {files['corpus']} -> {other}"]),
+      ({"dupe_factor": "3"}, ["options dupe_factor 2 -> 3"]),
+      ({"output_file": str(a)}, [f"--output_file {a},{b} -> {a}"])):
+    with pytest.raises(SystemExit) as info:
+      run_main(_round_robin_flags(files, f"{a},{b}", **overrides))
+    assert info.value.code not in (0, None)
+    line = last_line(capsys.readouterr().err)
+    assert line.startswith(f"bert_tf.create_pretraining_data: error: --output_file={a} holds "
+                           "the records of another run ("), line
+    for text in expected + [f"by {a}.manifest.json", "--overwrite"]:
+      assert text in line, line
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == first  # nothing rewritten
+  # --overwrite: the original's behaviour, the file replaced.
+  run_main(_round_robin_flags(files, f"{a},{b}", input_file=other, overwrite="true"))
+  manifest = json.loads((out / "a.tfrecord.manifest.json").read_text())
+  assert manifest["flags"]["input_file"] == other
+  assert a.read_bytes() != first["a.tfrecord"]
+  assert not [p for p in out.iterdir() if ".tmp" in p.name]
+
+
+def _record_starts(data):
+  """Offsets where each TFRecord of `data` starts (a record is an 8-byte
+  length, its 4-byte CRC, the data and the data's 4-byte CRC)."""
+  import struct  # pylint: disable=g-import-not-at-top
+  starts, at = [], 0
+  while at < len(data):
+    starts.append(at)
+    at += 16 + struct.unpack("<Q", data[at:at + 8])[0]
+  return starts
+
+
+def _read_as_training_does(out):
+  """The number of records the training input pipeline reads from `out`."""
+  from bert_tf.data import pipeline  # pylint: disable=g-import-not-at-top
+  info = pipeline.check_data(str(out / "*.tfrecord"), 32, 5)
+  with pipeline.naming_damage(info, "training records"):
+    dataset = pipeline.make_dataset(info.files, 16, 32, 5, is_training=False,
+                                    compression=info.compression,
+                                    sentence_task=info.sentence_task, drop_remainder=False)
+    return sum(1 for _ in dataset.unbatch())
+
+
+def _cut(data):
+  """The damages a shard is given, by name: bytes -> damaged bytes."""
+  starts = _record_starts(data)
+  flipped = bytearray(data)
+  flipped[starts[len(starts) // 2] + 20] ^= 0xFF
+  return {"mid-record": data[:starts[1] + 30],
+          "at a record boundary": data[:starts[len(starts) // 2]],
+          "header only": data[:12],
+          "empty file": b"",
+          "a changed byte": bytes(flipped)}
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_the_rerun_the_damage_error_advises_repairs_a_cut_shard(files, overwrite, caplog):
+  import logging  # pylint: disable=g-import-not-at-top
+  from bert_tf.data import damaged_records  # pylint: disable=g-import-not-at-top
+  flags = common_flags(files, num_output_shards="2", dupe_factor="3")
+  run_main(flags)
+  out = files["out"]
+  shard, other = out / "pretrain-00001-of-00002.tfrecord", out / "pretrain-00000-of-00002.tfrecord"
+  clean = {p.name: p.read_bytes() for p in out.glob("*.tfrecord")}
+  instances = json.loads((out / "manifest.json").read_text())["counts"]["instances"]
+  assert _read_as_training_does(out) == instances
+  caplog.set_level(logging.INFO, logger="absl")
+  for name, damaged in _cut(clean[shard.name]).items():
+    shard.write_bytes(damaged)
+    if name == "mid-record":  # what training says, and advises
+      with pytest.raises(damaged_records.DamagedRecordsError) as e:
+        _read_as_training_does(out)
+      assert str(e.value).startswith(f"{shard}: truncated record at ")
+      assert "rerun the create_pretraining_data command that wrote it" in str(e.value)
+    caplog.clear()
+    other_mtime = other.stat().st_mtime_ns
+    run_main(flags + (["--overwrite"] if overwrite else []))
+    assert {p.name: p.read_bytes() for p in out.glob("*.tfrecord")} == clean, name
+    assert _read_as_training_does(out) == instances, name
+    manifest = json.loads((out / "manifest.json").read_text())
+    if overwrite:  # every shard written again
+      assert manifest["run"]["reused_shards"] == 0, name
+      assert other.stat().st_mtime_ns != other_mtime, name
+      assert "writing every shard again" in caplog.text, name
+    else:  # the whole shard reused, the damaged one rewritten and named
+      assert manifest["run"]["reused_shards"] == 1, name
+      assert other.stat().st_mtime_ns == other_mtime, name
+      assert f"rewriting {shard}: " in caplog.text, name
+      assert f"rewriting 1 that failed the check: {shard.name}" in caplog.text, name
+    assert not [p for p in out.iterdir() if ".tmp" in p.name]
+
+
 # ---------------------------------------------------------------------------
 # Killed and resumed
 # ---------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 The same plan (`writer.plan_run`: blocks drawn from all over the input,
 the output's order of units, the negative pool; made on the launcher),
 per-block processor (`passes.BlockProcessor`) and shard writer
-(`writer.ShardWriter`) as the local driver run in Beam, so a
+(`shards.ShardWriter`) as the local driver run in Beam, so a
 Wikipedia+Books-sized corpus runs on an existing distributed engine
 (Dataflow, Flink, Spark) instead of a home-made one, and the shards are
 byte-identical to the local driver's.
@@ -17,12 +17,14 @@ Needs the `beam` extra: `pip install 'bert_tf[beam]'`. Only `--output_dir`
 output is supported (round-robin dealing needs the global record order).
 """
 
+import contextlib
 import time
 
 from absl import logging
 
 from bert_tf import file_io as files_lib
 from bert_tf.data import passes
+from bert_tf.data import shards
 from bert_tf.data import writer
 
 
@@ -74,8 +76,10 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=(), spm_mod
       for pass_index, records, stats in self.processor(block):
         u = position[pass_index, block.index]
         path = f"{tmp_dir}/unit-{u:09d}.tfrecord"
-        # A fixed temporary: a retried block writes over its own leftover.
-        with files_lib.atomic_path(path, path + ".tmp") as tmp, \
+        # A temporary of this attempt's own (two attempts at one block may
+        # run at once); the unit's bytes are the plan's, so either rename
+        # leaves the same file. Leftovers go with .blocks at the end.
+        with files_lib.atomic_path(path) as tmp, \
             tf.io.TFRecordWriter(tmp, options=compression) as unit_writer:
           for record in records:
             unit_writer.write(record)
@@ -86,23 +90,7 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=(), spm_mod
 
     def process(self, element):
       shard, parts = element
-      parts = sorted(parts, key=lambda part: part[0])
-      # A runner retries a bundle whose worker died; if that was after the
-      # shard was published, some of its unit files may be gone already:
-      # the complete shard stands.
-      if writer.read_complete_shard(plan.paths[shard], plan.fingerprint) is None:
-        shard_writer = writer.ShardWriter(plan.paths[shard], plan.fingerprint, outputs.gzip)
-        stats = passes.BlockStats.for_options(options)
-        for _, unit_path, unit_stats, b_documents in parts:
-          dataset = tf.data.TFRecordDataset(unit_path, compression_type=compression or "")
-          shard_writer.write(record.numpy() for record in dataset)
-          unit = passes.BlockStats.from_dict(unit_stats)
-          unit.b_documents = b_documents
-          stats.merge(unit)
-        shard_writer.close(stats)
-      for part in parts:
-        if tf.io.gfile.exists(part[1]):
-          tf.io.gfile.remove(part[1])
+      write_shard(plan, outputs, options, shard, parts)
       yield shard
 
   runner = None
@@ -123,14 +111,59 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=(), spm_mod
   # empty, valid files.
   total = passes.BlockStats.for_options(options)
   sources = writer.SourceCounts(plan.num_documents)
-  for path in plan.paths:
-    stats = writer.read_complete_shard(path, plan.fingerprint)
+  with_units = set(plan.shard_of_unit)
+  for k, path in enumerate(plan.paths):
+    stats = shards.read_complete_shard(path, plan.fingerprint, outputs.gzip)
+    if stats is None and k in with_units:
+      raise RuntimeError(f"{path}: the pipeline ended without this shard complete")
     if stats is None:
       stats = passes.BlockStats.for_options(options)
-      writer.ShardWriter(path, plan.fingerprint, outputs.gzip).close(stats)
+      shards.ShardWriter(path, plan.fingerprint, outputs.gzip).close(stats)
     sources.add(stats.b_documents)
     total.merge(stats, with_documents=False)
-  if tf.io.gfile.exists(tmp_dir) and not tf.io.gfile.listdir(tmp_dir):
+  # No attempt runs now: what killed or duplicate attempts left goes.
+  shards.remove_temporaries(plan.paths)
+  if tf.io.gfile.exists(tmp_dir):
     tf.io.gfile.rmtree(tmp_dir)
   return writer.finish_run(plan, outputs, vocab, options, total, started, 0, 0, "beam",
                            sources)
+
+
+def write_shard(plan, outputs, options, shard, parts):
+  """The Beam driver's shard step: writes shard `shard` of `plan` from its
+  units' files `parts` ((unit position, path, stats dict, random-B
+  documents), any order), then removes those files.
+
+  Safe when a runner runs it again (a retry after a worker died) or twice
+  at once (speculative or backup execution): a shard found complete and
+  whole is kept; each attempt writes its own temporary; the publish is
+  idempotent (the bytes and stats are the plan's, whoever renames last);
+  an attempt that finds its unit files gone because another attempt
+  published the shard and removed them stands down.
+  """
+  import tensorflow as tf
+  compression = "GZIP" if outputs.gzip else ""
+  path = plan.paths[shard]
+  parts = sorted(parts, key=lambda part: part[0])
+  # A retry after the shard was published may find some unit files gone
+  # already: the complete shard stands.
+  if shards.read_complete_shard(path, plan.fingerprint, outputs.gzip) is None:
+    shard_writer = shards.ShardWriter(path, plan.fingerprint, outputs.gzip)
+    stats = passes.BlockStats.for_options(options)
+    try:
+      for _, unit_path, unit_stats, b_documents in parts:
+        dataset = tf.data.TFRecordDataset(unit_path, compression_type=compression)
+        shard_writer.write(record.numpy() for record in dataset)
+        unit = passes.BlockStats.from_dict(unit_stats)
+        unit.b_documents = b_documents
+        stats.merge(unit)
+    except tf.errors.NotFoundError:
+      shard_writer.abort()
+      if shards.read_complete_shard(path, plan.fingerprint, outputs.gzip) is None:
+        raise
+      logging.info("%s: published by another attempt", path)
+    else:
+      shard_writer.close(stats)
+  for part in parts:
+    with contextlib.suppress(tf.errors.NotFoundError):  # another attempt's removal
+      tf.io.gfile.remove(part[1])

@@ -25,7 +25,7 @@ class DamagedRecordsError(ValueError):
   """A record file that cannot be read to its end (one line)."""
 
 
-def _error_line(error):
+def error_line(error):
   message = getattr(error, "message", None) or str(error)
   found = _DAMAGE.search(message)
   if found:
@@ -40,14 +40,14 @@ def _read_through(path, compression):
     dataset = tf.data.TFRecordDataset(path, compression_type=compression or None)
     dataset.batch(4096).reduce(tf.constant(0, tf.int64), lambda n, _: n + 1).numpy()
   except tf.errors.DataLossError as e:
-    return _error_line(e)
+    return error_line(e)
   return None
 
 
 def locate(files, compression, error):
   """(path, error line) of the first of `files` that fails to read, trying
   first those longer than the offset `error` names; None if all read."""
-  match = _OFFSET.search(_error_line(error))
+  match = _OFFSET.search(error_line(error))
   offset = int(match.group(1)) if match and not compression else None
 
   def longer(path):
@@ -66,13 +66,13 @@ def describe(files, compression, error, what="records"):
   while reading `files`."""
   found = locate(files, compression, error)
   if found is None:
-    return DamagedRecordsError(f"{what}: {_error_line(error)} in one of {len(files)} record "
+    return DamagedRecordsError(f"{what}: {error_line(error)} in one of {len(files)} record "
                                f"file(s), though each reads alone now (changed while read?)")
   path, line = found
   return DamagedRecordsError(
       f"{path}: {line} ({what}: a truncated or corrupt TFRecord file; write it again, e.g. "
-      "rerun create_pretraining_data, whose --output_dir rewrites incomplete shards, or "
-      "leave it out of the file pattern)")
+      "rerun the create_pretraining_data command that wrote it, whose --output_dir checks "
+      "every shard and rewrites the damaged ones, or leave it out of the file pattern)")
 
 
 @contextlib.contextmanager

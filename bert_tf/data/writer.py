@@ -47,8 +47,9 @@ original flag), instances are dealt round-robin to the files, which are
 renamed into place at the end.
 
 This module is the local driver: the options, the plan (plan_run,
-stream_units), the shard files, the worker processes and the manifest; the
-data tool's flag checks are in writer_cli.
+stream_units), the writing and the manifest; the shard files and their
+reuse are in shards, the worker processes in worker_pool, the data tool's
+flag checks in writer_cli.
 """
 
 import collections
@@ -56,7 +57,6 @@ import contextlib
 import dataclasses
 import hashlib
 import json
-import multiprocessing
 import os
 import time
 import typing
@@ -64,14 +64,15 @@ import typing
 from absl import logging
 
 from bert_tf import file_io as files_lib
-from bert_tf.data import block_sentences
 from bert_tf.data import corpus_scan
 from bert_tf.data import masking
 from bert_tf.data import negative_pool as negative_pool_lib
 from bert_tf.data import passes
 from bert_tf.data import schema
 from bert_tf.data import seeds
+from bert_tf.data import shards
 from bert_tf.data import token_cache
+from bert_tf.data import worker_pool
 
 SENTENCE_TASKS = ("nsp", "sop", "none")
 PACKINGS = ("segment_pair", "full_sentences", "doc_sentences")
@@ -332,37 +333,6 @@ def stream_units(num_blocks, dupe_factor, random_seed):
   return units
 
 
-class ShardWriter:
-  """Writes one --output_dir shard: records under a temporary name, renamed
-  into place when complete, then its stats file, the proof of completeness
-  (killed in between, a stale shard of another run never gets this run's
-  stats). Both drivers write their shards with it."""
-
-  def __init__(self, path, fingerprint, gzip):
-    import tensorflow as tf
-    self.path = path
-    self._fingerprint = fingerprint
-    # Held open until close(): the rename happens when the stack is closed.
-    self._rename = contextlib.ExitStack()
-    tmp = self._rename.enter_context(files_lib.atomic_path(path, path + ".tmp"))
-    self._writer = tf.io.TFRecordWriter(tmp, options="GZIP" if gzip else None)
-
-  def write(self, records):
-    for record in records:
-      self._writer.write(record)
-
-  def close(self, stats):
-    """Closes the file, renames it into place, writes its stats (BlockStats,
-    and the documents of its random Bs with their counts)."""
-    import numpy as np
-    self._writer.close()
-    self._rename.close()
-    documents, counts = np.unique(np.asarray(stats.b_documents, np.int64), return_counts=True)
-    files_lib.write_json(self.path + ".stats.json", {
-        "fingerprint": self._fingerprint, "stats": stats.to_dict(),
-        "random_b_documents": [documents.tolist(), counts.tolist()]})
-
-
 class SourceCounts:
   """How often each document of the input served as a random B."""
 
@@ -382,23 +352,6 @@ class SourceCounts:
     import numpy as np
     return {"nsp_random_documents": int(np.count_nonzero(self.counts)),
             "nsp_random_most_per_document": int(self.counts.max())}
-
-
-def read_complete_shard(path, fingerprint):
-  """BlockStats of a complete shard of an earlier run with this fingerprint, or None."""
-  import tensorflow as tf
-  stats_path = path + ".stats.json"
-  if not (tf.io.gfile.exists(path) and tf.io.gfile.exists(stats_path)):
-    return None
-  with tf.io.gfile.GFile(stats_path) as f:
-    saved = json.load(f)
-  if saved.get("fingerprint") != fingerprint:
-    return None
-  import numpy as np
-  stats = passes.BlockStats.from_dict(saved["stats"])
-  documents, counts = saved.get("random_b_documents", [[], []])
-  stats.b_documents = np.repeat(np.array(documents, np.int64), np.array(counts, np.int64))
-  return stats
 
 
 def finish_run(plan, outputs, vocab, options, total, started, num_workers, reused, driver,
@@ -438,104 +391,6 @@ def finish_run(plan, outputs, vocab, options, total, started, num_workers, reuse
   return manifest.write(outputs.manifest_path()).to_dict()
 
 
-# Worker processes pair, mask and serialize; they never import TensorFlow.
-_WORKER = {}
-
-
-def _init_worker(options, shared):
-  _WORKER["options"] = options
-  _WORKER["shared"] = shared  # the queue _WorkerPool.share fills, one item a worker
-
-
-def _run_unit(tokenized, pass_index):
-  options = _WORKER["options"]
-  if "pool" not in _WORKER:  # the first unit of this worker
-    masking_vocab, negative_pool, whole_input = _WORKER["shared"].get()
-    _WORKER.update(vocab=masking_vocab, pool=negative_pool, whole=whole_input, block=None,
-                   encoder=schema.ExampleEncoder(options.max_seq_length,
-                                                 options.max_predictions_per_seq,
-                                                 masking_vocab.size))
-  sentences = _WORKER["block"]  # BlockSentences of the last block seen
-  if sentences is None or sentences.tokenized.index != tokenized.index:
-    sentences = _WORKER["block"] = block_sentences.BlockSentences(tokenized, _WORKER["pool"],
-                                                                  _WORKER["whole"])
-  records, stats = passes.unit_records(sentences, pass_index, options, _WORKER["vocab"],
-                                       _WORKER["encoder"])
-  return records, stats.to_dict(), stats.b_documents
-
-
-class _WorkerPool:
-  """Worker processes for the passes (spawned: they never import TensorFlow).
-
-  They start first, so that they come up while this process imports
-  TensorFlow and plans the run (spawning them later, with the negative pool
-  as an argument, kept this process waiting 0.35 s: a child reads its
-  arguments only once its own imports are done). What they all need and
-  only the plan knows, the masking vocab and the negative pool, `share`
-  puts on a queue, one copy a worker, which each takes at its first pass.
-  """
-
-  def __init__(self, num_workers, options):
-    self.processes = num_workers
-    ctx = multiprocessing.get_context("spawn")
-    self._shared = ctx.Queue()
-    self._pool = ctx.Pool(num_workers, initializer=_init_worker,
-                          initargs=(options, self._shared))
-
-  def share(self, masking_vocab, negative_pool, whole_input):
-    for _ in range(self.processes):  # sent by the queue's own thread
-      self._shared.put((masking_vocab, negative_pool, whole_input))
-
-  def run_unit(self, tokenized, pass_index):
-    """AsyncResult of the pass `pass_index` over `tokenized` (after share)."""
-    return self._pool.apply_async(_run_unit, (tokenized, pass_index))
-
-  def close(self):
-    self._pool.terminate()
-    self._pool.join()
-    # Copies no worker took (a run with fewer tasks than workers, or an
-    # error) are dropped rather than waited for at exit.
-    self._shared.cancel_join_thread()
-    self._shared.close()
-
-
-def _map_units(plan, todo, tokenizer, options, pool, cache):
-  """Yields (unit position, records, stats) for the unit positions `todo`,
-  in order.
-
-  This process reads and tokenizes each block (tf-text, C++) when its first
-  unit comes, or takes it from the token cache; each unit is a task for a
-  worker process. At most a few units are in flight, so memory does not
-  grow with the corpus.
-  """
-  processor = passes.BlockProcessor(tokenizer, options, plan.negative_pool, plan.whole_input)
-  if pool is None:
-    for u in todo:
-      p, b = plan.units[u]
-      tokenized = cache.get(plan.blocks[b], processor.tokenize)
-      records, stats = processor.unit(tokenized, p)
-      yield u, records, stats
-    return
-  in_flight = collections.deque()
-  max_in_flight = 2 * pool.processes + 2
-
-  def finish_oldest():
-    u, future = in_flight.popleft()
-    records, stats_dict, b_documents = future.get()
-    stats = passes.BlockStats.from_dict(stats_dict)
-    stats.b_documents = b_documents
-    return u, records, stats
-
-  for u in todo:
-    p, b = plan.units[u]
-    tokenized = cache.get(plan.blocks[b], processor.tokenize)
-    in_flight.append((u, pool.run_unit(tokenized, p)))
-    while len(in_flight) > max_in_flight:
-      yield finish_oldest()
-  while in_flight:
-    yield finish_oldest()
-
-
 def create_pretraining_data(input_patterns, outputs, vocab_file, options,
                             num_workers=1, spm_model_file=None):
   """Writes pretraining records and their manifest; the library entry.
@@ -554,7 +409,7 @@ def create_pretraining_data(input_patterns, outputs, vocab_file, options,
   """
   started = time.time()
   options.validate()
-  pool = _WorkerPool(num_workers, options) if num_workers > 1 else None
+  pool = worker_pool.WorkerPool(num_workers, options) if num_workers > 1 else None
   cache = None
   try:
     from bert_tf.data import tokenization  # TensorFlow's import, while the workers start
@@ -601,7 +456,7 @@ def _write(plan, outputs, tokenizer, options, pool, cache):
       writers = [opened.enter_context(tf.io.TFRecordWriter(p, options=compression))
                  for p in tmp_paths]
       n = 0
-      for u, records, stats in _map_units(plan, range(len(units)), tokenizer, options, pool,
+      for u, records, stats in worker_pool.map_units(plan, range(len(units)), tokenizer, options, pool,
                                           cache):
         for record in records:
           writers[n % len(writers)].write(record)
@@ -620,17 +475,20 @@ def _write(plan, outputs, tokenizer, options, pool, cache):
   shard_bytes = collections.Counter()
   for u, k in enumerate(shard_of_unit):
     shard_bytes[k] += unit_bytes(u)
-  pending = []
+  shards.remove_temporaries(paths)  # of a killed run
+  pending, damaged = [], []
   for k, path in enumerate(paths):
-    stats = read_complete_shard(path, plan.fingerprint)
+    stats = shards.read_complete_shard(path, plan.fingerprint, outputs.gzip, damaged=damaged)
     if stats is None:
       pending.append(k)
       continue
     count(stats)
     reused += 1
     progress.update(shard_bytes[k], stats)
-  if reused:
-    logging.info("reusing %d complete shards of an earlier run", reused)
+  if reused or damaged:
+    logging.info("reusing %d complete shards of an earlier run (each checked against its "
+                 "stats)%s", reused, f"; rewriting {len(damaged)} that failed the check: "
+                 + ", ".join(os.path.basename(p) for p, _ in damaged) if damaged else "")
   pending_set = set(pending)
   todo = [u for u in range(len(units)) if shard_of_unit[u] in pending_set]
   remaining = collections.Counter(shard_of_unit[u] for u in todo)
@@ -639,15 +497,15 @@ def _write(plan, outputs, tokenizer, options, pool, cache):
 
   def finish(k):
     # A shard without units is an empty, valid file.
-    writer = writers.pop(k, None) or ShardWriter(paths[k], plan.fingerprint, outputs.gzip)
+    writer = writers.pop(k, None) or shards.ShardWriter(paths[k], plan.fingerprint, outputs.gzip)
     writer.close(shard_stats[k])
 
   for k in [k for k in pending if remaining[k] == 0]:
     finish(k)
-  for u, records, stats in _map_units(plan, todo, tokenizer, options, pool, cache):
+  for u, records, stats in worker_pool.map_units(plan, todo, tokenizer, options, pool, cache):
     k = shard_of_unit[u]
     if k not in writers:
-      writers[k] = ShardWriter(paths[k], plan.fingerprint, outputs.gzip)
+      writers[k] = shards.ShardWriter(paths[k], plan.fingerprint, outputs.gzip)
     writers[k].write(records)
     shard_stats[k].merge(stats)
     count(stats)

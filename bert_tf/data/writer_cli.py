@@ -46,8 +46,8 @@ CLAIM_NAME = "writer_run.json"
 
 
 def claim_of(input_patterns, outputs, options, vocab_file, spm_model_file=None):
-  """What an --output_dir run writes from (a JSON dict): the input files
-  with their sizes, the vocab (path and sha256), the options and shards."""
+  """What a run writes from (a JSON dict): the input files with their
+  sizes, the vocab (path and sha256), the options and shards."""
   import tensorflow as tf
   from bert_tf import file_io  # pylint: disable=g-import-not-at-top
   inputs = file_io.expand_patterns(input_patterns)
@@ -67,13 +67,26 @@ def _recorded_claim(directory):
   path = f"{directory.rstrip('/')}/{CLAIM_NAME}"
   if tf.io.gfile.exists(path):
     return file_io.read_json(path, "writer claim file")
-  manifest_path = manifest_lib.manifest_path_for_dir(directory)
+  return _claim_of_manifest(manifest_lib.manifest_path_for_dir(directory))
+
+
+def _claim_of_manifest(manifest_path):
+  """The claim recorded in a manifest (input paths without sizes, the
+  vocab, the options, gzip and the record files), or None without one."""
+  from bert_tf.data import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   if not tf.io.gfile.exists(manifest_path):
     return None
-  flags = dict(manifest_lib.Manifest.read(manifest_path).flags or {})
+  manifest = manifest_lib.Manifest.read(manifest_path)
+  flags = dict(manifest.flags or {})
   inputs = [[p, None] for p in flags.pop("input_file", "").split(",") if p]
   gzip = flags.pop("gzip", None)
-  return {"inputs": inputs, "options": flags, "gzip": gzip}
+  claim = {"inputs": inputs, "options": flags, "gzip": gzip}
+  if manifest.vocab_path and manifest.vocab_sha256:
+    claim["vocab"] = [manifest.vocab_path, manifest.vocab_sha256]
+  if manifest.files:
+    claim["output_files"] = list(manifest.files)
+  return claim
 
 
 def _claim_differences(old, new):
@@ -95,8 +108,12 @@ def _claim_differences(old, new):
     out.append("options " + ", ".join(f"{k} {options[k]!r} -> {new['options'][k]!r}"
                                       for k in changed))
   for key in ("num_output_shards", "gzip"):
-    if old.get(key) is not None and old[key] != new[key]:
+    if old.get(key) is not None and key in new and old[key] != new[key]:
       out.append(f"{key} {old[key]} -> {new[key]}")
+  if old.get("output_files") and "output_files" in new and (
+      list(old["output_files"]) != list(new["output_files"])):
+    out.append(f"--output_file {','.join(old['output_files'])} -> "
+               f"{','.join(new['output_files'])}")
   return out
 
 
@@ -109,8 +126,10 @@ def claim_output_dir(directory, claim, overwrite):
   """Checks that --output_dir holds nothing or records of this same input,
   and records `claim` there before any record is written.
 
-  With `overwrite`, the records, stats, manifest and token caches of another
-  run in `directory` are removed first.
+  With `overwrite`, the records, stats, manifest and token caches of an
+  earlier run in `directory` are removed first, whichever run wrote them:
+  every shard is written again (a rerun without it reuses the shards that
+  pass their check and rewrites the others: shards.check_shard).
 
   Raises:
     FileExistsError: one line naming the folder, the old and new inputs (or
@@ -124,17 +143,20 @@ def claim_output_dir(directory, claim, overwrite):
     raise FileExistsError(
         f"--output_dir={directory} holds the records of another run ({'; '.join(diffs)}); "
         "pass --overwrite to replace them, or choose another --output_dir")
-  if diffs:
+  if overwrite and tf.io.gfile.isdir(directory):
+    removed = 0
     for name in tf.io.gfile.listdir(directory):
       name = name.rstrip("/")
-      if name.startswith(("pretrain-", ".tokens-")) or name == "manifest.json":
+      if name.startswith(("pretrain-", ".tokens-", ".blocks")) or name == "manifest.json":
         path = f"{directory.rstrip('/')}/{name}"
         if tf.io.gfile.isdir(path):
           tf.io.gfile.rmtree(path)
         else:
           tf.io.gfile.remove(path)
-    logging.info("--overwrite: removed the records of the earlier run in %s (%s)",
-                 directory, "; ".join(diffs))
+        removed += 1
+    if removed:
+      logging.info("--overwrite: removed the records of the earlier run in %s (%s); writing "
+                   "every shard again", directory, "; ".join(diffs) or "same input and options")
   path = f"{directory.rstrip('/')}/{CLAIM_NAME}"
   try:
     file_io.write_json(path, claim)
@@ -142,6 +164,33 @@ def claim_output_dir(directory, claim, overwrite):
     message = getattr(e, "message", None) or str(e)
     raise PermissionError(f"cannot write output {path}: {type(e).__name__}: "
                           f"{message.splitlines()[0] if message else ''}") from None
+
+
+def check_output_files(outputs, claim, overwrite):
+  """Checks that --output_file names no record file that another input (or
+  other options, vocab or files) wrote, by the manifest beside its first
+  file: the folder's rule (claim_output_dir) for a records file. The same
+  command again rewrites the file; `overwrite` rewrites another run's.
+
+  Raises:
+    FileExistsError: one line naming the file, what differs and --overwrite.
+  """
+  import tensorflow as tf
+  first = outputs.files[0]
+  if not tf.io.gfile.exists(first):
+    return
+  old = _claim_of_manifest(outputs.manifest_path())
+  new = dict(claim, output_files=list(outputs.files))
+  new.pop("num_output_shards", None)
+  diffs = _claim_differences(old, new) if old is not None else []
+  if diffs and not overwrite:
+    raise FileExistsError(
+        f"--output_file={first} holds the records of another run ({'; '.join(diffs)}, by "
+        f"{outputs.manifest_path()}); pass --overwrite to replace them, or choose another "
+        "--output_file")
+  if diffs:
+    logging.info("--overwrite: replacing %s, the records of another run (%s)", first,
+                 "; ".join(diffs))
 
 
 @contextlib.contextmanager

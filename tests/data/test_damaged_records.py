@@ -58,7 +58,7 @@ def test_a_damaged_file_among_several_is_named_with_its_offset(shards, damage, k
   message = str(e.value)
   assert "\n" not in message
   assert message.startswith(f"{shards[1]}: ") and kind in message
-  assert "rerun create_pretraining_data" in message
+  assert "rerun the create_pretraining_data command that wrote it" in message
 
 
 def test_inspect_records_statistics_name_the_damaged_file(shards):

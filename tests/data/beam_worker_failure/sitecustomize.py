@@ -13,9 +13,9 @@ import os
 
 _MARKER = os.environ.get("BERT_TF_TEST_DIE_ONCE")
 if _MARKER:
-  from bert_tf.data import writer as _writer
+  from bert_tf.data import shards as _shards
 
-  _close = _writer.ShardWriter.close
+  _close = _shards.ShardWriter.close
 
   def _close_then_die_once(self, stats):
     _close(self, stats)
@@ -27,4 +27,4 @@ if _MARKER:
     os.close(fd)
     os._exit(17)
 
-  _writer.ShardWriter.close = _close_then_die_once
+  _shards.ShardWriter.close = _close_then_die_once
