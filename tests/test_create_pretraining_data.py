@@ -400,7 +400,7 @@ def test_spm_model_file_tokenizes_as_albert_and_masks_whole_words(files, tmp_pat
   spans cover whole words (a continuation piece is masked only with the piece
   before it), and the manifest names the model; 1 and 2 workers write the
   same bytes."""
-  from bert_tf.data import sentencepiece_vocab as spv  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.tokenizers import sentencepiece_vocab as spv  # pylint: disable=g-import-not-at-top
   model = spv.load_sentencepiece(SPM_MODEL)
   vocab = model.vocab
   _spm_run(files, tmp_path / "one", "--num_workers=1")

@@ -49,7 +49,7 @@ def _imports(tree):
     if isinstance(node, ast.Import):
       names = [a.name for a in node.names]
     elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-      # `from bert_tf.data import writer` imports bert_tf.data.writer.
+      # `from bert_tf.data.pretraining import writer` imports bert_tf.data.pretraining.writer.
       names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in MODULES
                else node.module for a in node.names]
     else:
@@ -69,10 +69,10 @@ def _layer(module):
 
 
 def test_the_source_is_found():
-  assert {"bert_tf.file_io", "bert_tf.data.writer", "bert_tf.models.config",
+  assert {"bert_tf.file_io", "bert_tf.data.pretraining.writer", "bert_tf.models.config",
           "bert_tf.training.loop", "bert_tf.serving.export", "bert_tf.cli"} <= set(MODULES)
-  assert "bert_tf.file_io" in GRAPH["bert_tf.data.writer"]
-  assert "bert_tf.data.passes" in GRAPH["bert_tf.data.writer"]
+  assert "bert_tf.file_io" in GRAPH["bert_tf.data.pretraining.writer"]
+  assert "bert_tf.data.pretraining.passes" in GRAPH["bert_tf.data.pretraining.writer"]
 
 
 def test_no_function_longer_than_the_limit():
