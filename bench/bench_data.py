@@ -85,7 +85,7 @@ def original(original_dir, corpus, vocab, out_file, dupe, seed=12345):
 def faithfulness(args, work, vocab_mask_id):
   """Ours (and, with --original_dir, the original) per seed against the
   original's reference figures at seed 12345."""
-  from bert_tf.data import stats
+  from bert_tf.data.records import stats
   with open(os.path.join(SHARED, "reference", "original_create_pretraining_data_kjv.json")) as f:
     ref = json.load(f)["dupe5"]
   columns = []
@@ -176,12 +176,12 @@ def memory(args, work):
 
 
 def negative_pool(args):
-  from bert_tf.data import corpus_scan
-  from bert_tf.data import negative_pool as pool_lib
-  from bert_tf.data import token_cache
-  from bert_tf.data import tokenization
-  from bert_tf.data import wordpiece_vocab
-  from bert_tf.data import writer
+  from bert_tf.data.pretraining import corpus_scan
+  from bert_tf.data.pretraining import negative_pool as pool_lib
+  from bert_tf.data.pretraining import token_cache
+  from bert_tf.data.tokenizers import tokenization
+  from bert_tf.data.tokenizers import wordpiece_vocab
+  from bert_tf.data.pretraining import writer
   tokenizer = tokenization.BatchTokenizer(wordpiece_vocab.load_vocab(args.vocab), True)
   tokenizer.tokenize_to_ids(["warm up"])  # the first call builds the tf-text graph
   files = [args.corpus]
@@ -227,7 +227,7 @@ def main():
   args = parser.parse_args()
   if not os.path.exists(args.corpus) or not os.path.exists(args.vocab):
     sys.exit(f"bench_data: needs {args.corpus} and {args.vocab} (../shared)")
-  from bert_tf.data import wordpiece_vocab
+  from bert_tf.data.tokenizers import wordpiece_vocab
   mask_id = wordpiece_vocab.load_vocab(args.vocab).mask_id
   parts = args.parts.split(",")
   with tempfile.TemporaryDirectory() as work:

@@ -5,7 +5,7 @@ against the original's padding to max_seq_length, side by side.
         [--max_seq_length=128] [--train=2000] [--dev=500] [--rounds=2]
 
 The task: which of two corpora a sentence comes from, the sample corpus
-(Python's docstrings, bert_tf.data.stdlib_corpus) or ../shared/corpora/kjv.txt (the King James
+(Python's docstrings, bert_tf.data.text.stdlib_corpus) or ../shared/corpora/kjv.txt (the King James
 Bible), sentences of 20 to 40 WordPieces (about 30), balanced, seeded. For
 each round and each setting (length_buckets 1, the original's full padding,
 and 8, the default), in alternating order: one epoch of fine-tuning from random weights
@@ -40,7 +40,7 @@ def make_task(directory, vocab_file, n_train, n_dev, seed=0):
   tokenizer = classification.make_tokenizer(vocab_file, True)
   rng = random.Random(seed)
   kjv = _sentences(os.path.join(_SHARED, "corpora", "kjv.txt"), tokenizer, rng)
-  from bert_tf.data import stdlib_corpus  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.text import stdlib_corpus  # pylint: disable=g-import-not-at-top
   sample = os.path.join(directory, "sample_corpus.txt")
   stdlib_corpus.write_corpus(sample)
   docs = _sentences(sample, tokenizer, rng)
@@ -60,7 +60,7 @@ def make_task(directory, vocab_file, n_train, n_dev, seed=0):
 def run_setting(args, bert_config, task_dir, vocab_file, buckets, out_dir):
   """(train examples/s, predict examples/s, dev accuracy) of one setting."""
   from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import length_buckets  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.input import length_buckets  # pylint: disable=g-import-not-at-top
   config = finetune.FinetuneConfig(
       train_file=os.path.join(task_dir, "train.tsv"), dev_file=os.path.join(task_dir, "dev.tsv"),
       output_dir=out_dir, vocab_file=vocab_file, max_seq_length=args.max_seq_length,

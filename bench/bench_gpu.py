@@ -208,7 +208,8 @@ def run_losses(args):
 def run_pipeline(args, records):
   """Section 4: examples/s of the input pipeline alone, static and dynamic."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import dynamic_masking, masking, pipeline  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.input import dynamic_masking, pipeline  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.pretraining import masking  # pylint: disable=g-import-not-at-top
   vocab_size = _bert_config(args).vocab_size
   dynamic = dynamic_masking.DynamicMasking(
       masked_lm_prob=0.15, max_predictions_per_seq=args.preds,

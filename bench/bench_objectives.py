@@ -43,9 +43,9 @@ import tensorflow as tf  # noqa: E402
 from absl import logging  # noqa: E402
 
 from bench_training import write_random_records  # noqa: E402
-from bert_tf.data import dynamic_masking  # noqa: E402
-from bert_tf.data import masking  # noqa: E402
-from bert_tf.data import pipeline  # noqa: E402
+from bert_tf.data.input import dynamic_masking  # noqa: E402
+from bert_tf.data.pretraining import masking  # noqa: E402
+from bert_tf.data.input import pipeline  # noqa: E402
 from bert_tf.models import distillation  # noqa: E402
 from bert_tf.models import flops  # noqa: E402
 from bert_tf.models import modeling  # noqa: E402

@@ -100,7 +100,7 @@ def worker_original(args):
 def worker_ours(args):
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from absl import logging  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import pipeline  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.input import pipeline  # pylint: disable=g-import-not-at-top
   from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
   from bert_tf.training import loop  # pylint: disable=g-import-not-at-top
   from bert_tf.training import strategy as strategies  # pylint: disable=g-import-not-at-top

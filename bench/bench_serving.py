@@ -36,8 +36,8 @@ import tensorflow_text  # noqa: E402,F401  (the text signatures' ops)
 
 from bert_tf.serving import saved_model  # noqa: E402
 from bert_tf.models import modeling  # noqa: E402
-from bert_tf.data import tokenization  # noqa: E402
-from bert_tf.data import wordpiece_vocab  # noqa: E402
+from bert_tf.data.tokenizers import tokenization  # noqa: E402
+from bert_tf.data.tokenizers import wordpiece_vocab  # noqa: E402
 from bert_tf.models.config import BertConfig  # noqa: E402
 
 SHARED = os.path.normpath(os.path.join(REPO, "..", "shared"))

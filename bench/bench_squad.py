@@ -120,8 +120,8 @@ def run_original(args, path, out_path):
 
 def run_ours(args, path, theirs):
   from bert_tf.data import squad  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import tokenization  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import wordpiece_vocab  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.tokenizers import tokenization  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.tokenizers import wordpiece_vocab  # pylint: disable=g-import-not-at-top
   from bert_tf.training import span_answers  # pylint: disable=g-import-not-at-top
   tokenizer = tokenization.BatchTokenizer(wordpiece_vocab.load_vocab(args.vocab), True)
   for is_training in (True, False):

@@ -30,9 +30,9 @@ sys.path.insert(0, _REPO)
 # The baseline: the original's rules in plain Python, the tests' oracle.
 sys.path.insert(0, os.path.join(_REPO, "tests"))
 
-from bert_tf.data import tokenization  # pylint: disable=g-import-not-at-top
-from bert_tf.data import vocab_learning as build_vocab
-from bert_tf.data import wordpiece_vocab
+from bert_tf.data.tokenizers import tokenization  # pylint: disable=g-import-not-at-top
+from bert_tf.data.tokenizers import vocab_learning as build_vocab
+from bert_tf.data.tokenizers import wordpiece_vocab
 
 from helpers import reference_tokenization
 

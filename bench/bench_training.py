@@ -34,7 +34,7 @@ import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
 from absl import logging  # noqa: E402
 
-from bert_tf.data import schema  # noqa: E402
+from bert_tf.data.records import schema  # noqa: E402
 from bert_tf.models import flops  # noqa: E402
 from bert_tf.training import loop  # noqa: E402
 from bert_tf.models.config import BertConfig  # noqa: E402

@@ -47,7 +47,7 @@ def parse_args():
 
 
 def write(args, root, name, **changes):
-  from bert_tf.data import writer
+  from bert_tf.data.pretraining import writer
   options = writer.DataOptions(max_seq_length=args.max_seq_length,
                                max_predictions_per_seq=args.max_predictions_per_seq,
                                dupe_factor=args.dupe_factor, **changes)
@@ -78,10 +78,10 @@ def real_tokens(r):
 
 def input_documents(args):
   """The input as the writer tokenizes it: list of documents (flat id lists)."""
-  from bert_tf.data import corpus_scan
-  from bert_tf.data import token_cache
-  from bert_tf.data import tokenization
-  from bert_tf.data import wordpiece_vocab
+  from bert_tf.data.pretraining import corpus_scan
+  from bert_tf.data.pretraining import token_cache
+  from bert_tf.data.tokenizers import tokenization
+  from bert_tf.data.tokenizers import wordpiece_vocab
   tokenizer = tokenization.BatchTokenizer(wordpiece_vocab.load_vocab(args.vocab_file), True)
   docs = []
   from bert_tf import file_io as files_lib
@@ -151,7 +151,7 @@ def packing_table(args, results, sep_id):
 
 
 def ngram_table(args, records_by_n, vocab):
-  from bert_tf.data import masking
+  from bert_tf.data.pretraining import masking
   mv = masking.MaskingVocab(size=vocab.size, cls_id=vocab.cls_id, sep_id=vocab.sep_id,
                             mask_id=vocab.mask_id, is_subword=tuple(bool(x) for x in vocab.is_subword))
   weights = masking.ngram_weights(3)
@@ -204,7 +204,7 @@ def row(name, counter):
 
 
 def pipeline_table(args, static_paths, dynamic_paths, n_dynamic):
-  from bert_tf.data import pipeline
+  from bert_tf.data.input import pipeline
 
   def dataset(paths, **kw):
     info = pipeline.check_data(paths, args.max_seq_length, args.max_predictions_per_seq)
@@ -259,7 +259,7 @@ def main():
       sys.exit(f"{path}: not found (pass --input_file / --vocab_file)")
   from absl import logging
   logging.set_verbosity(logging.WARNING)
-  from bert_tf.data import wordpiece_vocab
+  from bert_tf.data.tokenizers import wordpiece_vocab
   vocab = wordpiece_vocab.load_vocab(args.vocab_file)
   root = tempfile.mkdtemp(prefix="data_variants-")
   print(f"input {args.input_file}, dupe_factor {args.dupe_factor}, max_seq_length "

@@ -70,7 +70,7 @@ def nsp_majority_share(path, limit):
   accuracy of a model that ignores its input."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import schema  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.records import schema  # pylint: disable=g-import-not-at-top
   labels = np.concatenate([
       b["next_sentence_labels"].numpy().ravel()
       for b in tf.data.TFRecordDataset(path).take(limit).batch(1024).map(

@@ -7,13 +7,13 @@ config that goes with it.
 
 With --spm_model_file=30k-clean.model instead of --vocab_file it trains an
 ALBERT-style SentencePiece model (google-research/albert's spm_train settings;
-bert_tf.data.sentencepiece_learning) for create_pretraining_data
+bert_tf.data.tokenizers.sentencepiece_learning) for create_pretraining_data
 --spm_model_file.
 
 A small corpus has fewer distinct tokens than --vocab_size asks for; the vocab
 is then smaller, and the model's vocab_size must be its real size:
 --bert_config_out writes a copy of --bert_config_template with that size.
-The vocab's layout and the learner are described in bert_tf.data.vocab_learning.
+The vocab's layout and the learner are described in bert_tf.data.tokenizers.vocab_learning.
 """
 
 from absl import app
@@ -21,7 +21,7 @@ from absl import flags
 from absl import logging
 
 from bert_tf import cli
-from bert_tf.data.vocab_learning import build_vocab, write_vocab
+from bert_tf.data.tokenizers.vocab_learning import build_vocab, write_vocab
 from bert_tf.models.config import BertConfig
 from bert_tf.models.config import write_bert_config
 
@@ -74,7 +74,7 @@ def main(argv):
     except (ValueError, OSError) as e:
       raise app.UsageError(f"--bert_config_template: {e}") from None
   if FLAGS.spm_model_file:
-    from bert_tf.data import sentencepiece_learning  # pylint: disable=g-import-not-at-top
+    from bert_tf.data.tokenizers import sentencepiece_learning  # pylint: disable=g-import-not-at-top
     size = sentencepiece_learning.train_sentencepiece(
         FLAGS.input_file, FLAGS.spm_model_file, FLAGS.vocab_size, FLAGS.do_lower_case,
         max_lines=FLAGS.max_lines or None).vocab.size

@@ -14,15 +14,15 @@ RoBERTa / ALBERT variants (defaults: the original's records, same bytes):
 --sentence_task=nsp|sop|none, --packing=segment_pair|full_sentences|doc_sentences,
 --max_ngram, --dynamic_masking, and the masking rule's shares
 --masked_token_share / --random_token_share / --kept_token_share (0.8 / 0.1 /
-0.1; see bert_tf.data.writer.DataOptions).
+0.1; see bert_tf.data.pretraining.writer.DataOptions).
 """
 
 from absl import app
 from absl import flags
 
 from bert_tf import cli
-from bert_tf.data import writer
-from bert_tf.data import writer_cli
+from bert_tf.data.pretraining import writer
+from bert_tf.data.pretraining import writer_cli
 
 FLAGS = flags.FLAGS
 
@@ -119,7 +119,7 @@ def main(argv):
     else:
       writer_cli.check_output_files(outputs, claim, FLAGS.overwrite)
     if FLAGS.driver == "beam":
-      from bert_tf.data import beam  # pylint: disable=g-import-not-at-top
+      from bert_tf.data.pretraining import beam  # pylint: disable=g-import-not-at-top
       try:
         manifest = beam.run_beam(FLAGS.input_file, outputs, FLAGS.vocab_file, options,
                                  beam_args, spm_model_file=FLAGS.spm_model_file)

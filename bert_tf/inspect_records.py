@@ -45,8 +45,8 @@ def inspect(input_patterns, mask_id):
     cli.Error: the records inspected are exactly the manifest's files but
       their counts differ from the manifest's.
   """
-  from bert_tf.data import manifest as manifest_lib
-  from bert_tf.data import stats as stats_lib
+  from bert_tf.data.records import manifest as manifest_lib
+  from bert_tf.data.records import stats as stats_lib
   records = stats_lib.record_statistics(input_patterns, mask_id)
   manifest = manifest_lib.Manifest.find(input_patterns)
   report = {"records": records,
@@ -69,7 +69,7 @@ def main(argv):
     raise app.UsageError("--input_file is required")
   if bool(FLAGS.vocab_file) == bool(FLAGS.spm_model_file):
     raise app.UsageError("give one of --vocab_file and --spm_model_file")
-  from bert_tf.data import tokenization
+  from bert_tf.data.tokenizers import tokenization
   vocab = tokenization.tokenizer_for(FLAGS.vocab_file, True, FLAGS.spm_model_file).vocab
   print(json.dumps(inspect(FLAGS.input_file, vocab.mask_id), indent=1))
 

@@ -146,7 +146,7 @@ def corpus_stage(options):
   """Stage 1: the corpus (generated when missing), split by document into
   train.txt and heldout.txt in output_dir; returns their paths."""
   import tensorflow as tf
-  from bert_tf.data import split
+  from bert_tf.data.text import split
   out = options.output_dir
   t = _stage(1, "sample corpus")
   corpus = options.corpus
@@ -177,7 +177,7 @@ def vocab_stage(options, train_txt):
   """Stage 2: the WordPiece vocab of train_txt and the model config sized to
   it; returns (vocab file, its tokens, the BertConfig)."""
   from bert_tf.models import config as config_lib
-  from bert_tf.data import vocab_learning as vocab_lib
+  from bert_tf.data.tokenizers import vocab_learning as vocab_lib
   out = options.output_dir
   t = _stage(2, "WordPiece vocab and model config")
   vocab_file = os.path.join(out, "vocab.txt")
@@ -197,7 +197,7 @@ def vocab_stage(options, train_txt):
 def records_stage(options, train_txt, held_txt, vocab_file):
   """Stage 3: pretraining records of both splits; returns ({"train", "heldout"}
   -> records glob, max_predictions_per_seq)."""
-  from bert_tf.data import writer
+  from bert_tf.data.pretraining import writer
   out = options.output_dir
   t = _stage(3, "pretraining records (original schema, 80/10/10 masking + NSP)")
   seq = options.max_seq_length

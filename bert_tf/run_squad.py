@@ -143,7 +143,7 @@ def main(argv):
   del argv
   config, bert_config = config_from_flags()
   from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import tokenizer_json  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.tokenizers import tokenizer_json  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import answer_export  # pylint: disable=g-import-not-at-top
   from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top

@@ -1,13 +1,13 @@
 """Writes the bundled sample corpus: the Python standard library's docstrings,
 one sentence a line and a blank line between modules, in the original BERT
-input format (bert_tf.data.stdlib_corpus says how).
+input format (bert_tf.data.text.stdlib_corpus says how).
 
     python -m bert_tf.sample_corpus --output data/sample_corpus.txt
 
 With --mix_with, its documents are mixed with another corpus's (the first
 --mix_documents of each, in a seeded random order): a corpus of two clearly different topics, e.g.
 Python's docstrings and the King James Bible's documents, on which NSP's
-random negatives can be told apart by topic alone (bert_tf.data.corpus_mix):
+random negatives can be told apart by topic alone (bert_tf.data.text.corpus_mix):
 
     python -m bert_tf.sample_corpus --output /tmp/topics.txt \
         --mix_with=../shared/corpora/kjv.txt
@@ -17,7 +17,7 @@ from absl import app
 from absl import flags
 
 from bert_tf import cli
-from bert_tf.data.stdlib_corpus import write_corpus
+from bert_tf.data.text.stdlib_corpus import write_corpus
 
 FLAGS = flags.FLAGS
 
@@ -37,8 +37,8 @@ def main(argv):
   if not FLAGS.output:
     raise app.UsageError("--output is required")
   if FLAGS.mix_with:
-    from bert_tf.data import corpus_mix  # pylint: disable=g-import-not-at-top
-    from bert_tf.data import stdlib_corpus  # pylint: disable=g-import-not-at-top
+    from bert_tf.data.text import corpus_mix  # pylint: disable=g-import-not-at-top
+    from bert_tf.data.text import stdlib_corpus  # pylint: disable=g-import-not-at-top
     text, docs, _ = stdlib_corpus.corpus_text()
     try:
       count, size = corpus_mix.mix_into(text, FLAGS.mix_with, FLAGS.output, FLAGS.mix_documents)

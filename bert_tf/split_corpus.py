@@ -15,7 +15,7 @@ from absl import flags
 from absl import logging
 
 from bert_tf import cli
-from bert_tf.data.split import split_corpus, split_documents  # noqa: F401  (the library)
+from bert_tf.data.text.split import split_corpus, split_documents  # noqa: F401  (the library)
 
 FLAGS = flags.FLAGS
 

@@ -371,7 +371,7 @@ def _record_starts(data):
 
 def _read_as_training_does(out):
   """The number of records the training input pipeline reads from `out`."""
-  from bert_tf.data import pipeline  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.input import pipeline  # pylint: disable=g-import-not-at-top
   info = pipeline.check_data(str(out / "*.tfrecord"), 32, 5)
   with pipeline.naming_damage(info, "training records"):
     dataset = pipeline.make_dataset(info.files, 16, 32, 5, is_training=False,
@@ -395,7 +395,7 @@ def _cut(data):
 @pytest.mark.parametrize("overwrite", [False, True])
 def test_the_rerun_the_damage_error_advises_repairs_a_cut_shard(files, overwrite, caplog):
   import logging  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import damaged_records  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.records import damaged_records  # pylint: disable=g-import-not-at-top
   flags = common_flags(files, num_output_shards="2", dupe_factor="3")
   run_main(flags)
   out = files["out"]
@@ -508,7 +508,7 @@ def test_spm_model_file_tokenizes_as_albert_and_masks_whole_words(files, tmp_pat
   spans cover whole words (a continuation piece is masked only with the piece
   before it), and the manifest names the model; 1 and 2 workers write the
   same bytes."""
-  from bert_tf.data import sentencepiece_vocab as spv  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.tokenizers import sentencepiece_vocab as spv  # pylint: disable=g-import-not-at-top
   model = spv.load_sentencepiece(SPM_MODEL)
   vocab = model.vocab
   _spm_run(files, tmp_path / "one", "--num_workers=1")

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 from bert_tf.data import conll
-from bert_tf.data import length_buckets
+from bert_tf.data.input import length_buckets
 from bert_tf.models import hf_checkpoint as hf
 from bert_tf.training import evaluate_only
 from bert_tf.training import finetune

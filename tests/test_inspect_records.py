@@ -11,9 +11,9 @@ import pytest
 
 from bert_tf import cli
 from bert_tf import inspect_records
-from bert_tf.data import manifest as manifest_lib
-from bert_tf.data import sentencepiece_vocab
-from bert_tf.data import stats
+from bert_tf.data.records import manifest as manifest_lib
+from bert_tf.data.tokenizers import sentencepiece_vocab
+from bert_tf.data.records import stats
 
 from helpers.writer_run import MASK_ID, write_run
 

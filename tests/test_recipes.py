@@ -143,7 +143,7 @@ def _tiny_overrides(tmp_path):
 def _records(tmp_path, **options):
   """Records of a small corpus (helpers/pretraining.py's vocab of 100 ids) and their vocab."""
   import random  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import writer  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.pretraining import writer  # pylint: disable=g-import-not-at-top
   rng = random.Random(0)
   words = [f"w{i}" for i in range(90)]
   vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + words + [".", ",", "##s", "##ed"]

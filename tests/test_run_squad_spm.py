@@ -14,7 +14,7 @@ import sys
 import pytest
 import sentencepiece
 
-from bert_tf.data import sentencepiece_vocab as spv
+from bert_tf.data.tokenizers import sentencepiece_vocab as spv
 from bert_tf.data import squad
 from bert_tf.training import finetune
 from bert_tf.training import span_answers

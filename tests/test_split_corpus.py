@@ -55,7 +55,7 @@ def test_cli(tmp_path):
 
 
 def test_a_hash_split_is_stable_and_80_10_10():
-  from bert_tf.data import split as split_lib  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.text import split as split_lib  # pylint: disable=g-import-not-at-top
   counts = collections.Counter(split_lib.split_by_hash(f"names\t{i}") for i in range(20000))
   assert abs(counts["train"] / 20000 - 0.8) < 0.01
   assert abs(counts["dev"] / 20000 - 0.1) < 0.01 and abs(counts["test"] / 20000 - 0.1) < 0.01

@@ -27,8 +27,8 @@ import math
 import numpy as np
 
 from bert_tf import file_io as files
-from bert_tf.data import tokenization
-from bert_tf.data import wordpiece_vocab
+from bert_tf.data.tokenizers import tokenization
+from bert_tf.data.tokenizers import wordpiece_vocab
 
 TASK_TYPES = ("auto", "classification", "regression")
 
@@ -276,7 +276,7 @@ def make_dataset(features, labels=None, batch_size=32, shuffle=False, seed=0,
     dataset = dataset.repeat()
   dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
   if lengths and len(lengths) > 1:
-    from bert_tf.data import length_buckets  # pylint: disable=g-import-not-at-top
+    from bert_tf.data.input import length_buckets  # pylint: disable=g-import-not-at-top
     dataset = dataset.map(lambda *batch: length_buckets.trim_batch(
         batch if len(batch) > 1 else batch[0], lengths))
   return dataset.prefetch(2)

@@ -28,7 +28,7 @@ import re
 
 from bert_tf import file_io as files
 from bert_tf.data import name_tagging
-from bert_tf.data import split
+from bert_tf.data.text import split
 
 SPLITS = ("train", "dev", "test")
 BLANK = "_"

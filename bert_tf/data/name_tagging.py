@@ -28,7 +28,7 @@ import os
 import re
 
 from bert_tf import file_io as files
-from bert_tf.data import split
+from bert_tf.data.text import split
 
 ENTITY = "NAME"
 SPLITS = ("train", "dev", "test")

@@ -33,7 +33,7 @@ documents and the seed.
 
 import random
 
-from bert_tf.data import split
+from bert_tf.data.text import split
 
 TASKS = ("nsp_random", "nsp_same_doc", "sop")
 LABELS = ("0", "1")

@@ -1,7 +1,7 @@
 """Held-out segment pairs built like pretraining pairs, for the sentence
 heads and the frozen linear probes of compare_objectives.
 
-The pretraining writer (bert_tf.data.instances) pairs a segment A of whole
+The pretraining writer (bert_tf.data.pretraining.instances) pairs a segment A of whole
 sentences with a segment B, together up to max_seq_length - 3 tokens. These
 pairs are built the same way from held-out documents (token ids of
 sentences), with negatives of three kinds:

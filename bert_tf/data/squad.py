@@ -41,8 +41,8 @@ import unicodedata
 import numpy as np
 
 from bert_tf import file_io as files
-from bert_tf.data import sentencepiece_vocab
-from bert_tf.data import unicode_tables
+from bert_tf.data.tokenizers import sentencepiece_vocab
+from bert_tf.data.tokenizers import unicode_tables
 
 # The original's first feature id.
 FIRST_UNIQUE_ID = 1000000000

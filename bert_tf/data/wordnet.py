@@ -45,7 +45,7 @@ import os
 import re
 
 from bert_tf import file_io as files
-from bert_tf.data import split as split_lib
+from bert_tf.data.text import split as split_lib
 
 POS_FILES = ("noun", "verb", "adj", "adv")
 # lexnames(5WN): lexicographer file number -> name.

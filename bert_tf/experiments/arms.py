@@ -13,7 +13,7 @@ or a JSON arms file (`--arms_file`): a list of objects, each with "name",
     [{"name": "bert", "objective": "mlm_nsp"},
      {"name": "mask100", "objective": "mlm_nsp", "masked_token_share": 1.0}]
 
-A flag is a WRITER flag (a `data.writer.DataOptions` field: how the arm's
+A flag is a WRITER flag (a `data.pretraining.writer.DataOptions` field: how the arm's
 records are made, e.g. masked_lm_prob, masked_token_share,
 do_whole_word_mask, max_ngram, dynamic_masking, dupe_factor), a TRAINING
 flag (a `training.train_config.TrainConfig` field: how it is pretrained,
@@ -40,7 +40,7 @@ import re
 import typing
 
 from bert_tf import file_io as files
-from bert_tf.data import writer
+from bert_tf.data.pretraining import writer
 from bert_tf.training import objectives
 from bert_tf.training import train_config
 from bert_tf.training.objectives import options

@@ -12,7 +12,7 @@ import os
 
 from bert_tf import file_io as files
 from bert_tf.data import pair_tasks
-from bert_tf.data import writer
+from bert_tf.data.pretraining import writer
 from bert_tf.experiments import arms as arms_lib
 from bert_tf.experiments import paper_figures
 from bert_tf.training import loop

@@ -112,7 +112,7 @@ def preflight(options, heldout_records, held_txt, task_list, pair_sets, mask_id)
   plateau}; {task name: its train rows}). Raises one
   ValueError (one line) naming every instrument that falls short, what
   each needs, and what to change."""
-  from bert_tf.data import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.records import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
   hint = "use a larger corpus or a smaller --heldout_every"
   problems, notes, chance, train_rows = [], [], {}, {}
 
@@ -128,7 +128,7 @@ def preflight(options, heldout_records, held_txt, task_list, pair_sets, mask_id)
     problems.append(f"held-out masked LM: {instances} held-out instances and no "
                     "masked-LM prediction")
   else:
-    from bert_tf.data import stats  # pylint: disable=g-import-not-at-top
+    from bert_tf.data.records import stats  # pylint: disable=g-import-not-at-top
     plateau = stats.unigram_plateau(heldout_records, mask_id)
     if plateau is not None:  # what predicting one token at every [MASK] scores
       chance["masked_lm_accuracy_at_mask"] = plateau
@@ -211,7 +211,7 @@ class _Corpus:
 
   def __init__(self, options):
     from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
-    from bert_tf.data import split  # pylint: disable=g-import-not-at-top
+    from bert_tf.data.text import split  # pylint: disable=g-import-not-at-top
     text = files.read_text(options.corpus, "--corpus")
     self.documents = split.documents_of(text)
     self.bytes = len(text.encode("utf-8"))

@@ -24,11 +24,11 @@ from absl import logging
 
 from bert_tf import file_io as files
 from bert_tf.data import pair_tasks
-from bert_tf.data import pipeline
-from bert_tf.data import split
-from bert_tf.data import vocab_learning as vocab_lib
-from bert_tf.data import wordpiece_vocab
-from bert_tf.data import writer
+from bert_tf.data.input import pipeline
+from bert_tf.data.text import split
+from bert_tf.data.tokenizers import vocab_learning as vocab_lib
+from bert_tf.data.tokenizers import wordpiece_vocab
+from bert_tf.data.pretraining import writer
 from bert_tf.experiments import arms as arms_lib
 from bert_tf.experiments import heldout_reading
 from bert_tf.experiments import plan as plan_lib

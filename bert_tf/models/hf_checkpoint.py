@@ -123,7 +123,7 @@ def read_hf_model(folder):
   tokens, vocab_source = vocab_tokens(folder)
   spiece = spm_path(folder) if tokens is None else None
   if spiece:
-    from bert_tf.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+    from bert_tf.data.tokenizers import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
     tokens, vocab_source = sentencepiece_vocab.load_sentencepiece(spiece).vocab.tokens, spiece
   if tokens is not None and len(tokens) != config.vocab_size:
     raise ValueError(f"{vocab_source} has {len(tokens)} tokens but {source} says vocab_size="
@@ -151,7 +151,7 @@ def vocab_tokens(folder):
   Raises:
     ValueError: WordPiece ids with gaps.
   """
-  from bert_tf.data import tokenizer_json  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.tokenizers import tokenizer_json  # pylint: disable=g-import-not-at-top
   gfile = _gfile()
   path = os.path.join(folder, VOCAB_NAME)
   if gfile.exists(path):
@@ -170,7 +170,7 @@ def spm_path(folder):
   """The folder's SentencePiece model when it has no WordPiece vocab:
   spiece.model, else a tokenizer.json with a Unigram model (transformers 5
   saves ALBERT's so); None otherwise."""
-  from bert_tf.data import tokenizer_json  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.tokenizers import tokenizer_json  # pylint: disable=g-import-not-at-top
   gfile = _gfile()
   if gfile.exists(os.path.join(folder, VOCAB_NAME)):
     return None
@@ -198,7 +198,7 @@ def vocab_path(folder):
                      f"--spm_model_file={spm_path(folder)}")
   if tokens is None:
     raise ValueError(f"{folder} has no {VOCAB_NAME} or {TOKENIZER_NAME}: give --vocab_file")
-  from bert_tf.data import wordpiece_vocab  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.tokenizers import wordpiece_vocab  # pylint: disable=g-import-not-at-top
   return wordpiece_vocab.vocab_txt_path(source)
 
 
@@ -492,6 +492,6 @@ def model_files(checkpoint, bert_config_file, vocab_file, spm_model_file="",
       return config, "", spiece, casing
     vocab_file = vocab_path(folder)
   else:  # a tokenizer.json, or a folder, given as --vocab_file
-    from bert_tf.data import wordpiece_vocab  # pylint: disable=g-import-not-at-top
+    from bert_tf.data.tokenizers import wordpiece_vocab  # pylint: disable=g-import-not-at-top
     vocab_file = wordpiece_vocab.vocab_txt_path(vocab_file)
   return config, vocab_file, "", casing

@@ -17,7 +17,7 @@ How it answers, against run_squad's prediction (span_answers.py):
   * as run_squad: the context is split into words at SQuAD's white space
     (space, tab, CR, LF, U+202F) and each word WordPiece-tokenized (an
     ALBERT's SentencePiece model, spm_model_file: by ALBERT's rules in the
-    graph, data/sentencepiece_graph.py; a tokenizer.json is refused), the
+    graph, data/tokenizers/sentencepiece_graph.py; a tokenizer.json is refused), the
     question cut to max_query_length pieces, the window [CLS] question [SEP]
     context [SEP] with segment ids 0 then 1; a span is the start and end
     positions among the n_best_size highest start and end logits (of the

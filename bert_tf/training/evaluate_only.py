@@ -24,7 +24,7 @@ import os
 from bert_tf.data import classification
 from bert_tf.data import conll
 from bert_tf.data import glue
-from bert_tf.data import length_buckets
+from bert_tf.data.input import length_buckets
 from bert_tf.models import hf_checkpoint
 from bert_tf.training import finetune
 from bert_tf.training import tagging

@@ -39,7 +39,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.data import classification
-from bert_tf.data import length_buckets
+from bert_tf.data.input import length_buckets
 from bert_tf.data import glue
 from bert_tf import file_io as files
 from bert_tf import statistics
@@ -114,7 +114,7 @@ class FinetuneConfig:
   task_name: str = ""
   extra_dev_files: tuple = ()
   # Batches cut to the shortest of this many lengths that holds their
-  # longest example (data/length_buckets.py); 1: padded to max_seq_length,
+  # longest example (data/input/length_buckets.py); 1: padded to max_seq_length,
   # the original's.
   length_buckets: int = 8
   do_train: bool = True
@@ -364,7 +364,7 @@ class TaskData:
 def _cached_tokenizer(vocab_file, do_lower_case, spm_model_file, stamp):
   del stamp  # in the key only: a changed file is read again
   if spm_model_file:
-    from bert_tf.data import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
+    from bert_tf.data.tokenizers import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
     return sentencepiece_vocab.SentencePieceTokenizer(
         sentencepiece_vocab.load_sentencepiece(spm_model_file), do_lower_case)
   return classification.make_tokenizer(vocab_file, do_lower_case)

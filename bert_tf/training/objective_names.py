@@ -20,7 +20,7 @@ DISTILL = "distill"
 FAMILIES = (BERT, ELECTRA, DISTILL)
 
 # The BERT family, one objective per sentence task of the records
-# (data/manifest.py `sentence_task`): the name and the metric prefix of the
+# (data/records/manifest.py `sentence_task`): the name and the metric prefix of the
 # sentence-pair head (None: masked LM alone).
 SENTENCE_TASKS = ("nsp", "sop", "none")
 BERT_NAMES = {"nsp": "mlm_nsp", "sop": "mlm_sop", "none": "mlm"}

@@ -30,7 +30,7 @@ import math
 import os
 
 from bert_tf import file_io as files
-from bert_tf.data import sentencepiece_vocab
+from bert_tf.data.tokenizers import sentencepiece_vocab
 from bert_tf.data import squad
 
 

@@ -32,7 +32,7 @@ from absl import logging
 from bert_tf import file_io as files
 from bert_tf.data import conll
 from bert_tf.data import classification
-from bert_tf.data import length_buckets
+from bert_tf.data.input import length_buckets
 from bert_tf.models import hf_checkpoint
 from bert_tf.models import token_head
 from bert_tf.training import conlleval

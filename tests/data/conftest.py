@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from bert_tf.data import wordpiece_vocab
+from bert_tf.data.tokenizers import wordpiece_vocab
 
 from helpers import doc_corpus
 

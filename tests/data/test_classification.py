@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from bert_tf.data import classification
-from bert_tf.data import tokenization
-from bert_tf.data import wordpiece_vocab
+from bert_tf.data.tokenizers import tokenization
+from bert_tf.data.tokenizers import wordpiece_vocab
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on", "mat",
          "dog", "ran", "##s"]

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from bert_tf.data import conll
-from bert_tf.data import tokenization
-from bert_tf.data import wordpiece_vocab
+from bert_tf.data.tokenizers import tokenization
+from bert_tf.data.tokenizers import wordpiece_vocab
 from helpers.tagging_task import VOCAB, write_task, write_vocab
 
 

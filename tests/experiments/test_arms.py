@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bert_tf.data import writer
+from bert_tf.data.pretraining import writer
 from bert_tf.experiments import arms
 from bert_tf.training import objectives
 from bert_tf.training import train_config

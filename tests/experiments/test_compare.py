@@ -64,7 +64,7 @@ def test_a_whole_comparison_writes_its_results_and_a_rerun_skips_finished_work(
     assert r["chance"] == "" or 0.5 <= r["chance"] < 1.0 or r["metric"] == mlm[1]
   out = tmp_path / "cmp"
   # Held-out masked LM over every held-out record, the short last batch too.
-  from bert_tf.data import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.records import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
   held = manifest_lib.Manifest.find(str(out / "records" / "heldout" / "*.tfrecord"))
   assert held.count("instances") % 32 != 0
   assert by[("mlm", "masked_lm_accuracy")]["eval_examples"] == held.count("predictions")
@@ -121,7 +121,7 @@ def compare_metrics(rows):
 
 
 def test_arms_over_pretraining_seeds_share_what_is_identical(tmp_path):
-  from bert_tf.data import pipeline  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.input import pipeline  # pylint: disable=g-import-not-at-top
   from bert_tf.experiments import arms  # pylint: disable=g-import-not-at-top
   options = tiny_options(
       tmp_path, pretrain_seeds=2, tasks=(), seeds=1,

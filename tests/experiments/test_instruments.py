@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bert_tf.data import segment_pairs
-from bert_tf.data import wordpiece_vocab
+from bert_tf.data.tokenizers import wordpiece_vocab
 from bert_tf.experiments import instruments
 from bert_tf.models import modeling
 from bert_tf.models.config import BertConfig

@@ -2,7 +2,7 @@
 what the tests compare, sequence by sequence, with mask_tokens and the
 padded functions the writer uses."""
 
-from bert_tf.data import masking
+from bert_tf.data.pretraining import masking
 
 
 def mask_sequences(sequences, masked_lm_prob, max_predictions_per_seq, vocab, gen):

@@ -1,9 +1,9 @@
 """The pairing rule on documents given as lists of lists: what the tests
-run instance by instance (tests/data/test_instances.py, test_passes.py) to
+run instance by instance (tests/data/pretraining/test_instances.py, test_passes.py) to
 check the writer's form, instances.pair_spans_from_document on one flat
 token array."""
 
-from bert_tf.data import instances
+from bert_tf.data.pretraining import instances
 
 
 def create_pairs_from_document(documents, document_index, max_seq_length,

@@ -5,8 +5,8 @@ import random
 
 import tensorflow as tf
 
-from bert_tf.data import manifest as manifest_lib
-from bert_tf.data import schema
+from bert_tf.data.records import manifest as manifest_lib
+from bert_tf.data.records import schema
 from bert_tf.models.config import BertConfig
 from bert_tf.training import loop
 
@@ -75,8 +75,8 @@ def writer_records(tmp_path, dupe_factor=1, **changes):
   """Records of the writer tests' corpus (helpers/doc_corpus.py) written by the data writer with
   DataOptions `changes`: (their glob, a tiny BertConfig of their vocab)."""
   from helpers import doc_corpus  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import wordpiece_vocab  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import writer  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.tokenizers import wordpiece_vocab  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.pretraining import writer  # pylint: disable=g-import-not-at-top
   vocab = doc_corpus.write_vocab(tmp_path / "vocab.txt")
   doc_corpus.write_corpus(tmp_path / "corpus.txt")
   options = writer.DataOptions(max_seq_length=SEQ, max_predictions_per_seq=PREDS,

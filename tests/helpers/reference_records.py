@@ -2,7 +2,7 @@
 an instance, padded the original writer's way, serialized from the protobuf
 wire format as deterministic serialization writes it (features in sorted
 key order). No TensorFlow: test_schema.py checks these bytes against
-tf.train.Example, and the tests compare bert_tf.data.schema.ExampleEncoder
+tf.train.Example, and the tests compare bert_tf.data.records.schema.ExampleEncoder
 .encode_batch (the writer's batch serializer) with them. Tests and benches
 that need a few records by hand write them with RecordEncoder.
 """

@@ -1,17 +1,17 @@
 """The original BERT tokenization rules (BasicTokenizer, then
 WordpieceTokenizer) restated in plain Python, slow: the oracle that the
-batched tensorflow-text tokenizer (bert_tf.data.tokenization) is checked
+batched tensorflow-text tokenizer (bert_tf.data.tokenizers.tokenization) is checked
 against, code point by code point, and the baseline of
 bench/bench_tokenization.py. The character classes are those of
-bert_tf.data.unicode_tables (the golden tests check them against the
+bert_tf.data.tokenizers.unicode_tables (the golden tests check them against the
 original's own output)."""
 
 import re
 import unicodedata
 
-from bert_tf.data import tokenizer_graph
-from bert_tf.data import unicode_tables
-from bert_tf.data import wordpiece_vocab
+from bert_tf.data.tokenizers import tokenizer_graph
+from bert_tf.data.tokenizers import unicode_tables
+from bert_tf.data.tokenizers import wordpiece_vocab
 
 
 def reference_basic_tokenize(text, do_lower_case, special_tokens=()):

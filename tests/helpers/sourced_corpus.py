@@ -4,7 +4,7 @@ came from, and how well the records of a file mix the corpus.
 
 Document d is written as word pairs `n<d // 100> m<d % 100>`; its lines hold
 2-6 pairs, 1-7 lines a document (~150 bytes). The vocab holds those words alone. Used by
-tests/data/test_writer.py (small) and bench/bench_mixing.py (20,000
+tests/data/pretraining/test_writer.py (small) and bench/bench_mixing.py (20,000
 documents, beside the original's output).
 """
 

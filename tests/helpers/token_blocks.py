@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from bert_tf.data import negative_pool
-from bert_tf.data import token_cache
+from bert_tf.data.pretraining import negative_pool
+from bert_tf.data.pretraining import token_cache
 
 
 VOCAB_SIZE = 300

@@ -2,7 +2,7 @@
 
 import random
 
-from bert_tf.data import writer
+from bert_tf.data.pretraining import writer
 
 
 WORDS = ["the", "light", "of", "day", "and", "night", "water", "land", "lights", "days"]

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.data import tokenization
-from bert_tf.data import wordpiece_vocab
+from bert_tf.data.tokenizers import tokenization
+from bert_tf.data.tokenizers import wordpiece_vocab
 from bert_tf.models import activations
 from bert_tf.models import hf_checkpoint as hf
 from bert_tf.models import hf_config

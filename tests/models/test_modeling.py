@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.models import modeling
-from bert_tf.data import schema
+from bert_tf.data.records import schema
 from bert_tf.models.config import BertConfig
 from helpers import batch_losses
 

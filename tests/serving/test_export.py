@@ -23,8 +23,8 @@ from bert_tf.serving import tf1_export
 from bert_tf.training import checkpoints
 from bert_tf.models import modeling
 from bert_tf.models import tf1_checkpoint
-from bert_tf.data import tokenization
-from bert_tf.data import wordpiece_vocab
+from bert_tf.data.tokenizers import tokenization
+from bert_tf.data.tokenizers import wordpiece_vocab
 from bert_tf.models.config import BertConfig
 
 from helpers import reference_bert

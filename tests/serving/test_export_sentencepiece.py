@@ -11,9 +11,9 @@ import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (the text signatures' ops)
 
-from bert_tf.data import sentencepiece_graph
-from bert_tf.data import sentencepiece_vocab as spv
-from bert_tf.data import writer
+from bert_tf.data.tokenizers import sentencepiece_graph
+from bert_tf.data.tokenizers import sentencepiece_vocab as spv
+from bert_tf.data.pretraining import writer
 from bert_tf.models import tf1_checkpoint
 from bert_tf.models.config import BertConfig
 from bert_tf.serving import export

@@ -13,9 +13,9 @@ import shutil
 import numpy as np
 import pytest
 
-from bert_tf.data import sentencepiece_vocab
-from bert_tf.data import tokenization
-from bert_tf.data import wordpiece_vocab
+from bert_tf.data.tokenizers import sentencepiece_vocab
+from bert_tf.data.tokenizers import tokenization
+from bert_tf.data.tokenizers import wordpiece_vocab
 from bert_tf.models import hf_checkpoint as hf
 from bert_tf.serving import export
 from bert_tf.serving import hf_export

@@ -8,8 +8,8 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.data import conll
-from bert_tf.data import tokenization
-from bert_tf.data import wordpiece_vocab
+from bert_tf.data.tokenizers import tokenization
+from bert_tf.data.tokenizers import wordpiece_vocab
 from bert_tf.models import token_head
 from bert_tf.serving import predict
 from bert_tf.serving import tagger_export

@@ -191,7 +191,7 @@ def test_init_checkpoint_warm_starts_weights_only(data):
 def test_eval_metrics_are_the_original_streaming_means(data):
   # An eval-only run from a checkpoint, against the same metrics computed
   # here in numpy from the model's logits on the same two batches.
-  from bert_tf.data import pipeline
+  from bert_tf.data.input import pipeline
   from bert_tf.models import modeling
   source = modeling.BertPretrainer(tiny_bert_config())
   tf.train.Checkpoint(model=source).save(str(data / "src" / "ckpt"))

@@ -257,8 +257,8 @@ def test_electra_on_dynamically_masked_records_draws_positions_each_visit(tmp_pa
   original draws them every step); the [MASK] id is the manifest's, and the
   run trains."""
   import random  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import pipeline  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import writer  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.input import pipeline  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.pretraining import writer  # pylint: disable=g-import-not-at-top
   from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
   from bert_tf.training import loop  # pylint: disable=g-import-not-at-top
   rng = random.Random(0)

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from bert_tf.data import damaged_records
+from bert_tf.data.records import damaged_records
 from bert_tf.training import chance_level
 from bert_tf.training import loop
 

@@ -8,8 +8,8 @@ import os
 import pytest
 
 from bert_tf.data import squad
-from bert_tf.data import tokenization
-from bert_tf.data import wordpiece_vocab
+from bert_tf.data.tokenizers import tokenization
+from bert_tf.data.tokenizers import wordpiece_vocab
 from bert_tf.training import span_answers
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),

@@ -49,7 +49,7 @@ class Objective:
       ("next_sentence", "sentence_order") or None.
     features, sum_keys, metric_keys: see the module docstring.
     options: an instance of `options_type`, or None.
-    record_options: data.writer.DataOptions fields of the records it
+    record_options: data.pretraining.writer.DataOptions fields of the records it
       trains on (compare_objectives writes them; {}: the original's).
     builds_own_encoder: fine-tuning rebuilds this objective's whole model
       to take its encoder (ELECTRA's discriminator, whose embeddings the

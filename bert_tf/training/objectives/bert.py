@@ -4,7 +4,7 @@
   mlm_sop  ALBERT: masked LM + sentence-order prediction
   mlm      RoBERTa: masked LM alone
 
-The records' sentence task (data/manifest.py) picks the member: BERT's
+The records' sentence task (data/records/manifest.py) picks the member: BERT's
 sentence tasks are properties of the data.
 """
 
