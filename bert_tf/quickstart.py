@@ -55,7 +55,7 @@ def define_flags(flag_values):
 
 def main(argv):
   del argv
-  from bert_tf import quickstart_stages
+  from bert_tf.cli import quickstart_stages
   quickstart_stages.run_quickstart(cli.options_from_flags(quickstart_stages.QuickstartOptions))
 
 

@@ -42,7 +42,7 @@ from bert_tf.data import classification
 from bert_tf.data import length_buckets
 from bert_tf.data import glue
 from bert_tf import file_io as files
-from bert_tf import statistics
+from bert_tf.util import statistics
 from bert_tf.models import classifier as classifier_lib
 from bert_tf.models import hf_checkpoint
 from bert_tf.models import modeling
