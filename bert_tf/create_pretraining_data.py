@@ -21,6 +21,7 @@ from absl import app
 from absl import flags
 
 from bert_tf import cli
+from bert_tf.cli import shared_flags
 from bert_tf.data import writer
 from bert_tf.data import writer_cli
 
@@ -33,11 +34,7 @@ def define_flags(flag_values):
   # The original's flags.
   flags.DEFINE_string("input_file", None, "Input raw text file (or comma-separated list of files; globs allowed).", flag_values=f)
   flags.DEFINE_string("output_file", None, "Output TF example file (or comma-separated list of files; instances dealt round-robin).", flag_values=f)
-  flags.DEFINE_string("vocab_file", None, "The vocabulary file that the BERT model was trained on.", flag_values=f)
-  flags.DEFINE_string("spm_model_file", None, "A SentencePiece model (ALBERT's) to tokenize "
-                      "with instead of --vocab_file, by google-research/albert's rules.",
-                      flag_values=f)
-  flags.DEFINE_bool("do_lower_case", True, "Whether to lower case the input text. Should be True for uncased models.", flag_values=f)
+  shared_flags.define_vocab_flags(f)
   flags.DEFINE_bool("do_whole_word_mask", False, "Whether to use whole word masking rather than per-WordPiece masking.", flag_values=f)
   flags.DEFINE_integer("max_seq_length", 128, "Maximum sequence length.", flag_values=f)
   flags.DEFINE_integer("max_predictions_per_seq", 20, "Maximum number of masked LM predictions per sequence.", flag_values=f)
