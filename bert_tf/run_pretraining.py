@@ -125,9 +125,9 @@ def define_flags(flag_values):
                     "(docs/bert_family.md).",
                     flag_values=f)
   # The options of each objective that takes any (its options dataclass's
-  # flags; distill's are bert_tf.distill's).
-  for family, options_type in objectives.OPTIONS.items():
-    if family != objective_names.DISTILL:
+  # flags), but those a tool of their own defines (distill's).
+  for options_type in objectives.OPTIONS.values():
+    if not options_type.own_tool:
       cli.define_option_flags(options_type, f, __name__)
 
 

@@ -12,6 +12,10 @@ from absl import flags
 
 from bert_tf.training import train_config
 
+# The flags defined here belong to the tool that calls (its --help lists them
+# with its own): absl skips a disclaimed module when it names a flag's module.
+flags.disclaim_key_flags()
+
 # The model's files, for a tool that reads a model (or writes records for one).
 BERT_CONFIG_FILE_HELP = ("bert_config.json of the model (default when its checkpoint is a "
                          "transformers folder: the folder's config.json).")
