@@ -35,6 +35,7 @@ from absl import logging  # noqa: E402
 
 from bench_training import write_random_records  # noqa: E402
 from bert_tf.models.config import BertConfig  # noqa: E402
+from bert_tf.training import evaluation  # noqa: E402
 from bert_tf.training import loop  # noqa: E402
 
 SHAPES = {
@@ -61,7 +62,7 @@ def run_shape(name, steps, workdir):
       num_warmup_steps=steps // 10, save_checkpoints_steps=steps, iterations_per_loop=100,
       log_steps=steps, jit_compile=jit)
   marks = {}
-  original_evaluate = loop.evaluate
+  original_evaluate = evaluation.evaluate
 
   def evaluate(*args, **kwargs):  # the first thing after training: its start ends the wait
     marks.setdefault("eval_start", time.time())
@@ -74,13 +75,13 @@ def run_shape(name, steps, workdir):
     marks.setdefault("train_input", self)
     return original_release(self)
 
-  loop.evaluate, loop._TrainInput.release = evaluate, release  # pylint: disable=protected-access
+  evaluation.evaluate, loop._TrainInput.release = evaluate, release  # pylint: disable=protected-access
   try:
     start = time.time()
     loop.run(config, bert_config)
     seconds = time.time() - start
   finally:
-    loop.evaluate, loop._TrainInput.release = original_evaluate, original_release  # pylint: disable=protected-access
+    evaluation.evaluate, loop._TrainInput.release = original_evaluate, original_release  # pylint: disable=protected-access
   train_input = marks["train_input"]
   alive_at_return = train_input.thread.is_alive()
   train_input.thread.join()

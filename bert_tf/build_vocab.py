@@ -21,6 +21,7 @@ from absl import flags
 from absl import logging
 
 from bert_tf import cli
+from bert_tf.cli import shared_flags
 from bert_tf.data.tokenizers.vocab_learning import build_vocab, write_vocab
 from bert_tf.models.config import BertConfig
 from bert_tf.models.config import write_bert_config
@@ -37,7 +38,7 @@ def define_flags(flag_values):
                       flag_values=f)
   flags.DEFINE_integer("vocab_size", 30522,
                        "Most tokens in the vocab (special and unused included).", flag_values=f)
-  flags.DEFINE_bool("do_lower_case", True, "Lower-case and strip accents.", flag_values=f)
+  shared_flags.define_do_lower_case(f)
   flags.DEFINE_integer("min_frequency", 1,
                        "Least count of a learned multi-character token.", flag_values=f)
   flags.DEFINE_integer("max_lines", 0, "Read at most this many lines (0: all).", flag_values=f)

@@ -66,6 +66,7 @@ from absl import flags
 from absl import logging
 
 from bert_tf import cli
+from bert_tf.cli import shared_flags
 
 _TINY_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                             "configs", "bert_tiny.json")
@@ -96,7 +97,7 @@ def define_flags(flag_values):
   flags.DEFINE_string("vocab_file", "", "WordPiece vocab; empty builds one from the training "
                       "documents.", flag_values=f)
   flags.DEFINE_integer("vocab_size", 8000, "Size of the vocab built.", flag_values=f)
-  flags.DEFINE_bool("do_lower_case", True, "Lower-case and strip accents.", flag_values=f)
+  shared_flags.define_do_lower_case(f)
   flags.DEFINE_integer("heldout_every", 10, "Every N-th document is held out.", flag_values=f)
   flags.DEFINE_integer("max_seq_length", 64, "Tokens per instance.", flag_values=f)
   flags.DEFINE_integer("dupe_factor", 5, "Masked copies of the training text.", flag_values=f)
@@ -106,9 +107,8 @@ def define_flags(flag_values):
                     "(--num_train_steps each), or flops (--num_train_steps of the first "
                     "objective, the same training FLOPs for the others: "
                     "bert_tf/models/flops.py).", flag_values=f)
-  flags.DEFINE_integer("train_batch_size", 32, "Pretraining batch size.", flag_values=f)
-  flags.DEFINE_float("learning_rate", 1e-3, "Pretraining peak learning rate (10% warmup, "
-                     "linear decay).", flag_values=f)
+  shared_flags.define_train_batch_size(f, 32)
+  shared_flags.define_learning_rate(f, 1e-3)
   flags.DEFINE_list("probes", ["nsp_random", "nsp_same_doc", "sop"],
                     "Pair tasks built from the held-out text (bert_tf/data/pair_tasks.py), "
                     "fine-tuned from each model (metrics probe_<task>_accuracy); their "

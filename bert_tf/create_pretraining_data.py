@@ -21,6 +21,7 @@ from absl import app
 from absl import flags
 
 from bert_tf import cli
+from bert_tf.cli import shared_flags
 from bert_tf.data.pretraining import writer
 from bert_tf.data.pretraining import writer_cli
 
@@ -33,11 +34,7 @@ def define_flags(flag_values):
   # The original's flags.
   flags.DEFINE_string("input_file", None, "Input raw text file (or comma-separated list of files; globs allowed).", flag_values=f)
   flags.DEFINE_string("output_file", None, "Output TF example file (or comma-separated list of files; instances dealt round-robin).", flag_values=f)
-  flags.DEFINE_string("vocab_file", None, "The vocabulary file that the BERT model was trained on.", flag_values=f)
-  flags.DEFINE_string("spm_model_file", None, "A SentencePiece model (ALBERT's) to tokenize "
-                      "with instead of --vocab_file, by google-research/albert's rules.",
-                      flag_values=f)
-  flags.DEFINE_bool("do_lower_case", True, "Whether to lower case the input text. Should be True for uncased models.", flag_values=f)
+  shared_flags.define_vocab_flags(f)
   flags.DEFINE_bool("do_whole_word_mask", False, "Whether to use whole word masking rather than per-WordPiece masking.", flag_values=f)
   flags.DEFINE_integer("max_seq_length", 128, "Maximum sequence length.", flag_values=f)
   flags.DEFINE_integer("max_predictions_per_seq", 20, "Maximum number of masked LM predictions per sequence.", flag_values=f)
@@ -49,9 +46,8 @@ def define_flags(flag_values):
   flags.DEFINE_string("output_dir", None, "Write --num_output_shards resumable shards and manifest.json here (instead of --output_file).", flag_values=f)
   flags.DEFINE_integer("num_output_shards", 1, "Shards with --output_dir.", flag_values=f)
   flags.DEFINE_bool("overwrite", False, "Replace the records of another input (or other "
-                    "options) in --output_dir or --output_file, and write every shard again; "
-                    "without it that is an error, and a rerun of the same command resumes "
-                    "(rewriting the shards that fail their check).", flag_values=f)
+                    "options) in --output_dir; without it that is an error, and a rerun of "
+                    "the same command resumes.", flag_values=f)
   flags.DEFINE_integer("num_workers", None, "Worker processes (default: all cores).", flag_values=f)
   flags.DEFINE_bool("gzip", False, "GZIP-compress the TFRecords.", flag_values=f)
   flags.DEFINE_enum("driver", "local", ["local", "beam"],
@@ -111,13 +107,10 @@ def main(argv):
     raise app.UsageError(str(e)) from None
   options = cli.options_from_flags(writer.DataOptions, FLAGS)
   with writer_cli.removed_if_left_empty(outputs.folders()):
-    # Refuses another input's records there.
-    claim = writer_cli.claim_of(FLAGS.input_file, outputs, options, FLAGS.vocab_file,
-                                FLAGS.spm_model_file)
-    if outputs.directory:
-      writer_cli.claim_output_dir(outputs.directory, claim, FLAGS.overwrite)
-    else:
-      writer_cli.check_output_files(outputs, claim, FLAGS.overwrite)
+    if outputs.directory:  # refuses another input's records there
+      writer_cli.claim_output_dir(outputs.directory, writer_cli.claim_of(
+          FLAGS.input_file, outputs, options, FLAGS.vocab_file, FLAGS.spm_model_file),
+                                  FLAGS.overwrite)
     if FLAGS.driver == "beam":
       from bert_tf.data.pretraining import beam  # pylint: disable=g-import-not-at-top
       try:

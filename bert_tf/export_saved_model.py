@@ -16,6 +16,7 @@ from absl import app
 from absl import flags
 
 from bert_tf import cli
+from bert_tf.cli import shared_flags
 from bert_tf.serving import export
 
 FLAGS = flags.FLAGS
@@ -24,24 +25,12 @@ FLAGS = flags.FLAGS
 def define_flags(flag_values):
   """The tool's flags (see bert_tf.cli: defined when it runs, not at import)."""
   f = flag_values
-  flags.DEFINE_string("bert_config_file", None,
-                      "bert_config.json of the model (default for a transformers folder "
-                      "--checkpoint: its config.json).", flag_values=f)
+  shared_flags.define_model_files(f)
   flags.DEFINE_string(
       "checkpoint", None,
       "Training output directory (latest checkpoint), checkpoint prefix, original "
       "TF1 BERT checkpoint prefix (.../bert_model.ckpt), or transformers folder "
       "(config.json + model.safetensors).", flag_values=f)
-  flags.DEFINE_string("vocab_file", None, "The vocab the model was trained with (default "
-                      "for a transformers folder --checkpoint: its vocab.txt).", flag_values=f)
-  flags.DEFINE_string("spm_model_file", None, "The SentencePiece model the model was trained "
-                      "with (ALBERT's; instead of --vocab_file): the text signatures "
-                      "tokenize with it, --tf1_checkpoint_out copies it beside.",
-                      flag_values=f)
-  flags.DEFINE_bool("do_lower_case", True,
-                    "Lower-case and strip accents in the text signatures (uncased models). "
-                    "Default for a transformers folder --checkpoint: its tokenizer's.",
-                    flag_values=f)
   flags.DEFINE_integer(
       "max_seq_length", None,
       "Longest [CLS] ... [SEP] that fill_mask / next_sentence (and the keras-hub "

@@ -21,6 +21,7 @@ from absl import flags
 from absl import logging
 
 from bert_tf import cli
+from bert_tf.cli import shared_flags
 
 FLAGS = flags.FLAGS
 
@@ -33,20 +34,8 @@ def define_flags(flag_values):
   flags.DEFINE_string("output_file", None, "JSON lines, one per input line.", flag_values=f)
   flags.DEFINE_string("layers", "-1,-2,-3,-4", "Comma-separated layer indexes (-1: the last "
                       "transformer layer).", flag_values=f)
-  flags.DEFINE_string("bert_config_file", None, "bert_config.json of the model (default "
-                      "with a transformers folder --init_checkpoint: its config.json).",
-                      flag_values=f)
-  flags.DEFINE_string("init_checkpoint", None, "Encoder weights: bert_tf checkpoint or run "
-                      "dir, original TF1 checkpoint, keras-hub preset dir, or transformers "
-                      "folder.", flag_values=f)
-  flags.DEFINE_string("vocab_file", None, "The model's vocab.txt (default with a "
-                      "transformers folder --init_checkpoint: its vocab).", flag_values=f)
-  flags.DEFINE_string("spm_model_file", None, "The SentencePiece model the model was "
-                      "trained with (ALBERT's), in the place of --vocab_file, which is then "
-                      "not read (default with a transformers ALBERT folder --init_checkpoint: "
-                      "its spiece.model or tokenizer.json).", flag_values=f)
-  flags.DEFINE_bool("do_lower_case", True, "Lower-case and strip accents (uncased models).",
-                    flag_values=f)
+  shared_flags.define_model_files(f)
+  shared_flags.define_encoder_checkpoint(f)
   flags.DEFINE_integer("max_seq_length", 128, "[CLS] A [SEP] B [SEP] length; longer input "
                        "is cut as the original (longer side first).", flag_values=f)
   flags.DEFINE_integer("batch_size", 32, "Examples per forward pass.", flag_values=f)

@@ -50,6 +50,7 @@ from absl import flags
 from absl import logging
 
 from bert_tf import cli
+from bert_tf.cli import shared_flags
 
 FLAGS = flags.FLAGS
 
@@ -59,15 +60,7 @@ def define_flags(flag_values):
   from bert_tf.training.finetune import FinetuneConfig  # pylint: disable=g-import-not-at-top
   f = flag_values
   d = FinetuneConfig()
-  flags.DEFINE_string("bert_config_file", None, "bert_config.json of the model (default with "
-                      "a transformers folder --init_checkpoint: its config.json).",
-                      flag_values=f)
-  flags.DEFINE_string("vocab_file", None, "The model's vocab.txt (default with a transformers "
-                      "folder --init_checkpoint: its vocab.txt).", flag_values=f)
-  flags.DEFINE_string("spm_model_file", None, "The SentencePiece model the model was "
-                      "trained with (ALBERT's), in the place of --vocab_file, which is then "
-                      "not read (default with a transformers ALBERT folder --init_checkpoint: "
-                      "its spiece.model or tokenizer.json).", flag_values=f)
+  shared_flags.define_model_files(f, d.do_lower_case)
   flags.DEFINE_string("train_file", None, "Training TSV (header row).", flag_values=f)
   flags.DEFINE_string("dev_file", None, "Dev TSV: the metrics are computed on it.",
                       flag_values=f)
@@ -90,8 +83,6 @@ def define_flags(flag_values):
   flags.DEFINE_integer("window_stride", 0, "tagging: pieces between the windows of a "
                        "sentence longer than max_seq_length (0: half a window).",
                        flag_values=f)
-  flags.DEFINE_bool("do_lower_case", d.do_lower_case, "Lower-case and strip accents "
-                    "(uncased models).", flag_values=f)
   flags.DEFINE_integer("max_seq_length", d.max_seq_length, "[CLS] A [SEP] B [SEP] length; "
                        "longer pairs are cut as the original (longer side first).",
                        flag_values=f)
@@ -100,26 +91,13 @@ def define_flags(flag_values):
                        "holds its longest example: the same results, faster on short texts; "
                        "1 pads every batch to max_seq_length, as the original.",
                        flag_values=f)
-  flags.DEFINE_string("init_checkpoint", "", "Encoder weights: bert_tf checkpoint or "
-                      "training dir, original TF1 checkpoint, keras-hub preset dir, or "
-                      "transformers folder (config.json + model.safetensors). "
-                      "Empty: random initialization.", flag_values=f)
+  shared_flags.define_encoder_checkpoint(f, "")
   flags.DEFINE_string("output_dir", None, "eval_results.txt, TensorBoard logs (seed_<n>/), "
                       "the first seed's model.", flag_values=f)
-  flags.DEFINE_float("num_train_epochs", d.num_train_epochs, "Training epochs (a task of a "
-                     "few hundred examples needs many more than 3: under 100 optimizer steps "
-                     "warns).", flag_values=f)
-  flags.DEFINE_float("learning_rate", d.learning_rate, "Peak learning rate (the original "
-                     "suggests 2e-5 to 5e-5 for BERT-base).", flag_values=f)
-  flags.DEFINE_float("warmup_proportion", d.warmup_proportion, "Share of steps of linear "
-                     "warmup.", flag_values=f)
-  flags.DEFINE_integer("train_batch_size", d.train_batch_size, "Training batch size.",
-                       flag_values=f)
-  flags.DEFINE_integer("eval_batch_size", d.eval_batch_size, "Eval batch size.",
-                       flag_values=f)
+  shared_flags.define_finetune_recipe(f, d)
+  shared_flags.define_eval_batch_size(f, d.eval_batch_size)
   flags.DEFINE_integer("seeds", d.seeds, "Runs with seeds seed, seed+1, ...; the metrics "
                        "are their mean and standard deviation.", flag_values=f)
-  flags.DEFINE_integer("seed", d.seed, "First seed.", flag_values=f)
   flags.DEFINE_string("export_dir", "", "Write the first seed's classifier as a SavedModel "
                       "here (signatures classify and classify_ids).", flag_values=f)
   flags.DEFINE_string("hf_out", "", "Write the first seed's classifier as a transformers "

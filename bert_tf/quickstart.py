@@ -16,6 +16,7 @@ from absl import flags
 from absl import logging
 
 from bert_tf import cli
+from bert_tf.cli import shared_flags
 
 _TINY_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                             "configs", "bert_tiny.json")
@@ -38,24 +39,19 @@ def define_flags(flag_values):
   flags.DEFINE_integer("max_seq_length", 64,
                        "Tokens per instance ([CLS] A [SEP] B [SEP]); masked-LM predictions "
                        "per instance are 15% of it, rounded up.", flag_values=f)
-  flags.DEFINE_float("learning_rate", 2e-3, "Peak learning rate (linear warmup over the "
-                     "first 10% of the steps, then linear decay).", flag_values=f)
-  flags.DEFINE_float("adam_beta2", 0.98,
-                     "Adam's beta2 (the original's 0.999; RoBERTa's 0.98 keeps this higher "
-                     "learning rate stable).", flag_values=f)
+  shared_flags.define_learning_rate(f, 2e-3)
+  shared_flags.define_adam_beta2(f, 0.98)
   flags.DEFINE_float("dropout", 0.0,
                      "hidden_dropout_prob and attention_probs_dropout_prob of the model (the "
                      "template's 0.1 regularizes long runs; a ten-minute run learns faster "
                      "without).", flag_values=f)
-  flags.DEFINE_bool("jit_compile", True,
-                    "Compile the training step with XLA (faster at this size on CPU; "
-                    "--nojit_compile for plain TensorFlow).", flag_values=f)
+  shared_flags.define_jit_compile(f, True)
   flags.DEFINE_bool("overwrite", True, "Start from scratch when output_dir exists.", flag_values=f)
 
 
 def main(argv):
   del argv
-  from bert_tf import quickstart_stages
+  from bert_tf.cli import quickstart_stages
   quickstart_stages.run_quickstart(cli.options_from_flags(quickstart_stages.QuickstartOptions))
 
 

@@ -30,18 +30,12 @@ from absl import flags
 from absl import logging
 
 from bert_tf import cli
+from bert_tf.cli import shared_flags
 from bert_tf.training import objective_names
 from bert_tf.training import objectives
 from bert_tf.training import train_config
 
 FLAGS = flags.FLAGS
-
-_STRATEGY_HELP = (
-    "Distribution strategy; when given it wins over --use_tpu. Without it: tpu with "
-    "--use_tpu (the TPU is --tpu_name, else --master, else this TPU VM's), else "
-    "mirrored with several GPUs, else one_device; --tpu_name and --master are ignored "
-    "without --use_tpu, as in the original.")
-
 
 def define_flags(flag_values):
   """The tool's flags (see bert_tf.cli: defined when it runs, not at import).
@@ -49,8 +43,7 @@ def define_flags(flag_values):
   A flag named as a TrainConfig field takes the field's default."""
   f = flag_values
   d = train_config.TrainConfig()  # the defaults
-  flags.DEFINE_string("bert_config_file", None, "bert_config.json of the model to train "
-                      "(default: a transformers --init_checkpoint's config.json).", flag_values=f)
+  shared_flags.define_bert_config_file(f)
   flags.DEFINE_string("input_file", None,
                       "Input TFRecord files: comma-separated globs (plain or gzip).",
                       flag_values=f)
@@ -72,11 +65,9 @@ def define_flags(flag_values):
   flags.DEFINE_bool("do_eval", d.do_eval,
                     "Whether to evaluate (on --eval_input_file, else on --input_file).",
                     flag_values=f)
-  flags.DEFINE_integer("train_batch_size", d.train_batch_size, "Global training batch size.",
-                       flag_values=f)
-  flags.DEFINE_integer("eval_batch_size", d.eval_batch_size, "Global eval batch size.",
-                       flag_values=f)
-  flags.DEFINE_float("learning_rate", d.learning_rate, "Peak learning rate.", flag_values=f)
+  shared_flags.define_train_batch_size(f, d.train_batch_size)
+  shared_flags.define_eval_batch_size(f, d.eval_batch_size)
+  shared_flags.define_learning_rate(f, d.learning_rate)
   flags.DEFINE_integer("num_train_steps", d.num_train_steps, "Training steps.", flag_values=f)
   flags.DEFINE_integer("num_warmup_steps", d.num_warmup_steps,
                        "Linear warmup steps (a warning when >= half of --num_train_steps).",
@@ -87,20 +78,8 @@ def define_flags(flag_values):
                        "Steps per host round trip (one tf.function call).", flag_values=f)
   flags.DEFINE_integer("max_eval_steps", d.max_eval_steps, "Maximum eval batches.",
                        flag_values=f)
-  flags.DEFINE_bool("use_tpu", False, "Train on a TPU (the original's flag; see --strategy).",
-                    flag_values=f)
-  flags.DEFINE_string("tpu_name", None, "The TPU: a name or grpc://address, 'local' for a TPU "
-                      "VM. Only with --use_tpu or --strategy=tpu.", flag_values=f)
-  flags.DEFINE_string("tpu_zone", None, "GCE zone of the TPU.", flag_values=f)
-  flags.DEFINE_string("gcp_project", None, "GCP project of the TPU.", flag_values=f)
-  flags.DEFINE_string("master", None, "TPU address when --tpu_name is not given (the "
-                      "original's TensorFlow master URL).", flag_values=f)
-  flags.DEFINE_integer("num_tpu_cores", 8, "Accepted as in the original, where TPUEstimator "
-                       "ignored it too: the TPU strategy uses every core the TPU reports.",
-                       flag_values=f)
+  shared_flags.define_strategy_flags(f)
   # New in bert_tf.
-  flags.DEFINE_enum("strategy", None, list(train_config.STRATEGIES), _STRATEGY_HELP,
-                    flag_values=f)
   flags.DEFINE_string("eval_input_file", None,
                       "Held-out TFRecords for --do_eval. Default: --input_file, as the "
                       "original (a warning says the figures are then on training data).",
@@ -114,7 +93,7 @@ def define_flags(flag_values):
                     "(Keras AdamW, RoBERTa's update); lamb: ALBERT's LAMB "
                     "(google-research/albert).", flag_values=f)
   flags.DEFINE_float("adam_beta1", d.adam_beta1, "Adam beta1 (every --optimizer).", flag_values=f)
-  flags.DEFINE_float("adam_beta2", d.adam_beta2, "Adam beta2 (RoBERTa: 0.98).", flag_values=f)
+  shared_flags.define_adam_beta2(f, d.adam_beta2)
   flags.DEFINE_float("adam_epsilon", d.adam_epsilon, "Epsilon added to sqrt(v).", flag_values=f)
   flags.DEFINE_float("weight_decay", d.weight_decay, "Decay (not of LayerNorm, biases).",
                      flag_values=f)
@@ -125,8 +104,7 @@ def define_flags(flag_values):
                     "min(1, step / warmup) (google-research/electra).", flag_values=f)
   flags.DEFINE_enum("mixed_precision", d.mixed_precision, list(train_config.MIXED_PRECISION),
                     "Mixed precision policy; float16 uses dynamic loss scaling.", flag_values=f)
-  flags.DEFINE_bool("jit_compile", d.jit_compile,
-                    "Compile each replica's forward/backward with XLA.", flag_values=f)
+  shared_flags.define_jit_compile(f, d.jit_compile)
   flags.DEFINE_integer("grad_accum_steps", d.grad_accum_steps,
                        "Micro-batches per optimizer step (train_batch_size stays the "
                        "examples per step).", flag_values=f)
@@ -134,7 +112,7 @@ def define_flags(flag_values):
                        "Log and write summaries every this many steps.", flag_values=f)
   flags.DEFINE_integer("keep_checkpoint_max", d.keep_checkpoint_max, "Checkpoints to keep.",
                        flag_values=f)
-  flags.DEFINE_integer("seed", d.seed, "Seed of initialization and shuffling.", flag_values=f)
+  shared_flags.define_seed(f, d.seed)
   flags.DEFINE_enum("objective", d.objective,
                     list(objective_names.FAMILIES + objective_names.OBJECTIVE_NAMES),
                     "Pretraining objective. bert: masked LM plus the records' sentence task "
@@ -147,9 +125,9 @@ def define_flags(flag_values):
                     "(docs/bert_family.md).",
                     flag_values=f)
   # The options of each objective that takes any (its options dataclass's
-  # flags; distill's are bert_tf.distill's).
-  for family, options_type in objectives.OPTIONS.items():
-    if family != objective_names.DISTILL:
+  # flags), but those a tool of their own defines (distill's).
+  for options_type in objectives.OPTIONS.values():
+    if not options_type.own_tool:
       cli.define_option_flags(options_type, f, __name__)
 
 

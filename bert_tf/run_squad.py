@@ -33,6 +33,7 @@ from absl import flags
 from absl import logging
 
 from bert_tf import cli
+from bert_tf.cli import shared_flags
 
 FLAGS = flags.FLAGS
 
@@ -41,25 +42,14 @@ def define_flags(flag_values):
   """The original run_squad.py's flags (see bert_tf.cli: defined when it runs)."""
   from bert_tf.training.squad_finetune import SquadConfig  # pylint: disable=g-import-not-at-top
   f, d = flag_values, SquadConfig()
-  flags.DEFINE_string("bert_config_file", None, "bert_config.json of the model (default with "
-                      "a transformers folder --init_checkpoint: its config.json).",
-                      flag_values=f)
-  flags.DEFINE_string("vocab_file", None, "The model's vocab.txt (default with a transformers "
-                      "folder --init_checkpoint: its vocab).", flag_values=f)
-  flags.DEFINE_string("spm_model_file", None, "ALBERT's SentencePiece model, in the place of "
-                      "--vocab_file (which is then not read); default with a transformers "
-                      "ALBERT folder --init_checkpoint: its spiece.model or Unigram "
-                      "tokenizer.json.", flag_values=f)
+  shared_flags.define_model_files(f, d.do_lower_case)
   flags.DEFINE_string("output_dir", None, "Predictions, eval_results.txt and the fine-tuned "
                       "model (model.*).", flag_values=f)
   flags.DEFINE_string("train_file", None, "SQuAD JSON for training, e.g. train-v1.1.json.",
                       flag_values=f)
   flags.DEFINE_string("predict_file", None, "SQuAD JSON for predictions, e.g. "
                       "dev-v1.1.json (with answers: also evaluated).", flag_values=f)
-  flags.DEFINE_string("init_checkpoint", None, "Encoder weights (see the module docstring). "
-                      "Empty: random initialization.", flag_values=f)
-  flags.DEFINE_bool("do_lower_case", d.do_lower_case, "Lower-case and strip accents "
-                    "(uncased models).", flag_values=f)
+  shared_flags.define_encoder_checkpoint(f)
   flags.DEFINE_integer("max_seq_length", d.max_seq_length, "Window length in pieces "
                        "tokens: [CLS] question [SEP] document part [SEP].", flag_values=f)
   flags.DEFINE_integer("doc_stride", d.doc_stride, "Tokens between the starts of a "
@@ -69,29 +59,16 @@ def define_flags(flag_values):
   flags.DEFINE_bool("do_train", False, "Train.", flag_values=f)
   flags.DEFINE_bool("do_predict", False, "Predict (and evaluate) on --predict_file.",
                     flag_values=f)
-  flags.DEFINE_integer("train_batch_size", d.train_batch_size, "Training batch size.",
-                       flag_values=f)
+  shared_flags.define_finetune_recipe(f, d)
   flags.DEFINE_integer("predict_batch_size", d.predict_batch_size, "Prediction batch size.",
                        flag_values=f)
-  flags.DEFINE_float("learning_rate", d.learning_rate, "Peak learning rate of AdamWeightDecay.",
-                     flag_values=f)
-  flags.DEFINE_float("num_train_epochs", d.num_train_epochs, "Epochs over the training "
-                     "questions.", flag_values=f)
-  flags.DEFINE_float("warmup_proportion", d.warmup_proportion, "Share of steps of linear "
-                     "warmup.", flag_values=f)
   flags.DEFINE_integer("save_checkpoints_steps", d.save_checkpoints_steps, "Write the model "
                        "every this many steps (and at the end).", flag_values=f)
-  flags.DEFINE_integer("iterations_per_loop", 1000, "Accepted; unused (TPU loop).",
-                       flag_values=f)
+  shared_flags.define_unused_tpu_flags(f)
   flags.DEFINE_integer("n_best_size", d.n_best_size, "Answers kept per question in "
                        "nbest_predictions.json.", flag_values=f)
   flags.DEFINE_integer("max_answer_length", d.max_answer_length, "Longest answer, in tokens.",
                        flag_values=f)
-  flags.DEFINE_bool("use_tpu", False, "Accepted; must stay False (TPU estimators are not "
-                    "used here).", flag_values=f)
-  for name in ("tpu_name", "tpu_zone", "gcp_project", "master"):
-    flags.DEFINE_string(name, None, "Accepted; unused (TPU).", flag_values=f)
-  flags.DEFINE_integer("num_tpu_cores", 8, "Accepted; unused (TPU).", flag_values=f)
   flags.DEFINE_bool("verbose_logging", False, "Log progress at INFO level (windows, "
                     "training steps and loss).", flag_values=f)
   flags.DEFINE_bool("version_2_with_negative", False, "SQuAD 2.0: questions may have no "
@@ -102,8 +79,6 @@ def define_flags(flag_values):
   flags.DEFINE_string("hf_out", "", "Write the fine-tuned span model as a transformers "
                       "BertForQuestionAnswering (Albert..., Electra...) folder here.",
                       flag_values=f)
-  flags.DEFINE_integer("seed", d.seed, "Seed of the head's initialization and the shuffle.",
-                       flag_values=f)
   flags.DEFINE_string("export_dir", "", "Write the fine-tuned span model (--output_dir/model) "
                       "as a SavedModel here: signature `answer` (question, context -> "
                       "answer, start, end, score; one window, see "

@@ -76,7 +76,7 @@ def test_bad_input_is_one_line_nonzero_exit_and_no_result_file(files, tmp_path):
   assert "Traceback" not in child.stderr
   assert not (tmp_path / "out" / "eval_results.txt").exists()
   child = run_tool("finetune", _args(files, tmp_path / "out", "--seeds=0"), tmp_path)
-  assert child.returncode == 2 and "seeds=0 is out of range" in child.stderr
+  assert child.returncode == 2 and "seeds must be positive, got 0" in child.stderr
   # An existing --export_dir is refused before any training, and left as it was.
   (tmp_path / "model").mkdir()
   (tmp_path / "model" / "keep.txt").write_text("x")

@@ -50,7 +50,7 @@ def test_quickstart_rejects_a_bad_recipe_flag_before_writing(tmp_path, flag):
 
 
 def test_masked_word_cases_mask_one_content_word_of_a_whole_token():
-  from bert_tf import quickstart_stages as quickstart
+  from bert_tf.cli import quickstart_stages as quickstart
   vocab = {"return", "the", "list", "items", "of", "iterable", "new"}
   sentences = ["Return the list of items .", "too short", "of the of the of the",
                "Return a new list of the items."]
@@ -65,7 +65,7 @@ def test_masked_word_cases_mask_one_content_word_of_a_whole_token():
 
 
 def test_score_fills_against_the_frequency_baseline():
-  from bert_tf import quickstart_stages as quickstart
+  from bert_tf.cli import quickstart_stages as quickstart
   vocab = {"list", "file", "name", "value", "string", "object", "socket"}
   train = ["list list list file file name value string"] * 3
   cases = [("a [MASK] x", "list"), ("b [MASK] y", "socket"), ("c [MASK] z", "object"),
@@ -81,7 +81,7 @@ def test_quickstart_defaults_are_the_ten_minute_recipe():
   from absl import flags
   from bert_tf import cli
   from bert_tf import quickstart
-  from bert_tf import quickstart_stages
+  from bert_tf.cli import quickstart_stages
   records = {"train": "t/*.tfrecord", "heldout": "h/*.tfrecord"}
 
   def config(*argv):

@@ -28,7 +28,7 @@ words ("lower by 0.0161"), never as a bare signed number.
 
 import dataclasses
 
-from bert_tf import statistics
+from bert_tf.util import statistics
 from bert_tf.experiments import results as results_lib
 
 # Metric-name endings whose lower values are better (losses); accuracies,

@@ -5,7 +5,7 @@ row's mean and spread are).
 
 import math
 
-from bert_tf import statistics
+from bert_tf.util import statistics
 from bert_tf.experiments import heldout_reading
 from bert_tf.experiments import results as results_lib
 from bert_tf.experiments import task_kinds

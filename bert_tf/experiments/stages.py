@@ -35,6 +35,7 @@ from bert_tf.experiments import plan as plan_lib
 from bert_tf.experiments import task_kinds
 from bert_tf.models import config as config_lib
 from bert_tf.training import finetune
+from bert_tf.training import evaluation
 from bert_tf.training import loop
 from bert_tf.training import objectives
 
@@ -215,7 +216,7 @@ def heldout_metrics(options, bert_config, model_dir, records, mask_id, max_batch
       out.update(losses.mlm_kind_sums(outputs["mlm_logits"], features, mask_id))
     return out
 
-  evaluator = loop.Evaluator(model, objective, sums=sums)
+  evaluator = evaluation.Evaluator(model, objective, sums=sums)
   totals, _ = evaluator.totals(dataset, max_batches)
   weight = totals.get("mlm_weight_sum", 0.0)
   if not weight:

@@ -48,8 +48,8 @@ its pooled_output is the [CLS] vector, as ELECTRA has no pooler), the
 generator answers `fill_mask` and `pretraining`'s masked_lm_log_probs, and
 `pretraining` adds replaced_probability float32 [batch, seq].
 
-The exported network's heads decide which sentence outputs and text
-signatures exist (`signatures_of`: its objective's sentence-pair head,
+The export objective declares which sentence outputs and text
+signatures exist (`Objective.text_signatures`: its sentence-pair head,
 ELECTRA's discriminator); a checkpoint records its objective, an original
 TF1 checkpoint is taken as MLM + NSP.
 
@@ -114,24 +114,6 @@ def check_export_args(bert_config, vocab, max_seq_length, top_k):
         f"{bert_config.max_position_embeddings}]")
   if not 1 <= top_k <= vocab.size:
     raise ValueError(f"top_k={top_k} must lie in [1, vocab size {vocab.size}]")
-
-
-def signatures_of(objective, pretrainer):
-  """The text signatures an export adds for its network, read from its heads:
-  fill_mask (every pretrainer's masked-LM head), the sentence-pair head's
-  (`objective.sentence_name`: next_sentence or sentence_order) and
-  replaced_token_detection for a discriminator (ELECTRA's).
-
-  Args:
-    objective: the export objective (`Objective.export_objective`).
-    pretrainer: its network (`Objective.export_model`).
-  """
-  names = ["fill_mask"]
-  if objective.sentence_name:
-    names.append(objective.sentence_name)
-  if getattr(pretrainer, "discriminator_output", None) is not None:
-    names.append("replaced_token_detection")
-  return tuple(names)
 
 
 class Untracked:
@@ -306,7 +288,7 @@ class BertServingModule(tf.Module):
                         "sentence_order": (self._sentence_order, pair_spec),
                         "replaced_token_detection": (self._replaced_token_detection,
                                                      text_spec)}
-      for name in signatures_of(self.objective, pretrainer):
+      for name in self.objective.text_signatures:
         function, spec = text_functions[name]
         setattr(self, name, tf.function(function, input_signature=spec))
         self._signature_names.append(name)
@@ -340,7 +322,7 @@ class BertServingModule(tf.Module):
     if self.objective.sentence_name:
       result[f"{self.objective.sentence_name}_log_probs"] = tf.nn.log_softmax(
           tf.cast(outputs["nsp_logits"], tf.float32))
-    if "discriminator_logits" in outputs:
+    if self.objective.has_discriminator:
       result["replaced_probability"] = tf.sigmoid(outputs["discriminator_logits"])
     return result
 
@@ -351,7 +333,7 @@ class BertServingModule(tf.Module):
           {"token_ids": input_ids, "segment_ids": segment_ids, "padding_mask": input_mask},
           training=False)
     pooled = outputs["pooled_output"]
-    if not getattr(self.pretrainer, "has_pooler", True):
+    if not self.objective.has_pooler:
       pooled = outputs["sequence_output"][:, 0]  # ELECTRA: no pooler
     return {"sequence_output": tf.cast(outputs["sequence_output"], tf.float32),
             "pooled_output": tf.cast(pooled, tf.float32)}

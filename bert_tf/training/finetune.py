@@ -42,7 +42,7 @@ from bert_tf.data import classification
 from bert_tf.data.input import length_buckets
 from bert_tf.data import glue
 from bert_tf import file_io as files
-from bert_tf import statistics
+from bert_tf.util import statistics
 from bert_tf.models import classifier as classifier_lib
 from bert_tf.models import hf_checkpoint
 from bert_tf.models import modeling
@@ -50,6 +50,7 @@ from bert_tf.models.config import BertConfig
 from bert_tf.training import checkpoints
 from bert_tf.training import objectives
 from bert_tf.training import optimization
+from bert_tf.training import recipe
 
 CLIP_NORM = 1.0
 # Below this many dev examples a single run's score is noisy: said in the output.
@@ -101,13 +102,13 @@ class FinetuneConfig:
   do_lower_case: bool = True
   max_seq_length: int = 128
   init_checkpoint: str = ""
-  num_train_epochs: float = 3.0
-  learning_rate: float = 5e-5
-  warmup_proportion: float = 0.1
+  num_train_epochs: float = recipe.num_train_epochs(3.0)
+  learning_rate: float = recipe.learning_rate(5e-5)
+  warmup_proportion: float = recipe.warmup_proportion(0.1)
   weight_decay: float = 0.01
-  train_batch_size: int = 32
-  eval_batch_size: int = 32
-  seeds: int = 1
+  train_batch_size: int = recipe.batch_size(32)
+  eval_batch_size: int = recipe.batch_size(32)
+  seeds: int = recipe.seeds(1)
   seed: int = 0
   task_type: str = "auto"
   save_model: bool = True
@@ -138,13 +139,8 @@ class FinetuneConfig:
       raise ValueError("init_checkpoint is required with do_train=false: the fine-tuned "
                        "model to evaluate as it is (a transformers *ForSequenceClassification "
                        "or *ForTokenClassification folder)")
+    recipe.check(self)
     checks = [
-        ("num_train_epochs", self.num_train_epochs > 0),
-        ("learning_rate", self.learning_rate > 0),
-        ("warmup_proportion", 0 <= self.warmup_proportion < 1),
-        ("train_batch_size", self.train_batch_size >= 1),
-        ("eval_batch_size", self.eval_batch_size >= 1),
-        ("seeds", self.seeds >= 1),
         ("max_seq_length", self.max_seq_length >= 4),
         ("length_buckets", self.length_buckets >= 1),
     ]

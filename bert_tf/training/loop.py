@@ -22,6 +22,8 @@ What the loop adds over the original:
   NaN/Inf loss without saving the bad state;
 - one summary line of what will run, and warnings about settings that
   mislead (`train_config.setting_warnings`).
+
+Evaluation (`Evaluator`, the original's eval metrics) is `training/evaluation.py`.
 """
 
 import os
@@ -38,6 +40,7 @@ from bert_tf.data.input import pipeline
 from bert_tf.models.config import BertConfig
 from bert_tf.training import chance_level
 from bert_tf.training import checkpoints
+from bert_tf.training import evaluation
 from bert_tf.training import objectives
 from bert_tf.training import optimization
 from bert_tf.training import progress
@@ -141,11 +144,6 @@ def _plan_line(config, bert_config, params, strategy, train_info, eval_info, obj
 # --------------------------------------------------------------------------
 
 
-def _first_replica(strategy, values):
-  # Values are all-reduced already, identical on every replica.
-  return tf.nest.map_structure(lambda v: strategy.experimental_local_results(v)[0], values)
-
-
 class Trainer:
   """The update step of `objective` on `model` and the host loop that runs it.
 
@@ -185,7 +183,7 @@ class Trainer:
                                       else self.forward_backward)
     self.compiled_update_step = (tf.function(self.update_step, jit_compile=True) if whole_step
                                  else self.update_step)
-    self.host_loop_function = tf.function(_own_function(self._host_loop))
+    self.host_loop_function = tf.function(evaluation.own_function(self._host_loop))
 
   def update_step(self, features):
     """One optimizer step on this replica's share of the global batch.
@@ -268,7 +266,7 @@ class Trainer:
     totals = {k: tf.constant(0.0) for k in self.train_keys}
     done, finite = tf.constant(0), tf.constant(True)
     for _ in tf.range(num_steps):
-      metrics = _first_replica(self.strategy,
+      metrics = evaluation.first_replica(self.strategy,
                                self.strategy.run(self.compiled_update_step,
                                                  args=(next(iterator),)))
       self.global_step.assign_add(1)
@@ -278,97 +276,6 @@ class Trainer:
         finite = tf.constant(False)
         break
     return {k: v / tf.cast(done, tf.float32) for k, v in totals.items()}, done, finite
-
-
-# --------------------------------------------------------------------------
-# Evaluation
-# --------------------------------------------------------------------------
-
-
-def _own_function(method):
-  """A plain function calling a bound `method`, for tf.function to wrap.
-
-  TensorFlow counts the tracings of a tf.function by the Python function it
-  wraps, and a bound method is its class's one function: the tenth Trainer
-  of a process (compare_objectives pretrains one per arm and seed) traced
-  its own step for the first time, yet was warned of "excessive
-  retracing". A function of its own per instance is counted on its own.
-  """
-  def call(*args):
-    return method(*args)
-  return call
-
-
-class Evaluator:
-  """Additive sums of `model` over eval batches under `strategy` (the
-  default strategy when None), without dropout: by default the
-  objective's `loss_sums` (what training logs) and each batch's total loss;
-  `sums(outputs, features)` totals other sums instead (compare_objectives'
-  held-out figures: the objective's `heldout_sums`)."""
-
-  def __init__(self, model, objective, strategy=None, sums=None):
-    self.model, self.objective = model, objective
-    self.strategy = strategy or tf.distribute.get_strategy()
-    self._sums = sums
-    self._step = tf.function(_own_function(self._global_batch))
-
-  def _replica(self, features):
-    ctx = tf.distribute.get_replica_context()
-    outputs = self.model(features, training=False)
-    if self._sums is not None:
-      return ctx.all_reduce(tf.distribute.ReduceOp.SUM, self._sums(outputs, features))
-    sums = ctx.all_reduce(tf.distribute.ReduceOp.SUM,
-                          self.objective.loss_sums(outputs, features))
-    return dict(sums, loss=self.objective.metrics(sums)["loss"])
-
-  def _global_batch(self, batch):
-    return _first_replica(self.strategy, self.strategy.run(self._replica, args=(batch,)))
-
-  def totals(self, dataset, max_batches):
-    """(the sums added over up to `max_batches` batches of `dataset`: dict
-    of float, each batch's total loss: list of float, empty with `sums`)."""
-    totals, batch_losses, batches = {}, [], 0
-    for batch in dataset:
-      if batches >= max_batches:
-        break
-      out = self._step(batch)
-      batches += 1
-      for key, value in out.items():
-        if key != "loss" or self._sums is not None:
-          totals[key] = totals.get(key, 0.0) + float(value)
-      if self._sums is None:
-        batch_losses.append(float(out["loss"]))
-    return totals, batch_losses
-
-
-def evaluate(evaluator, eval_info, config, step):
-  """Up to max_eval_steps batches -> the original's eval metrics.
-
-  Streaming means over every batch, as the original's tf.metrics: masked-LM
-  loss and accuracy weighted by masked_lm_weights over all predictions, the
-  sentence task over all examples; "loss" is the mean of the batches' total
-  losses.
-
-  Returns:
-    dict "global_step" (int) and the objective's metric_keys -> float.
-  """
-  objective = evaluator.objective
-  start = time.time()
-  dataset = pipeline.distributed_dataset(evaluator.strategy, eval_info,
-                                         config.eval_batch_size, is_training=False)
-  with pipeline.naming_damage(eval_info, "eval records"):
-    totals, batch_losses = evaluator.totals(dataset, config.max_eval_steps)
-  if not batch_losses:
-    raise ValueError(f"eval data {config.eval_input_file or config.input_file} holds fewer "
-                     f"than eval_batch_size={config.eval_batch_size} records")
-  metrics = objective.metrics({k: tf.constant(v, tf.float64) for k, v in totals.items()},
-                              mlm_epsilon=0)
-  results = {k: float(v) for k, v in metrics.items()}
-  results.update(global_step=step, loss=sum(batch_losses) / len(batch_losses))
-  logging.info("Eval at step %d over %d batches (%.1f s): %s", step, len(batch_losses),
-               time.time() - start,
-               "  ".join(f"{k} = {results[k]:.4f}" for k in sorted(objective.metric_keys)))
-  return results
 
 
 # --------------------------------------------------------------------------
@@ -395,10 +302,6 @@ def _host_metrics(metrics, done, elapsed, optimizer, config):
   if config.mixed_precision == "float16":
     out["loss_scale"] = float(optimizer.dynamic_scale)
   return out
-
-
-def _write_eval_results(path, results):
-  files.atomic_write(path, "".join(f"{key} = {results[key]}\n" for key in sorted(results)))
 
 
 class _TrainInput:
@@ -585,7 +488,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
                     accum_steps=config.grad_accum_steps,
                     loss_scaling=config.mixed_precision == "float16",
                     jit_compile=config.jit_compile, clip_norm=config.clip_norm)
-  evaluator = Evaluator(model, objective, strategy)
+  evaluator = evaluation.Evaluator(model, objective, strategy)
   step = int(global_step.numpy())
   result = {"global_step": step, "train": {}, "train_history": [], "eval_history": [],
             "model": model, "stopped_by_signal": False,
@@ -628,7 +531,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
             return dict(result, global_step=step, stopped_by_signal=True)
           if (config.do_eval and config.eval_every_steps and not last
               and step % config.eval_every_steps == 0):
-            result["eval_history"].append(evaluate(evaluator, eval_info, config, step))
+            result["eval_history"].append(evaluation.evaluate(evaluator, eval_info, config, step))
             out.scalars(out.eval, step, {k: result["eval_history"][-1][k]
                                          for k in objective.metric_keys})
         logging.info("Training done at step %d", step)
@@ -643,7 +546,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
                         "no init_checkpoint", config.output_dir)
       history = result["eval_history"]
       if not (history and history[-1]["global_step"] == step):
-        history.append(evaluate(evaluator, eval_info, config, step))
+        history.append(evaluation.evaluate(evaluator, eval_info, config, step))
         out.scalars(out.eval, step, {k: history[-1][k] for k in objective.metric_keys})
       result["eval"] = history[-1]
       result["chance_warning"] = chance_level.warning(
@@ -654,7 +557,7 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
 
       # === Save ===
       if is_chief:
-        _write_eval_results(os.path.join(config.output_dir, "eval_results.txt"),
+        evaluation.write_eval_results(os.path.join(config.output_dir, "eval_results.txt"),
                             result["eval"])
   if not is_chief and tf.io.gfile.exists(ckpt_dir):
     tf.io.gfile.rmtree(ckpt_dir)

@@ -42,6 +42,7 @@ from bert_tf.models.config import BertConfig
 from bert_tf.training import checkpoints
 from bert_tf.training import finetune
 from bert_tf.training import objectives
+from bert_tf.training import recipe
 from bert_tf.training import optimization
 from bert_tf.training import span_answers
 from bert_tf.training import squad_metrics
@@ -69,13 +70,13 @@ class SquadConfig:
   max_query_length: int = 64
   do_train: bool = False
   do_predict: bool = False
-  train_batch_size: int = 32
-  predict_batch_size: int = 8
-  learning_rate: float = 5e-5
-  num_train_epochs: float = 3.0
-  warmup_proportion: float = 0.1
+  train_batch_size: int = recipe.batch_size(32)
+  predict_batch_size: int = recipe.batch_size(8)
+  learning_rate: float = recipe.learning_rate(5e-5)
+  num_train_epochs: float = recipe.num_train_epochs(3.0)
+  warmup_proportion: float = recipe.warmup_proportion(0.1)
   weight_decay: float = 0.01
-  save_checkpoints_steps: int = 1000
+  save_checkpoints_steps: int = recipe.save_checkpoints_steps(1000)
   n_best_size: int = 20
   max_answer_length: int = 30
   version_2_with_negative: bool = False
@@ -92,13 +93,8 @@ class SquadConfig:
     for name in needed:
       if not getattr(self, name):
         raise ValueError(f"{prefix}{name} is required")
-    for name, ok in (("train_batch_size", self.train_batch_size >= 1),
-                     ("predict_batch_size", self.predict_batch_size >= 1),
-                     ("learning_rate", self.learning_rate > 0),
-                     ("num_train_epochs", self.num_train_epochs > 0),
-                     ("warmup_proportion", 0 <= self.warmup_proportion < 1),
-                     ("save_checkpoints_steps", self.save_checkpoints_steps >= 1),
-                     ("n_best_size", self.n_best_size >= 1),
+    recipe.check(self, prefix)
+    for name, ok in (("n_best_size", self.n_best_size >= 1),
                      ("max_answer_length", self.max_answer_length >= 1)):
       if not ok:
         raise ValueError(f"{prefix}{name}={getattr(self, name)} is out of range")

@@ -12,6 +12,7 @@ import dataclasses
 from absl import logging
 
 from bert_tf.training import objective_names as names
+from bert_tf.training import recipe
 from bert_tf.training import objectives
 
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
@@ -59,12 +60,12 @@ class TrainConfig:
   max_predictions_per_seq: int = 20
   do_train: bool = False
   do_eval: bool = False
-  train_batch_size: int = 32
-  eval_batch_size: int = 8
-  learning_rate: float = 5e-5
+  train_batch_size: int = recipe.batch_size(32)
+  eval_batch_size: int = recipe.batch_size(8)
+  learning_rate: float = recipe.learning_rate(5e-5)
   num_train_steps: int = 100000
-  num_warmup_steps: int = 10000
-  save_checkpoints_steps: int = 1000
+  num_warmup_steps: int = recipe.num_warmup_steps(10000)
+  save_checkpoints_steps: int = recipe.save_checkpoints_steps(1000)
   iterations_per_loop: int = 1000
   max_eval_steps: int = 100
   eval_every_steps: int = 0
@@ -74,10 +75,10 @@ class TrainConfig:
   gcp_project: str = ""
   optimizer: str = "adamw_original"
   weight_decay: float = 0.01
-  adam_beta1: float = 0.9
-  adam_beta2: float = 0.999
-  adam_epsilon: float = 1e-6
-  clip_norm: float = 1.0
+  adam_beta1: float = recipe.adam_beta(0.9)
+  adam_beta2: float = recipe.adam_beta(0.999)
+  adam_epsilon: float = recipe.positive(1e-6)
+  clip_norm: float = recipe.positive(1.0)
   lr_schedule: str = LR_SCHEDULES[0]
   mixed_precision: str = "none"
   jit_compile: bool = False
@@ -126,21 +127,14 @@ class TrainConfig:
                          f"objective {self.objective} takes "
                          f"{options_type.__name__ if options_type else 'no options'}")
       self.objective_options.validate()
-    for name in ("max_seq_length", "max_predictions_per_seq", "train_batch_size",
-                 "eval_batch_size", "save_checkpoints_steps", "iterations_per_loop",
+    recipe.check(self)
+    for name in ("max_seq_length", "max_predictions_per_seq", "iterations_per_loop",
                  "grad_accum_steps", "log_steps", "keep_checkpoint_max"):
       if getattr(self, name) <= 0:
         raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
     if self.do_train and self.num_train_steps <= 0:
       raise ValueError(f"num_train_steps must be positive, got {self.num_train_steps}")
-    for name in ("adam_beta1", "adam_beta2"):
-      if not 0.0 <= getattr(self, name) < 1.0:
-        raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)}")
-    if self.adam_epsilon <= 0:
-      raise ValueError(f"adam_epsilon must be positive, got {self.adam_epsilon}")
-    if self.clip_norm <= 0:
-      raise ValueError(f"clip_norm must be positive, got {self.clip_norm}")
-    for name in ("num_warmup_steps", "max_eval_steps", "eval_every_steps"):
+    for name in ("max_eval_steps", "eval_every_steps"):
       if getattr(self, name) < 0:
         raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
 

@@ -4,7 +4,7 @@ reproduces, on small tables made here (no training)."""
 
 import pytest
 
-from bert_tf import statistics
+from bert_tf.util import statistics
 from bert_tf.experiments import paper_figures
 from bert_tf.experiments import report
 from bert_tf.experiments import results

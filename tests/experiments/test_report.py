@@ -3,7 +3,7 @@ on small tables made here (no training): a verdict first, differences with
 their direction in words, nothing called best at or below chance, the
 numbers of runs as run, and the table itself."""
 
-from bert_tf import statistics
+from bert_tf.util import statistics
 from bert_tf.experiments import report
 from bert_tf.experiments import results
 

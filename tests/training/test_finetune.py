@@ -91,7 +91,7 @@ def test_config_validation():
     finetune.FinetuneConfig().validate()
   config = finetune.FinetuneConfig(train_file="t", dev_file="d", output_dir="o",
                                    vocab_file="v", seeds=0)
-  with pytest.raises(ValueError, match="seeds=0 is out of range"):
+  with pytest.raises(ValueError, match="seeds must be positive, got 0"):
     config.validate()
   config = finetune.FinetuneConfig(train_file="t", dev_file="d", output_dir="o",
                                    vocab_file="v", max_seq_length=64)

@@ -204,7 +204,7 @@ def test_each_variant_trains_saves_its_tag_and_exports_its_main_network(tmp_path
       max_seq_length=MAX_SEQ_LENGTH, top_k=TOP_K)
   export.run_export(options)
   loaded = tf.saved_model.load(options.export_dir)
-  expected = saved_model.signatures_of(saved, result["model"])
+  expected = saved.text_signatures
   assert ("replaced_token_detection" in expected) == (name == "electra_15")
   assert set(expected) <= set(loaded.signatures)
   ids = tf.constant([[2, 7, 8, 3]], tf.int32)

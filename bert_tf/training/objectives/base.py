@@ -116,6 +116,21 @@ class Objective:
     """The encoder-bearing pretrainer of a model `build_model` built."""
     return model
 
+  # What an export of the network serves (serving/saved_model.py asks these).
+  # has_discriminator: a per-token replaced-token detector (ELECTRA's):
+  #   the replaced_token_detection signature and `replaced_probability`.
+  # has_pooler: the encoder's pooled_output is the [CLS] vector `encode`
+  #   serves; False: its [CLS] hidden state is (ELECTRA has no pooler).
+  has_discriminator = False
+  has_pooler = True
+
+  @property
+  def text_signatures(self):
+    """The text signatures of an export: fill_mask (every masked-LM head),
+    the sentence-pair head's (`sentence_name`), replaced_token_detection."""
+    return (("fill_mask",) + ((self.sentence_name,) if self.sentence_name else ())
+            + (("replaced_token_detection",) if self.has_discriminator else ()))
+
   @property
   def networks(self):
     """What fixes the model's weights besides the BertConfig: a resumed run

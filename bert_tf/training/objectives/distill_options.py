@@ -25,6 +25,8 @@ class DistillOptions(options.Options):
        + alpha_cos x (1 - cosine) of the last hidden states, on real tokens
        (+ alpha_sentence x the student's NSP/SOP loss)
   """
+  own_tool = True  # bert_tf.distill defines these flags
+
   teacher_config_file: str = options.option(
       "", "bert_config.json of the teacher (optional for a keras-hub preset, which holds "
       "its config).", flag_default=None)

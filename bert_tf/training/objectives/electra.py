@@ -120,6 +120,8 @@ class ElectraObjective(base.Objective):
   # ignores the sentence labels), so compare_objectives shares mlm_nsp's.
   record_options = {}
   builds_own_encoder = True
+  has_discriminator = True
+  has_pooler = False
   EPSILON = 1e-6  # the original's, for both losses
 
   def __init__(self, options=None):

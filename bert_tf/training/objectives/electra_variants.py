@@ -103,6 +103,8 @@ class ReplaceMlmObjective(electra.ElectraObjective):
                  "main_mlm_accuracy", "sampled_masked_lm_accuracy")
   all_tokens = False
 
+  has_discriminator = False  # the main network is a masked LM
+
   def __init__(self, options=None):
     super().__init__(options)
     default = electra_options.ElectraOptions().discriminator_weight

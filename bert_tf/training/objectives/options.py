@@ -75,6 +75,9 @@ class Options:
   # {TrainConfig field: value} this objective's runs take when the user
   # gives no flag for the field (e.g. ELECTRA's learning rate).
   training_defaults = {}
+  # True: the flags of these options are defined by a tool of their own
+  # (bert_tf.distill), not by run_pretraining.
+  own_tool = False
 
   def __post_init__(self):
     self.validate()

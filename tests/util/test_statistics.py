@@ -1,10 +1,10 @@
-"""Tests of bert_tf.statistics against figures worked by hand."""
+"""Tests of bert_tf.util.statistics against figures worked by hand."""
 
 import math
 
 import pytest
 
-from bert_tf import statistics
+from bert_tf.util import statistics
 
 
 def test_mean_and_sample_sd():

@@ -1,4 +1,4 @@
-"""Tests of bert_tf.quiet_import: TensorFlow's start-up log lines hidden by
+"""Tests of bert_tf.cli.quiet_import: TensorFlow's start-up log lines hidden by
 level, its Python INFO lines hidden and ours kept, matplotlib kept out of
 TensorFlow's import only."""
 
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from bert_tf import quiet_import
+from bert_tf.cli import quiet_import
 
 
 def test_tensorflow_imports_without_matplotlib_which_imports_as_usual_after():
@@ -26,7 +26,7 @@ def test_tensorflow_imports_without_matplotlib_which_imports_as_usual_after():
   for env in ({}, {"TF_CPP_MIN_LOG_LEVEL": "0"}):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, env=dict(os.environ, MPLBACKEND="Agg", **env),
-                         cwd=os.path.dirname(os.path.dirname(__file__)))
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.splitlines() == [
         "after tensorflow False", "keras gallery plt None", "imported matplotlib.pyplot 2"], env

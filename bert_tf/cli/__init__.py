@@ -26,7 +26,7 @@ from absl import app
 from absl import flags
 from absl import logging
 
-from bert_tf import quiet_import  # noqa: F401  (before TensorFlow: see its docstring)
+from bert_tf.cli import quiet_import  # noqa: F401  (before TensorFlow: see its docstring)
 from bert_tf.training import objectives
 from bert_tf.training import train_config
 from bert_tf.training.objectives import options
