@@ -16,7 +16,7 @@ def test_tensorflow_imports_without_matplotlib_which_imports_as_usual_after():
   # installed (0.5 s); the tools keep it out of that import only.
   pytest.importorskip("matplotlib", reason="matplotlib is not installed: nothing to keep out")
   code = ("import sys\n"
-          "from bert_tf import quiet_import\n"
+          "from bert_tf.cli import quiet_import\n"
           "import tensorflow as tf\n"
           "print('after tensorflow', 'matplotlib' in sys.modules)\n"
           "from keras.src.visualization import plot_image_gallery\n"
