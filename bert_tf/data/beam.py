@@ -56,7 +56,7 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=(), spm_mod
   vocab = tokenizer.vocab
   plan = writer.plan_run(input_patterns, outputs, tokenizer, options)
   tmp_dir = outputs.directory.rstrip("/") + "/.blocks"
-  tf.io.gfile.makedirs(tmp_dir)
+  files_lib.makedirs(tmp_dir)
   compression = "GZIP" if outputs.gzip else None
   position = {unit: u for u, unit in enumerate(plan.units)}
   logging.info("beam: %d files, %d blocks, %d shards", len(plan.files), len(plan.blocks),
@@ -101,8 +101,8 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=(), spm_mod
           stats.merge(unit)
         shard_writer.close(stats)
       for part in parts:
-        if tf.io.gfile.exists(part[1]):
-          tf.io.gfile.remove(part[1])
+        if files_lib.exists(part[1]):
+          files_lib.remove(part[1])
       yield shard
 
   runner = None
@@ -130,7 +130,7 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=(), spm_mod
       writer.ShardWriter(path, plan.fingerprint, outputs.gzip).close(stats)
     sources.add(stats.b_documents)
     total.merge(stats, with_documents=False)
-  if tf.io.gfile.exists(tmp_dir) and not tf.io.gfile.listdir(tmp_dir):
-    tf.io.gfile.rmtree(tmp_dir)
+  if files_lib.exists(tmp_dir) and not files_lib.listdir(tmp_dir):
+    files_lib.rmtree(tmp_dir)
   return writer.finish_run(plan, outputs, vocab, options, total, started, 0, 0, "beam",
                            sources)

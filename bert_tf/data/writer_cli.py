@@ -10,6 +10,7 @@ import os
 
 from absl import logging
 
+from bert_tf import file_io
 from bert_tf.data import writer
 
 
@@ -48,11 +49,9 @@ CLAIM_NAME = "writer_run.json"
 def claim_of(input_patterns, outputs, options, vocab_file, spm_model_file=None):
   """What an --output_dir run writes from (a JSON dict): the input files
   with their sizes, the vocab (path and sha256), the options and shards."""
-  import tensorflow as tf
-  from bert_tf import file_io  # pylint: disable=g-import-not-at-top
   inputs = file_io.expand_patterns(input_patterns)
   vocab = spm_model_file or vocab_file
-  return {"inputs": [[p, tf.io.gfile.stat(p).length] for p in inputs],
+  return {"inputs": [[p, file_io.size(p)] for p in inputs],
           "vocab": [vocab, hashlib.sha256(file_io.read_bytes(vocab, "vocab")).hexdigest()],
           "options": dataclasses.asdict(options), "num_output_shards": outputs.num_shards,
           "gzip": bool(outputs.gzip)}
@@ -61,14 +60,12 @@ def claim_of(input_patterns, outputs, options, vocab_file, spm_model_file=None):
 def _recorded_claim(directory):
   """The claim of the run that wrote `directory` (from its claim file, else
   from a manifest.json of a run that wrote none), or None."""
-  from bert_tf import file_io  # pylint: disable=g-import-not-at-top
   from bert_tf.data import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
-  import tensorflow as tf
   path = f"{directory.rstrip('/')}/{CLAIM_NAME}"
-  if tf.io.gfile.exists(path):
+  if file_io.exists(path):
     return file_io.read_json(path, "writer claim file")
   manifest_path = manifest_lib.manifest_path_for_dir(directory)
-  if not tf.io.gfile.exists(manifest_path):
+  if not file_io.exists(manifest_path):
     return None
   flags = dict(manifest_lib.Manifest.read(manifest_path).flags or {})
   inputs = [[p, None] for p in flags.pop("input_file", "").split(",") if p]
@@ -117,7 +114,6 @@ def claim_output_dir(directory, claim, overwrite):
       whatever else differs) and --overwrite.
   """
   import tensorflow as tf
-  from bert_tf import file_io  # pylint: disable=g-import-not-at-top
   old = _recorded_claim(directory)
   diffs = _claim_differences(old, claim) if old is not None else []
   if diffs and not overwrite:
@@ -125,14 +121,14 @@ def claim_output_dir(directory, claim, overwrite):
         f"--output_dir={directory} holds the records of another run ({'; '.join(diffs)}); "
         "pass --overwrite to replace them, or choose another --output_dir")
   if diffs:
-    for name in tf.io.gfile.listdir(directory):
+    for name in file_io.listdir(directory):
       name = name.rstrip("/")
       if name.startswith(("pretrain-", ".tokens-")) or name == "manifest.json":
         path = f"{directory.rstrip('/')}/{name}"
-        if tf.io.gfile.isdir(path):
-          tf.io.gfile.rmtree(path)
+        if file_io.isdir(path):
+          file_io.rmtree(path)
         else:
-          tf.io.gfile.remove(path)
+          file_io.remove(path)
     logging.info("--overwrite: removed the records of the earlier run in %s (%s)",
                  directory, "; ".join(diffs))
   path = f"{directory.rstrip('/')}/{CLAIM_NAME}"
@@ -149,11 +145,10 @@ def removed_if_left_empty(folders):
   """On an error, removes the folders (and their missing parents) that did
   not exist before and hold no file: a failed run leaves no empty output
   folder behind. Folders with files stay (shards a rerun resumes from)."""
-  import tensorflow as tf
   new = []
   for folder in folders:
     outermost = ""
-    while folder and not tf.io.gfile.exists(folder):
+    while folder and not file_io.exists(folder):
       outermost, folder = folder, os.path.dirname(folder.rstrip("/"))
     if outermost:
       new.append(outermost)
@@ -162,9 +157,9 @@ def removed_if_left_empty(folders):
   except BaseException:
     for folder in new:
       # Its claim alone is not a result.
-      if tf.io.gfile.exists(folder) and not any(
-          set(files) - {CLAIM_NAME} for _, _, files in tf.io.gfile.walk(folder)):
-        tf.io.gfile.rmtree(folder)
+      if file_io.exists(folder) and not any(
+          set(files) - {CLAIM_NAME} for _, _, files in file_io.walk(folder)):
+        file_io.rmtree(folder)
     raise
 
 
