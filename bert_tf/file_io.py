@@ -2,7 +2,9 @@
 write-then-rename (a file, several files as one, a directory, JSON),
 compression detection.
 
-Every path goes through tf.io.gfile, so local paths and gs:// alike work.
+The package's one storage seam: every file-system call of bert_tf comes here
+(exists, glob, open_file, rename, ... below), and only this module calls
+tf.io.gfile, so local paths and gs:// alike work.
 A package-wide utility below every layer: data, models, training, serving,
 experiments and the tools all import it, and it imports nothing of ours
 (tests/test_layout.py; the standalone `bert_tf.serving.predict` keeps its
@@ -24,6 +26,98 @@ _GZIP_HEADER = b"\x1f\x8b\x08"
 def _gfile():
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   return tf.io.gfile
+
+
+# ------------------------------------------------------------------------------
+# The file system: every other module calls these, never tf.io.gfile itself
+# (tests/test_file_io.py holds them to that), so a new backend, a retry policy
+# or a fault injected by a test has one place to go. Each is tf.io.gfile's
+# call of the same name, with its errors (tf.errors.NotFoundError for a
+# missing path, other tf.errors.OpError subclasses; not OSError).
+# ------------------------------------------------------------------------------
+
+
+def exists(path):
+  """Whether a file or directory `path` exists (local or gs://)."""
+  return _gfile().exists(path)
+
+
+def isdir(path):
+  """Whether `path` is a directory (False when it does not exist)."""
+  return _gfile().isdir(path)
+
+
+def makedirs(path):
+  """Creates the directory `path` and its missing parents; no error when it
+  exists already."""
+  _gfile().makedirs(path)
+
+
+def listdir(path):
+  """The names (not paths) of the entries of the directory `path`, in no
+  set order; NotFoundError when it does not exist."""
+  return _gfile().listdir(path)
+
+
+def walk(path):
+  """os.walk over `path`: (directory, subdirectory names, file names), top
+  down; nothing when `path` does not exist."""
+  return _gfile().walk(path)
+
+
+def glob(pattern):
+  """The paths matching the glob `pattern` (* ? [..]), in no set order; []
+  when none does. `expand_patterns` is the checked, ordered form for
+  user-given patterns."""
+  return _gfile().glob(pattern)
+
+
+def stat(path):
+  """The statistics of the file `path`: .length (bytes), .mtime_nsec and
+  .is_directory; NotFoundError when it does not exist."""
+  return _gfile().stat(path)
+
+
+def size(path):
+  """The length of the file `path` in bytes; NotFoundError when it does not
+  exist."""
+  return _gfile().stat(path).length
+
+
+def open_file(path, mode="r"):
+  """The file `path` opened with `mode` ("r"/"rb" read text/bytes, "w"/"wb"
+  write, "a" append), a context manager like open()'s. A write here is not
+  atomic: final outputs are written with atomic_open / atomic_write /
+  atomic_path."""
+  return _gfile().GFile(path, mode)
+
+
+def copy(src, dst, overwrite=False):
+  """Copies the file `src` to `dst` (across file systems too); an existing
+  `dst` is an error unless `overwrite`."""
+  _gfile().copy(src, dst, overwrite=overwrite)
+
+
+def rename(src, dst, overwrite=False):
+  """Renames the file (or, locally, the directory) `src` to `dst`; an
+  existing `dst` is an error unless `overwrite`."""
+  _gfile().rename(src, dst, overwrite=overwrite)
+
+
+def remove(path):
+  """Deletes the file `path`; NotFoundError when it does not exist."""
+  _gfile().remove(path)
+
+
+def rmtree(path):
+  """Deletes the directory `path` and everything under it; NotFoundError
+  when it does not exist."""
+  _gfile().rmtree(path)
+
+
+# ------------------------------------------------------------------------------
+# Patterns, write-then-rename, readers
+# ------------------------------------------------------------------------------
 
 
 def split_patterns(patterns):
@@ -90,7 +184,7 @@ def _remove(path):
     _gfile().remove(path)
 
 
-def remove(path):
+def remove_if_present(path):
   """Removes the file or directory `path` (nothing when it is absent)."""
   _remove(path)
 

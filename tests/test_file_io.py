@@ -1,8 +1,11 @@
-"""Tests of bert_tf.file_io: glob expansion, write-then-rename, and
+"""Tests of bert_tf.file_io: the storage seam (its file-system calls, and no
+other module calling tf.io.gfile), glob expansion, write-then-rename, and
 compression detected by the bytes rather than the name."""
 
 import gzip
 import os
+import pathlib
+import re
 
 import pytest
 import tensorflow as tf
@@ -10,8 +13,68 @@ import tensorflow as tf
 from bert_tf import file_io as files
 
 
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+# The one module besides file_io that calls tf.io.gfile itself: the standalone
+# SavedModel client, which imports nothing of bert_tf so that it runs wherever
+# an export is copied (tests/test_layout.py holds it to that).
+STANDALONE = ("bert_tf/serving/predict.py",)
+
+
 def names(paths):
   return [p.rsplit("/", 1)[-1] for p in paths]
+
+
+def test_no_module_but_file_io_calls_gfile():
+  """Every file-system call of the package goes through file_io: the source
+  of each other module (comments and docstrings too) names no tf.io.gfile,
+  gfile.X or tensorflow.io.gfile."""
+  for name in STANDALONE:
+    assert (REPO / name).exists(), f"{name} moved: update STANDALONE in this test"
+  pattern = re.compile(r"\bgfile\b")
+  offenders = []
+  for path in sorted((REPO / "bert_tf").rglob("*.py")):
+    rel = path.relative_to(REPO).as_posix()
+    if rel == "bert_tf/file_io.py" or rel in STANDALONE:
+      continue
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+      if pattern.search(line):
+        offenders.append(f"{rel}:{number}: {line.strip()}")
+  assert not offenders, ("call bert_tf.file_io (exists, glob, open_file, rename, ...) "
+                         "instead of tf.io.gfile:\n" + "\n".join(offenders))
+
+
+def test_the_seams_file_system_calls(tmp_path):
+  root = str(tmp_path / "a")
+  files.makedirs(f"{root}/b/c")
+  files.makedirs(f"{root}/b/c")  # exists already: no error
+  assert files.isdir(f"{root}/b") and files.exists(f"{root}/b/c")
+  with files.open_file(f"{root}/b/x.txt", "w") as f:
+    f.write("héllo\n")
+  with files.open_file(f"{root}/b/x.txt", "rb") as f:
+    assert f.read() == "héllo\n".encode("utf-8")
+  assert files.size(f"{root}/b/x.txt") == files.stat(f"{root}/b/x.txt").length == 7
+  assert not files.isdir(f"{root}/b/x.txt") and not files.exists(f"{root}/nothing")
+  assert sorted(n.rstrip("/") for n in files.listdir(f"{root}/b")) == ["c", "x.txt"]
+  assert files.glob(f"{root}/b/*.txt") == [f"{root}/b/x.txt"]
+  files.copy(f"{root}/b/x.txt", f"{root}/y.txt")
+  with pytest.raises(tf.errors.AlreadyExistsError):
+    files.copy(f"{root}/b/x.txt", f"{root}/y.txt")
+  files.copy(f"{root}/y.txt", f"{root}/b/x.txt", overwrite=True)
+  files.rename(f"{root}/y.txt", f"{root}/b/c/z.txt")
+  walked = {(os.path.relpath(d, root), tuple(sorted(s.rstrip("/") for s in subs)), tuple(sorted(fs)))
+            for d, subs, fs in files.walk(root)}
+  assert walked == {(".", ("b",), ()), ("b", ("c",), ("x.txt",)), ("b/c", (), ("z.txt",))}
+  assert list(files.walk(f"{root}/nothing")) == []
+  files.remove(f"{root}/b/x.txt")
+  with pytest.raises(tf.errors.NotFoundError):
+    files.remove(f"{root}/b/x.txt")
+  with pytest.raises(tf.errors.NotFoundError):
+    files.size(f"{root}/b/x.txt")
+  files.rmtree(f"{root}/b")
+  assert files.listdir(root) == []
+  with pytest.raises(tf.errors.NotFoundError):
+    files.rmtree(f"{root}/b")
 
 
 def test_split_patterns_drops_blanks_and_spaces():

@@ -221,3 +221,47 @@ def test_every_docs_command_runs_as_written(page):
   finally:
     os.chdir(cwd)
   assert not problems, "\n".join(problems)
+
+
+# A commit hash: 7-40 hex digits with both a digit and a letter (so neither
+# numbers nor words such as "defaced"), not a checksum: "sha256" (or
+# "sha256:") just before it marks a file's digest, which the docs give so a
+# reader can check a corpus.
+_HEX = re.compile(r"(?<![\w.-])(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w-])")
+_CHECKSUM_BEFORE = re.compile(r"sha-?256:?\s*$", re.IGNORECASE)
+_COMMIT_WORD = re.compile(r"\bat commit\b|\bcommits?\s+[0-9a-f]{7,40}\b", re.IGNORECASE)
+
+
+def history_references(text):
+  """The commit hashes and "at commit"s in `text`, as "line N: ..." lines."""
+  found = []
+  for number, line in enumerate(text.splitlines(), 1):
+    hits = [m.group(0) for m in _COMMIT_WORD.finditer(line)]
+    hits += [m.group(0) for m in _HEX.finditer(line)
+             if not _CHECKSUM_BEFORE.search(line[:m.start()])]
+    found += [f"line {number}: {hit!r} in {line.strip()[:100]}" for hit in hits]
+  return found
+
+
+def test_the_history_rule():
+  assert history_references("measured at commit 358fc70 on 2 cores") == [
+      "line 1: 'at commit' in measured at commit 358fc70 on 2 cores",
+      "line 1: '358fc70' in measured at commit 358fc70 on 2 cores"]
+  assert len(history_references("a\n| bert_tf at 967150c (contiguous blocks) |")) == 1
+  assert history_references("(commits 1234567 and 7654321)") != []
+  # Checksums, numbers, words and file names are not commits.
+  assert history_references(
+      "Python 3.11.7 (sha256 abbdaa6c2d33, 1.15 MB); corpus sha256: 9f86d081884c7d65; "
+      "220,190 instances, 36445102080000 FLOPs; defaced; ckpt-1000.index; "
+      "the outputs are committed beside it") == []
+
+
+@pytest.mark.parametrize("page", [README] + DOCS, ids=os.path.basename)
+def test_docs_carry_no_commit_hashes(page):
+  """The README and docs/ say what is true now: a figure carries the command
+  that remakes it, its date and machine, never a commit (history belongs in
+  CHANGELOG.md and git)."""
+  with open(page, encoding="utf-8") as f:
+    found = history_references(f.read())
+  assert not found, (f"{os.path.relpath(page, REPO)}: commit hashes or 'at commit' (give the "
+                     "figure's date instead: git log -1 --format=%cs HASH):\n" + "\n".join(found))

@@ -21,6 +21,7 @@ import time
 from absl import logging
 
 from bert_tf import cli
+from bert_tf import file_io
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,11 +128,10 @@ def score_fills(cases, top_fills, train_sentences, vocab):
 
 def run_quickstart(options):
   """Runs the six stages with `options` (QuickstartOptions), printing each."""
-  import tensorflow as tf
   out = options.output_dir
-  if options.overwrite and tf.io.gfile.exists(out):
-    tf.io.gfile.rmtree(out)
-  tf.io.gfile.makedirs(out)
+  if options.overwrite and file_io.exists(out):
+    file_io.rmtree(out)
+  file_io.makedirs(out)
   total_start = time.time()
   train_txt, held_txt = corpus_stage(options)
   vocab_file, tokens, bert_config = vocab_stage(options, train_txt)
@@ -145,12 +145,11 @@ def run_quickstart(options):
 def corpus_stage(options):
   """Stage 1: the corpus (generated when missing), split by document into
   train.txt and heldout.txt in output_dir; returns their paths."""
-  import tensorflow as tf
   from bert_tf.data.text import split
   out = options.output_dir
   t = _stage(1, "sample corpus")
   corpus = options.corpus
-  generated = not tf.io.gfile.exists(corpus)
+  generated = not file_io.exists(corpus)
   if generated:
     # In a fresh interpreter: the corpus is the docstrings of the modules as
     # they are after a plain import, not after this process's imports.
@@ -158,7 +157,7 @@ def corpus_stage(options):
                            stdout=subprocess.DEVNULL, check=False)
     if child.returncode:
       raise cli.Error(f"generating the sample corpus {corpus} failed (its error is above)")
-  with tf.io.gfile.GFile(corpus, "rb") as f:
+  with file_io.open_file(corpus, "rb") as f:
     data = f.read()
   # The figures below depend on the corpus: its fingerprint says whether it
   # is the one a published figure came from (the standard library's
@@ -282,14 +281,14 @@ def fill_mask_stage(export_dir, vocab, train_txt, held_txt):
     fills = ", ".join(f"{tok.decode()} ({p:.2f})" for tok, p in zip(tokens_out[i][0], probs[i][0]))
     print(f"    {sentence}\n      -> {fills}")
   # A figure for the demo: one content word masked in held-out sentences.
-  with tf.io.gfile.GFile(held_txt) as f:
+  with file_io.open_file(held_txt) as f:
     cases = masked_word_cases(f.read().splitlines(), vocab)
   top_fills = []
   for i in range(0, len(cases), 64):
     batch = [text for text, _ in cases[i:i + 64]]
     out_tokens = fill(text=tf.constant(batch))["top_k_tokens"].numpy()
     top_fills += [[tok.decode() for tok in row[0]] for row in out_tokens]
-  with tf.io.gfile.GFile(train_txt) as f:
+  with file_io.open_file(train_txt) as f:
     scores = score_fills(cases, top_fills, f.read().splitlines(), vocab)
   for (text, word), fills in list(zip(cases, top_fills))[:3]:
     print(f"    {text}\n      -> {', '.join(fills)}   (masked: {word})")

@@ -81,7 +81,7 @@ def read_tsv(path, text_a_column, text_b_column=None, label_column=None,
   """Reads a task TSV.
 
   Args:
-    path: the file (read with tf.io.gfile).
+    path: the file (read through file_io).
     text_a_column, text_b_column, label_column: names or 0-based indices;
       text_b_column None for single-sentence tasks.
     require_labels: False (a test file) accepts a file without the label

@@ -31,6 +31,7 @@ the ids equal those of `classification.label_space`); F1 is of label "1"
 import dataclasses
 import os
 
+from bert_tf import file_io
 from bert_tf.data import classification
 
 # The FinetuneConfig fields a preset sets; an explicit value that differs is an error.
@@ -156,7 +157,6 @@ def finetune_fields(task_name, data_dir, given, need_train=True, need_dev=True):
   Raises:
     ValueError: one line naming the flag or the missing file.
   """
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   if not task_name:
     if data_dir:
       raise ValueError("--data_dir needs --task_name (the GLUE task it holds)")
@@ -177,11 +177,11 @@ def finetune_fields(task_name, data_dir, given, need_train=True, need_dev=True):
   values.update(task_name=task.name, train_file=given.get("train_file") or train,
                 dev_file=given.get("dev_file") or devs[0][1],
                 extra_dev_files=() if given.get("dev_file") else devs[1:])
-  if given.get("test_file") or tf.io.gfile.exists(test):
+  if given.get("test_file") or file_io.exists(test):
     values["test_file"] = given.get("test_file") or test
   needed = ([values["train_file"]] if need_train else []) + (
       [values["dev_file"]] + [p for _, p in values["extra_dev_files"]] if need_dev else [])
   for path in needed:
-    if not tf.io.gfile.exists(path):
+    if not file_io.exists(path):
       raise ValueError(f"{path}: no such file (--task_name={task.name} --data_dir={data_dir})")
   return values

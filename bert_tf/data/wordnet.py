@@ -153,9 +153,8 @@ def read_index_file(path):
 
 def read_exceptions(path):
   """{pos}.exc: dict base form -> set of irregular forms (empty when absent)."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   forms = collections.defaultdict(set)
-  if not tf.io.gfile.exists(path):
+  if not files.exists(path):
     return forms
   for line in _read_lines(path):
     fields = line.split()
@@ -166,9 +165,8 @@ def read_exceptions(path):
 
 def read_lexnames(wordnet_dir):
   """Lexicographer file names: the folder's `lexnames` if present, else lexnames(5WN)."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   path = os.path.join(wordnet_dir, "lexnames")
-  if not tf.io.gfile.exists(path):
+  if not files.exists(path):
     return LEXNAMES
   names = {}
   for number, line in enumerate(_read_lines(path), start=1):

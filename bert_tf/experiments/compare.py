@@ -174,8 +174,7 @@ def _pair_sets(options, held_txt, train_txt, vocab_file):
 
 def _planned_stages(options, bert_config, unique, train_txt, task_list, train_rows):
   """The plan's stages as progress.Planned, in the order they run."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  text_bytes = tf.io.gfile.stat(train_txt).length
+  text_bytes = files.size(train_txt)
   planned, records_seen = [eta.Planned("text", 1)], set()
   for run in unique:
     records = stages.records_outputs(options, f"train-{run.records_key}", train_txt)

@@ -25,8 +25,7 @@ OWN_PREFIXES = ("probe_", "head_", "frozen_")
 
 
 def exists(path):
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  return tf.io.gfile.exists(path)
+  return files.exists(path)
 
 
 # --task kinds: a TSV classification / regression task, SQuAD span answers
@@ -205,10 +204,9 @@ def plan_inputs(options):
   a rerun on the same output_dir must give the same (`check_plan`). Arms,
   budgets, seeds and tasks are not among them: their work is kept by key,
   so changing them adds work instead of mixing results."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   for flag, path in (("--corpus", options.corpus), ("--bert_config_file",
                                                     options.bert_config_file)):
-    if not tf.io.gfile.exists(path):
+    if not files.exists(path):
       raise FileNotFoundError(f"{flag}={path}: no such file")
   inputs = {"corpus": options.corpus, "corpus_sha256": files_sha256(options.corpus),
             "heldout_every": options.heldout_every, "vocab_file": options.vocab_file,
@@ -222,12 +220,11 @@ def plan_inputs(options):
 
 
 def files_sha256(path, chunk=1 << 24):
-  """SHA-256 of a file's bytes, read through gfile: a corpus edited in
+  """SHA-256 of a file's bytes, read through file_io: a corpus edited in
   place (same size, other documents) is another corpus."""
   import hashlib  # pylint: disable=g-import-not-at-top
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   digest = hashlib.sha256()
-  with tf.io.gfile.GFile(path, "rb") as f:
+  with files.open_file(path, "rb") as f:
     while True:
       block = f.read(chunk)
       if not block:
@@ -304,8 +301,8 @@ def check_plan(options):
   if exists(draft):
     if _changed(files.read_json(draft, "comparison plan draft"), current):
       for name in UNCLAIMED_OUTPUTS:  # the draft last: a kill half-way discards again
-        files.remove(os.path.join(out, name))
-      files.remove(draft)
+        files.remove_if_present(os.path.join(out, name))
+      files.remove_if_present(draft)
     return current
   if exists(os.path.join(out, "train.txt")):
     raise ValueError(f"{out} holds a comparison written by an earlier bert_tf "
@@ -326,7 +323,7 @@ def claim(options, inputs):
   path = os.path.join(options.output_dir, PLAN_NAME)
   if not exists(path):
     files.write_json(path, inputs)
-    files.remove(os.path.join(options.output_dir, DRAFT_NAME))
+    files.remove_if_present(os.path.join(options.output_dir, DRAFT_NAME))
 
 
 # ------------------------------------------------------------------------------

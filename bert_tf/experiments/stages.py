@@ -88,9 +88,8 @@ def prepare_text(options):
 
 def records_outputs(options, name, text_file):
   """The writer.Outputs of the records `name` of `text_file`."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   return writer.Outputs(directory=os.path.join(options.output_dir, "records", name),
-                        num_shards=plan_lib.record_shards(tf.io.gfile.stat(text_file).length))
+                        num_shards=plan_lib.record_shards(files.size(text_file)))
 
 
 def write_records(options, text_file, vocab_file, name, data_options):
@@ -240,8 +239,7 @@ def pair_task_files(options, held_txt):
   """Writes the pair tasks' TSVs (data.pair_tasks) from the held-out
   documents under output_dir/probes/<task>/; returns [plan.Task], named
   probe_<task> (the names of their metrics)."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  with tf.io.gfile.GFile(held_txt, "r") as f:
+  with files.open_file(held_txt, "r") as f:
     documents = pair_tasks.parse_documents(f.read())
   tasks = []
   for name in options.pair_tasks:

@@ -78,7 +78,6 @@ def run_squad(options, task, output_dir, vocab_file, bert_config, init_checkpoin
   """Fine-tunes `task` from `init_checkpoint` over options.seeds seeds;
   returns {f1, exact_match, their _sd and seed_<s>_ values, num_seeds,
   num_train_examples, num_dev_examples, task_type: "squad", version}."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
   from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
   version_2 = is_squad_v2(files.read_json(task.file("dev"), "SQuAD file"))
@@ -103,9 +102,9 @@ def run_squad(options, task, output_dir, vocab_file, bert_config, init_checkpoin
     results.update({f"seed_{seed}_{k}": v for k, v in metrics.items()})
     results.update(num_train_examples=res["num_train_examples"],
                    num_dev_examples=res["num_predict_examples"])
-    for path in tf.io.gfile.glob(os.path.join(config.output_dir,
+    for path in files.glob(os.path.join(config.output_dir,
                                               squad_finetune.CHECKPOINT_NAME) + ".*"):
-      tf.io.gfile.remove(path)
+      files.remove(path)
   results.update({k: v for k, v in finetune.summarize(per_seed).items()
                   if not k.endswith("_median")})
   results.update(num_seeds=options.seeds, task_type="squad",

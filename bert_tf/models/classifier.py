@@ -19,6 +19,7 @@ import os
 import keras
 import tensorflow as tf
 
+from bert_tf import file_io
 from bert_tf.models import modeling
 from bert_tf.models.config import BertConfig
 
@@ -114,8 +115,8 @@ class BertClassifier(EncoderTaskModel):
 
 def is_keras_hub_preset(path):
   """True for a preset directory saved on disk (config.json + model.weights.h5)."""
-  return (tf.io.gfile.isdir(path) and tf.io.gfile.exists(os.path.join(path, "config.json"))
-          and tf.io.gfile.exists(os.path.join(path, "model.weights.h5")))
+  return (file_io.isdir(path) and file_io.exists(os.path.join(path, "config.json"))
+          and file_io.exists(os.path.join(path, "model.weights.h5")))
 
 
 def _suffix(weight):

@@ -35,6 +35,7 @@ import os
 import keras
 import tensorflow as tf
 
+from bert_tf import file_io
 from bert_tf.models import modeling
 from bert_tf.models.config import BertConfig
 
@@ -204,12 +205,12 @@ class Distiller(keras.Model):
 def is_keras_hub_preset(path):
   """Whether `path` is a keras-hub preset directory (config.json and
   metadata.json), not a training checkpoint."""
-  return all(tf.io.gfile.exists(os.path.join(path, name))
+  return all(file_io.exists(os.path.join(path, name))
              for name in ("config.json", "metadata.json"))
 
 
 def _read_json(path):
-  with tf.io.gfile.GFile(path, "r") as f:
+  with file_io.open_file(path, "r") as f:
     return json.load(f)
 
 
@@ -248,7 +249,7 @@ def load_keras_hub_teacher(preset_dir, bert_config=None):
   import keras_hub  # pylint: disable=g-import-not-at-top
   task_path = os.path.join(preset_dir, "task.json")
   task_class = (_read_json(task_path).get("class_name")
-                if tf.io.gfile.exists(task_path) else None)
+                if file_io.exists(task_path) else None)
   if task_class != "BertMaskedLM":
     raise ValueError(
         f"keras-hub preset {preset_dir} has no masked-LM head (task: {task_class or 'none'}, "

@@ -19,6 +19,7 @@ import os
 from absl import logging
 import numpy as np
 
+from bert_tf import file_io
 from bert_tf.models import hf_config
 from bert_tf.models import hf_names
 from bert_tf.models import tf1_checkpoint
@@ -64,26 +65,19 @@ class HfModel:
 # ------------------------------------------------------------------------------
 
 
-def _gfile():
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  return tf.io.gfile
-
-
 def is_hf_folder(path):
   """True when `path` is a directory holding a transformers `config.json`
   (with model.safetensors, a safetensors index or pytorch_model.bin)."""
-  gfile = _gfile()
-  if not path or not gfile.isdir(path) or not gfile.exists(os.path.join(path, CONFIG_NAME)):
+  if not path or not file_io.isdir(path) or not file_io.exists(os.path.join(path, CONFIG_NAME)):
     return False
-  return any(gfile.exists(os.path.join(path, name))
+  return any(file_io.exists(os.path.join(path, name))
              for name in (WEIGHTS_NAME, INDEX_NAME, PYTORCH_NAME))
 
 
 def _read_json(path):
-  gfile = _gfile()
-  if not gfile.exists(path):
+  if not file_io.exists(path):
     raise FileNotFoundError(f"no {os.path.basename(path)} in {os.path.dirname(path)}")
-  with gfile.GFile(path, "r") as f:
+  with file_io.open_file(path, "r") as f:
     try:
       return json.load(f)
     except json.JSONDecodeError as e:
@@ -108,12 +102,11 @@ def read_hf_model(folder):
     ValueError: an architecture or setting we do not read, pytorch_model.bin
       without safetensors, or a vocab.txt whose size is not vocab_size.
   """
-  gfile = _gfile()
   source = os.path.join(folder, CONFIG_NAME)
   d = _read_json(source)
   architecture = _architecture(d, source)
-  if not (gfile.exists(os.path.join(folder, WEIGHTS_NAME))
-          or gfile.exists(os.path.join(folder, INDEX_NAME))):
+  if not (file_io.exists(os.path.join(folder, WEIGHTS_NAME))
+          or file_io.exists(os.path.join(folder, INDEX_NAME))):
     raise ValueError(
         f"{folder} has {PYTORCH_NAME} but no {WEIGHTS_NAME}: bert_tf reads safetensors only "
         f"(no PyTorch); convert it where torch is installed with "
@@ -152,13 +145,12 @@ def vocab_tokens(folder):
     ValueError: WordPiece ids with gaps.
   """
   from bert_tf.data.tokenizers import tokenizer_json  # pylint: disable=g-import-not-at-top
-  gfile = _gfile()
   path = os.path.join(folder, VOCAB_NAME)
-  if gfile.exists(path):
-    with gfile.GFile(path, "r") as f:
+  if file_io.exists(path):
+    with file_io.open_file(path, "r") as f:
       return [line.rstrip("\n").rstrip("\r") for line in f], path
   path = os.path.join(folder, TOKENIZER_NAME)
-  if not gfile.exists(path):
+  if not file_io.exists(path):
     return None, None
   parsed, _ = tokenizer_json.read_tokenizer_json(path)
   if tokenizer_json.model_type(parsed) != tokenizer_json.WORDPIECE:
@@ -171,13 +163,12 @@ def spm_path(folder):
   spiece.model, else a tokenizer.json with a Unigram model (transformers 5
   saves ALBERT's so); None otherwise."""
   from bert_tf.data.tokenizers import tokenizer_json  # pylint: disable=g-import-not-at-top
-  gfile = _gfile()
-  if gfile.exists(os.path.join(folder, VOCAB_NAME)):
+  if file_io.exists(os.path.join(folder, VOCAB_NAME)):
     return None
-  if gfile.exists(os.path.join(folder, SPIECE_NAME)):
+  if file_io.exists(os.path.join(folder, SPIECE_NAME)):
     return os.path.join(folder, SPIECE_NAME)
   path = os.path.join(folder, TOKENIZER_NAME)
-  if gfile.exists(path):
+  if file_io.exists(path):
     parsed, _ = tokenizer_json.read_tokenizer_json(path)
     if tokenizer_json.model_type(parsed) == tokenizer_json.UNIGRAM:
       return path
@@ -205,14 +196,13 @@ def vocab_path(folder):
 def do_lower_case(folder):
   """The folder's tokenizer casing (tokenizer_config.json's do_lower_case,
   else tokenizer.json's normalizer), or None when it does not say."""
-  gfile = _gfile()
   path = os.path.join(folder, TOKENIZER_CONFIG_NAME)
-  if gfile.exists(path):
+  if file_io.exists(path):
     value = _read_json(path).get("do_lower_case")
     if value is not None:
       return bool(value)
   path = os.path.join(folder, TOKENIZER_NAME)
-  if gfile.exists(path):
+  if file_io.exists(path):
     value = (_read_json(path).get("normalizer") or {}).get("lowercase")
     if value is not None:
       return bool(value)
@@ -220,7 +210,7 @@ def do_lower_case(folder):
 
 
 def _weight_files(folder):
-  if _gfile().exists(os.path.join(folder, WEIGHTS_NAME)):
+  if file_io.exists(os.path.join(folder, WEIGHTS_NAME)):
     return [WEIGHTS_NAME]
   index = _read_json(os.path.join(folder, INDEX_NAME))
   return sorted(set(index["weight_map"].values()))
@@ -245,7 +235,7 @@ def read_safetensors(folder, prefix=""):
   from safetensors import numpy as st_numpy  # pylint: disable=g-import-not-at-top
   weights = {}
   for name in _weight_files(folder):
-    with _gfile().GFile(os.path.join(folder, name), "rb") as f:
+    with file_io.open_file(os.path.join(folder, name), "rb") as f:
       weights.update((_normalized(k, prefix), v) for k, v in st_numpy.load(f.read()).items())
   return weights
 
@@ -255,7 +245,7 @@ def tensor_names(folder, prefix=""):
   alone (the 8-byte length, then JSON): no weight is read."""
   names = set()
   for name in _weight_files(folder):
-    with _gfile().GFile(os.path.join(folder, name), "rb") as f:
+    with file_io.open_file(os.path.join(folder, name), "rb") as f:
       length = int.from_bytes(f.read(8), "little")
       header = json.loads(f.read(length))
     names.update(_normalized(k, prefix) for k in header if k != "__metadata__")
@@ -428,8 +418,6 @@ def _tied(name):
   """Tensors transformers ties to others (some files store them)."""
   return name.endswith(("predictions.decoder.weight", "predictions.decoder.bias",
                         "generator_lm_head.weight")) or name.endswith("position_ids")
-
-
 
 
 def config_for(bert_config_file, checkpoint, flag):

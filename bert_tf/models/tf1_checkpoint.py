@@ -31,6 +31,7 @@ checkpoint are ignored: loading one starts a fresh optimizer.
 import numpy as np
 import tensorflow as tf
 
+from bert_tf import file_io
 from bert_tf.models import albert
 
 # Names in original checkpoints that hold no model weight.
@@ -425,8 +426,8 @@ def save_tf1_checkpoint(model, prefix, global_step=None):
     names.append("global_step")
     tensors.append(tf.constant(int(global_step), tf.int64))
   parent = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
-  if parent and not tf.io.gfile.exists(parent):
-    tf.io.gfile.makedirs(parent)
+  if parent and not file_io.exists(parent):
+    file_io.makedirs(parent)
   # SaveV2 (a one-shard bundle) is exactly what a TF1 Saver writes.
   tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names,
                     shape_and_slices=[""] * len(names), tensors=tensors)

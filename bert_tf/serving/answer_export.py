@@ -207,7 +207,7 @@ def export_finetuned(config, bert_config, export_dir, overwrite=False):
   from bert_tf.models import span_head  # pylint: disable=g-import-not-at-top
   from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
   prefix = os.path.join(config.output_dir, squad_finetune.CHECKPOINT_NAME)
-  if not tf.io.gfile.exists(prefix + ".index"):
+  if not files_lib.exists(prefix + ".index"):
     raise FileNotFoundError(f"{prefix}: no fine-tuned span model to export (train with "
                             f"--do_train into this --output_dir first)")
   model = span_head.BertSpanModel(bert_config)

@@ -43,21 +43,21 @@ SENTENCEPIECE_NOT_ALBERT = ("hf_out with spm_model_file: transformers has a Sent
 
 def _write_folder(folder, config_dict, weights, vocab_file, tokenizer_config,
                   spm_model_file=None):
-  tf.io.gfile.makedirs(folder)
-  with tf.io.gfile.GFile(os.path.join(folder, hf.CONFIG_NAME), "w") as f:
+  files_lib.makedirs(folder)
+  with files_lib.open_file(os.path.join(folder, hf.CONFIG_NAME), "w") as f:
     f.write(json.dumps(config_dict, indent=2, sort_keys=True) + "\n")
-  with tf.io.gfile.GFile(os.path.join(folder, hf.WEIGHTS_NAME), "wb") as f:
+  with files_lib.open_file(os.path.join(folder, hf.WEIGHTS_NAME), "wb") as f:
     f.write(hf.safetensors_bytes(weights))
   if spm_model_file:  # a spiece.model, or the Unigram tokenizer.json read in its place
     name = hf.TOKENIZER_NAME if spm_model_file.endswith(".json") else hf.SPIECE_NAME
-    tf.io.gfile.copy(spm_model_file, os.path.join(folder, name), overwrite=True)
+    files_lib.copy(spm_model_file, os.path.join(folder, name), overwrite=True)
   else:
-    tf.io.gfile.copy(vocab_file, os.path.join(folder, hf.VOCAB_NAME), overwrite=True)
-  with tf.io.gfile.GFile(os.path.join(folder, hf.TOKENIZER_CONFIG_NAME), "w") as f:
+    files_lib.copy(vocab_file, os.path.join(folder, hf.VOCAB_NAME), overwrite=True)
+  with files_lib.open_file(os.path.join(folder, hf.TOKENIZER_CONFIG_NAME), "w") as f:
     f.write(json.dumps(tokenizer_config, indent=2, sort_keys=True) + "\n")
   specials = {k: tokenizer_config[k] for k in
               ("unk_token", "sep_token", "pad_token", "cls_token", "mask_token")}
-  with tf.io.gfile.GFile(os.path.join(folder, "special_tokens_map.json"), "w") as f:
+  with files_lib.open_file(os.path.join(folder, "special_tokens_map.json"), "w") as f:
     f.write(json.dumps(specials, indent=2, sort_keys=True) + "\n")
 
 
@@ -308,7 +308,7 @@ def write_span_model(config, bert_config, out_dir, overwrite=False):
   from bert_tf.models import span_head  # pylint: disable=g-import-not-at-top
   from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
   prefix = os.path.join(config.output_dir, squad_finetune.CHECKPOINT_NAME)
-  if not tf.io.gfile.exists(prefix + ".index"):
+  if not files_lib.exists(prefix + ".index"):
     raise FileNotFoundError(f"hf_out: no fine-tuned span model {prefix} (train with do_train)")
   model_type, model = _fine_tuned_model(
       lambda encoder: span_head.BertSpanModel(bert_config, encoder=encoder),

@@ -6,7 +6,6 @@ import json
 import os
 
 from absl import logging
-import tensorflow as tf
 
 from bert_tf import file_io as files_lib
 from bert_tf.models import activations
@@ -63,7 +62,7 @@ def save_keras_hub_preset(pretrainer, vocab_file, do_lower_case, preset_dir,
         f"{config.max_position_embeddings}]")
 
   def write(tmp):
-    tf.io.gfile.makedirs(tmp)
+    files_lib.makedirs(tmp)
     pretrainer.encoder.save_to_preset(tmp)
     if isinstance(pretrainer.encoder, keras_hub.models.ElectraBackbone):
       # ELECTRA: the discriminator as an ElectraBackbone and its tokenizer;
@@ -77,12 +76,12 @@ def save_keras_hub_preset(pretrainer, vocab_file, do_lower_case, preset_dir,
       keras_hub.models.BertTextClassifierPreprocessor(
           tokenizer=tokenizer, sequence_length=max_seq_length).save_to_preset(tmp)
     metadata_path = os.path.join(tmp, "metadata.json")
-    with tf.io.gfile.GFile(metadata_path, "r") as f:
+    with files_lib.open_file(metadata_path, "r") as f:
       metadata = json.load(f)
     metadata[PRESET_METADATA_KEY] = {
         "bert_config": config.to_dict(), "max_seq_length": max_seq_length,
         "do_lower_case": bool(do_lower_case)}
-    with tf.io.gfile.GFile(metadata_path, "w") as f:
+    with files_lib.open_file(metadata_path, "w") as f:
       f.write(json.dumps(metadata, indent=4))
   with files_lib.atomic_dir(preset_dir, overwrite, "keras_hub_preset_out") as tmp:
     write(tmp)
@@ -96,7 +95,7 @@ def read_preset_bert_config(preset_dir):
     ValueError: the preset has no bert_tf metadata (not written by bert_tf).
   """
   path = os.path.join(preset_dir, "metadata.json")
-  with tf.io.gfile.GFile(path, "r") as f:
+  with files_lib.open_file(path, "r") as f:
     metadata = json.load(f)
   if PRESET_METADATA_KEY not in metadata:
     raise ValueError(f"{path} has no {PRESET_METADATA_KEY!r} entry: not a bert_tf preset")

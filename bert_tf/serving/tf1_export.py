@@ -5,7 +5,6 @@ for the original's tools and Hugging Face's converter."""
 import os
 
 from absl import logging
-import tensorflow as tf
 
 from bert_tf import file_io as files_lib
 from bert_tf.data.tokenizers import wordpiece_vocab
@@ -77,9 +76,9 @@ def write_tf1_checkpoint(pretrainer, prefix, vocab_file, overwrite=False, spm_mo
   tmp_config, tmp_vocab = files_lib.temp_path(files[0]), files_lib.temp_path(files[1])
   temps = [tmp_config, tmp_vocab] + [tmp_prefix + p[len(prefix):] for p in files[2:]]
   with files_lib.atomic_paths(files, temps):  # renamed in files' order, the index last
-    with tf.io.gfile.GFile(tmp_config, "w") as f:
+    with files_lib.open_file(tmp_config, "w") as f:
       f.write(pretrainer.config.to_json_string())
-    tf.io.gfile.copy(vocab_file, tmp_vocab, overwrite=True)
+    files_lib.copy(vocab_file, tmp_vocab, overwrite=True)
     tf1_checkpoint.save_tf1_checkpoint(pretrainer, tmp_prefix)
   logging.info("Wrote TF1 checkpoint %s with %s and %s beside it", prefix,
                TF1_CONFIG_NAME, TF1_VOCAB_NAME)

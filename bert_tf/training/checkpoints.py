@@ -24,6 +24,7 @@ import tensorflow as tf
 from absl import logging
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
+from bert_tf import file_io
 from bert_tf.models import hf_checkpoint
 from bert_tf.models import tf1_checkpoint
 
@@ -75,18 +76,18 @@ def resolve_checkpoint(checkpoint):
   """
   if hf_checkpoint.is_hf_folder(checkpoint):
     return checkpoint
-  if tf.io.gfile.isdir(checkpoint):
+  if file_io.isdir(checkpoint):
     latest = tf.train.latest_checkpoint(checkpoint)
     if latest:
       return latest
     release = os.path.join(checkpoint, RELEASE_NAME)
-    if tf.io.gfile.exists(release + ".index"):
+    if file_io.exists(release + ".index"):
       return release
     raise FileNotFoundError(
         f"no checkpoint in directory {checkpoint} (no 'checkpoint' file naming "
         f"the latest one, no {RELEASE_NAME}.index, and no transformers "
         f"{hf_checkpoint.CONFIG_NAME} + {hf_checkpoint.WEIGHTS_NAME})")
-  if not tf.io.gfile.exists(checkpoint + ".index"):
+  if not file_io.exists(checkpoint + ".index"):
     raise FileNotFoundError(
         f"no checkpoint at {checkpoint} (no file {checkpoint}.index); pass a "
         f"checkpoint prefix such as .../ckpt-1000 or .../{RELEASE_NAME}, or a "
@@ -139,7 +140,7 @@ def check_readable(prefix):
   except (tf.errors.OpError, ValueError) as e:
     raise ValueError(f"cannot resume from {prefix}: {_first_line(e)} {advice}") from None
   # The data shards are opened only when a tensor is read: check their names.
-  shards = tf.io.gfile.glob(prefix + ".data-*-of-*")
+  shards = file_io.glob(prefix + ".data-*-of-*")
   total = int(shards[0].rsplit("-of-", 1)[1]) if shards else 1
   for k in range(total):
     name = f"{prefix}.data-{k:05d}-of-{total:05d}"
@@ -186,9 +187,8 @@ def write_config_beside(bert_config, output_dir, source):
   """Writes `output_dir`/bert_config.json (for export and fine-tuning): a
   run whose config came from `source`, a transformers folder's config.json,
   has no file of its own. Returns its path."""
-  tf.io.gfile.makedirs(output_dir)
+  file_io.makedirs(output_dir)
   path = os.path.join(output_dir, "bert_config.json")
-  from bert_tf import file_io  # pylint: disable=g-import-not-at-top
   file_io.atomic_write(path, bert_config.to_json_string())
   logging.info("Model config (from %s): %s", source, path)
   return path

@@ -374,7 +374,7 @@ def task_tokenizer(vocab_file, do_lower_case, spm_model_file=""):
   with one vocab (a tokenizer per task made TensorFlow warn of
   retracing)."""
   path = spm_model_file or vocab_file
-  stat = tf.io.gfile.stat(path)
+  stat = files.stat(path)
   return _cached_tokenizer("" if spm_model_file else vocab_file, do_lower_case,
                            spm_model_file or "", (stat.length, stat.mtime_nsec))
 

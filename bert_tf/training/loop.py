@@ -381,12 +381,12 @@ class _RunDirectory:
   def __init__(self, config, is_chief, identity=None):
     self.dir, self.is_chief, self.do_eval = config.output_dir, is_chief, config.do_eval
     self.identity = identity  # run_identity's, recorded on entering
-    self.existed = tf.io.gfile.exists(self.dir)
+    self.existed = files.exists(self.dir)
     self.train = self.eval = tf.summary.create_noop_writer()
 
   def __enter__(self):
     if self.is_chief:
-      tf.io.gfile.makedirs(self.dir)
+      files.makedirs(self.dir)
       if self.identity is not None:
         run_identity.write(self.dir, self.identity)
       self.train = tf.summary.create_file_writer(os.path.join(self.dir, "train"))
@@ -405,8 +405,8 @@ class _RunDirectory:
     self.eval.close()
     if (exc_type is not None and self.is_chief and not self.existed
         and not tf.train.latest_checkpoint(self.dir)
-        and not tf.io.gfile.exists(os.path.join(self.dir, "eval_results.txt"))):
-      tf.io.gfile.rmtree(self.dir)
+        and not files.exists(os.path.join(self.dir, "eval_results.txt"))):
+      files.rmtree(self.dir)
 
 
 def _checkpoint(config, strategy, is_chief, model, optimizer, global_step, objective):
@@ -559,6 +559,6 @@ def run(config: TrainConfig, bert_config: BertConfig, strategy=None):
       if is_chief:
         evaluation.write_eval_results(os.path.join(config.output_dir, "eval_results.txt"),
                             result["eval"])
-  if not is_chief and tf.io.gfile.exists(ckpt_dir):
-    tf.io.gfile.rmtree(ckpt_dir)
+  if not is_chief and files.exists(ckpt_dir):
+    files.rmtree(ckpt_dir)
   return result

@@ -45,7 +45,7 @@ def records_identity(info):
     digest = hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()
     inputs = (manifest.flags or {}).get("input_file", "")
     return {"inputs": inputs, "manifest": manifest.path, "digest": digest[:16]}
-  sized = [(os.path.basename(p), tf.io.gfile.stat(p).length) for p in info.files]
+  sized = [(os.path.basename(p), file_io.size(p)) for p in info.files]
   digest = hashlib.sha256(json.dumps(sized).encode()).hexdigest()
   return {"inputs": ",".join(info.files), "manifest": None, "digest": digest[:16]}
 
@@ -62,7 +62,7 @@ def identity_of(bert_config, objective, train_info):
 def read(output_dir):
   """The identity recorded in `output_dir`, or None when there is none."""
   path = os.path.join(output_dir, IDENTITY_NAME)
-  if not tf.io.gfile.exists(path):
+  if not file_io.exists(path):
     return None
   saved = file_io.read_json(path, "run identity file")
   if not isinstance(saved, dict) or "model" not in saved:
@@ -120,7 +120,7 @@ def check(output_dir, identity):
     # Killed before its first checkpoint: nothing of that run to continue.
     logging.info("%s: the run recorded there (%s) left no checkpoint; starting this one",
                  output_dir, "; ".join(diffs))
-    tf.io.gfile.remove(os.path.join(output_dir, IDENTITY_NAME))
+    file_io.remove(os.path.join(output_dir, IDENTITY_NAME))
     return None
   if diffs:
     raise ValueError(
@@ -133,7 +133,7 @@ def check(output_dir, identity):
 def write(output_dir, identity):
   """Records `identity` in `output_dir` (atomically) unless one is there."""
   path = os.path.join(output_dir, IDENTITY_NAME)
-  if identity["records"] is None or tf.io.gfile.exists(path):
+  if identity["records"] is None or file_io.exists(path):
     # An evaluation-only run does not know the training records: the
     # training run that comes later records them.
     return

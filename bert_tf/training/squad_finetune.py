@@ -139,7 +139,7 @@ def _span_model_encoder(bert_config, init_checkpoint, seed):
 
 def _saved_model_prefix(output_dir):
   prefix = os.path.join(output_dir, CHECKPOINT_NAME)
-  return prefix if tf.io.gfile.exists(prefix + ".index") else None
+  return prefix if files.exists(prefix + ".index") else None
 
 
 def _model_for_prediction(config, bert_config):
@@ -289,9 +289,9 @@ def run(config: SquadConfig, bert_config: BertConfig):
   tokenizer = finetune.config_tokenizer(config, bert_config)  # its size is the model's
   for name in ("train_file", "predict_file"):  # before hours of training
     path = getattr(config, name)
-    if path and not tf.io.gfile.exists(path):
+    if path and not files.exists(path):
       raise FileNotFoundError(f"{path}: no such SQuAD file (--{name})")
-  tf.io.gfile.makedirs(config.output_dir)
+  files.makedirs(config.output_dir)
   results, written = {}, []
   if config.do_train:
     examples, features, skipped = read_training_data(config, tokenizer)

@@ -58,7 +58,7 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=(), spm_mod
   vocab = tokenizer.vocab
   plan = writer.plan_run(input_patterns, outputs, tokenizer, options)
   tmp_dir = outputs.directory.rstrip("/") + "/.blocks"
-  tf.io.gfile.makedirs(tmp_dir)
+  files_lib.makedirs(tmp_dir)
   compression = "GZIP" if outputs.gzip else None
   position = {unit: u for u, unit in enumerate(plan.units)}
   logging.info("beam: %d files, %d blocks, %d shards", len(plan.files), len(plan.blocks),
@@ -123,8 +123,8 @@ def run_beam(input_patterns, outputs, vocab_file, options, beam_args=(), spm_mod
     total.merge(stats, with_documents=False)
   # No attempt runs now: what killed or duplicate attempts left goes.
   shards.remove_temporaries(plan.paths)
-  if tf.io.gfile.exists(tmp_dir):
-    tf.io.gfile.rmtree(tmp_dir)
+  if files_lib.exists(tmp_dir):
+    files_lib.rmtree(tmp_dir)
   return writer.finish_run(plan, outputs, vocab, options, total, started, 0, 0, "beam",
                            sources)
 
@@ -166,4 +166,4 @@ def write_shard(plan, outputs, options, shard, parts):
       shard_writer.close(stats)
   for part in parts:
     with contextlib.suppress(tf.errors.NotFoundError):  # another attempt's removal
-      tf.io.gfile.remove(part[1])
+      files_lib.remove(part[1])

@@ -6,6 +6,7 @@ import codecs
 import dataclasses
 import re
 
+from bert_tf import file_io
 from bert_tf.data.pretraining import seeds
 
 _BLANK_LINE = re.compile(rb"\n[ \t\r\f\v]*\n")
@@ -61,7 +62,6 @@ def scan_chunks(files, chunk_bytes, sampler=None):
   Raises:
     ValueError naming a file that is empty or holds only blank lines.
   """
-  import tensorflow as tf
   chunks = []
   seen = [0]  # documents before the next chunk
 
@@ -73,12 +73,12 @@ def scan_chunks(files, chunk_bytes, sampler=None):
       sampler.add(len(chunks) - 1, documents)
 
   for path in files:
-    size = tf.io.gfile.stat(path).length
+    size = file_io.size(path)
     if size == 0:
       raise ValueError(f"{path}: input file is empty")
     has_text = False
     start = 0
-    with tf.io.gfile.GFile(path, "rb") as f:
+    with file_io.open_file(path, "rb") as f:
       buf = b""
       buf_offset = 0  # file offset of buf[0]; buf always holds [start, end of read)
       while True:
@@ -166,8 +166,7 @@ def read_chunk_documents(chunk, decode_errors="ignore"):
   Raises ValueError naming the file and byte offset of the first byte that
   is not UTF-8 when decode_errors is "strict".
   """
-  import tensorflow as tf
-  with tf.io.gfile.GFile(chunk.path, "rb") as f:
+  with file_io.open_file(chunk.path, "rb") as f:
     f.seek(chunk.start)
     raw = f.read(chunk.end - chunk.start)
   if decode_errors == "strict":

@@ -61,13 +61,12 @@ class ShardWriter:
     the shard's byte size, and the documents of its random Bs with their
     counts)."""
     import numpy as np
-    import tensorflow as tf
     self._writer.close()
     self._rename.close()
     documents, counts = np.unique(np.asarray(stats.b_documents, np.int64), return_counts=True)
     files_lib.write_json(self.path + ".stats.json", {
         "fingerprint": self._fingerprint, "stats": stats.to_dict(),
-        "bytes": tf.io.gfile.stat(self.path).length,
+        "bytes": files_lib.size(self.path),
         "random_b_documents": [documents.tolist(), counts.tolist()]})
 
   def abort(self):
@@ -98,8 +97,7 @@ def check_shard(path, saved, gzip):
   """None when the shard at `path` is what its stats `saved` (the stats
   file's dict) say; else a phrase of what is wrong (see the module's
   docstring for why this check is enough)."""
-  import tensorflow as tf
-  size = tf.io.gfile.stat(path).length
+  size = files_lib.size(path)
   if saved.get("bytes") is not None and size != saved["bytes"]:
     return f"{size} bytes where its stats say {saved['bytes']}"
   if saved.get("bytes") is not None and not files_lib.renames_directories_whole(path):
@@ -119,11 +117,10 @@ def read_complete_shard(path, fingerprint, gzip=False, damaged=None):
   check_shard: logged as a warning naming the shard and the
   damage, appended to the list `damaged` as (path, damage) if given, and
   left to be rewritten)."""
-  import tensorflow as tf
   stats_path = path + ".stats.json"
-  if not (tf.io.gfile.exists(path) and tf.io.gfile.exists(stats_path)):
+  if not (files_lib.exists(path) and files_lib.exists(stats_path)):
     return None
-  with tf.io.gfile.GFile(stats_path) as f:
+  with files_lib.open_file(stats_path) as f:
     saved = json.load(f)
   if saved.get("fingerprint") != fingerprint:
     return None
@@ -150,13 +147,13 @@ def remove_temporaries(paths):
   for path in paths:
     by_folder.setdefault(files_lib.parent_of(path), []).append(path.rsplit("/", 1)[-1])
   for folder, names in by_folder.items():
-    if not tf.io.gfile.isdir(folder or "."):
+    if not files_lib.isdir(folder or "."):
       continue
     prefixes = tuple(name + TEMPORARY_MARK for name in names)
-    for name in tf.io.gfile.listdir(folder or "."):
+    for name in files_lib.listdir(folder or "."):
       if name.startswith(prefixes):
         path = f"{folder.rstrip('/')}/{name}" if folder else name
         with contextlib.suppress(tf.errors.NotFoundError):  # another attempt's cleanup
-          tf.io.gfile.remove(path)
+          files_lib.remove(path)
         removed += 1
   return removed

@@ -96,7 +96,7 @@ def tokenize_block(block, tokenizer, decode_errors="ignore"):
 class TokenCache:
   """Tokenized blocks kept for the later passes, which visit the blocks in
   other orders than pass 0 (writer.stream_units): one .npz file a block in a scratch
-  folder beside the output (through tf.io.gfile), named by the run's
+  folder beside the output (through file_io), named by the run's
   fingerprint, removed when the run ends. The block tokenized last stays in
   memory (a run of one block never touches the folder)."""
 
@@ -110,21 +110,19 @@ class TokenCache:
 
   def get(self, block, tokenize):
     """The TokenizedBlock of `block`, from the cache or by `tokenize(block)`."""
-    import tensorflow as tf
     if self._last is not None and self._last.index == block.index:
       return self._last
     path = self._path(block.index)
-    if self.use_files and tf.io.gfile.exists(path):
-      with tf.io.gfile.GFile(path, "rb") as f:
+    if self.use_files and files_lib.exists(path):
+      with files_lib.open_file(path, "rb") as f:
         self._last = TokenizedBlock.from_bytes(f.read())
       return self._last
     self._last = tokenize(block)
     if self.use_files:
-      tf.io.gfile.makedirs(self.folder)
+      files_lib.makedirs(self.folder)
       files_lib.atomic_write(path, self._last.to_bytes())
     return self._last
 
   def remove(self):
-    import tensorflow as tf
-    if self.use_files and tf.io.gfile.exists(self.folder):
-      tf.io.gfile.rmtree(self.folder)
+    if self.use_files and files_lib.exists(self.folder):
+      files_lib.rmtree(self.folder)

@@ -214,8 +214,7 @@ def _hms(seconds):
 
 def _fingerprint(files, options, vocab):
   """What must match for a complete shard of an earlier run to be reused."""
-  import tensorflow as tf
-  inputs = [(p, tf.io.gfile.stat(p).length) for p in files]
+  inputs = [(p, files_lib.size(p)) for p in files]
   fields = dataclasses.asdict(options)
   # Options added since shards recorded fingerprints count only when set, so
   # an earlier run's shards stay reusable.
@@ -232,15 +231,14 @@ def _fingerprint(files, options, vocab):
 
 
 def _check_writable(paths):
-  import tensorflow as tf
   for path in paths:
     parent = path.rsplit("/", 1)[0] if "/" in path else "."
     try:
-      tf.io.gfile.makedirs(parent)
+      files_lib.makedirs(parent)
       probe = f"{path}.probe-{os.getpid()}"
-      with tf.io.gfile.GFile(probe, "w") as f:
+      with files_lib.open_file(probe, "w") as f:
         f.write("")
-      tf.io.gfile.remove(probe)
+      files_lib.remove(probe)
     except Exception as e:  # noqa: BLE001 - any failure means "cannot write here"
       raise PermissionError(f"cannot write output {path}: {type(e).__name__}: "
                             f"{str(e).splitlines()[0] if str(e) else ''}") from None
@@ -365,14 +363,13 @@ def finish_run(plan, outputs, vocab, options, total, started, num_workers, reuse
     ValueError, leaving no output under a final name, when no instance
     could be made.
   """
-  import tensorflow as tf
   if total.instances == 0:
     # An error leaves nothing under a final name: not even empty files that
     # look like a result, or stats that a rerun would take as complete shards.
     for path in plan.paths:
       for leftover in (path, path + ".stats.json"):
-        if tf.io.gfile.exists(leftover):
-          tf.io.gfile.remove(leftover)
+        if files_lib.exists(leftover):
+          files_lib.remove(leftover)
     if options.sentence_task == "sop" and total.sentences > 0:
       raise ValueError(f"--sentence_task=sop: no instance could be made from "
                        f"{len(plan.files)} file(s): no document has two sentences (a sentence "

@@ -10,6 +10,7 @@ import os
 
 from absl import logging
 
+from bert_tf import file_io
 from bert_tf.data.pretraining import writer
 
 
@@ -48,11 +49,9 @@ CLAIM_NAME = "writer_run.json"
 def claim_of(input_patterns, outputs, options, vocab_file, spm_model_file=None):
   """What a run writes from (a JSON dict): the input files with their
   sizes, the vocab (path and sha256), the options and shards."""
-  import tensorflow as tf
-  from bert_tf import file_io  # pylint: disable=g-import-not-at-top
   inputs = file_io.expand_patterns(input_patterns)
   vocab = spm_model_file or vocab_file
-  return {"inputs": [[p, tf.io.gfile.stat(p).length] for p in inputs],
+  return {"inputs": [[p, file_io.size(p)] for p in inputs],
           "vocab": [vocab, hashlib.sha256(file_io.read_bytes(vocab, "vocab")).hexdigest()],
           "options": dataclasses.asdict(options), "num_output_shards": outputs.num_shards,
           "gzip": bool(outputs.gzip)}
@@ -61,11 +60,9 @@ def claim_of(input_patterns, outputs, options, vocab_file, spm_model_file=None):
 def _recorded_claim(directory):
   """The claim of the run that wrote `directory` (from its claim file, else
   from a manifest.json of a run that wrote none), or None."""
-  from bert_tf import file_io  # pylint: disable=g-import-not-at-top
   from bert_tf.data.records import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
-  import tensorflow as tf
   path = f"{directory.rstrip('/')}/{CLAIM_NAME}"
-  if tf.io.gfile.exists(path):
+  if file_io.exists(path):
     return file_io.read_json(path, "writer claim file")
   return _claim_of_manifest(manifest_lib.manifest_path_for_dir(directory))
 
@@ -74,8 +71,7 @@ def _claim_of_manifest(manifest_path):
   """The claim recorded in a manifest (input paths without sizes, the
   vocab, the options, gzip and the record files), or None without one."""
   from bert_tf.data.records import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
-  import tensorflow as tf
-  if not tf.io.gfile.exists(manifest_path):
+  if not file_io.exists(manifest_path):
     return None
   manifest = manifest_lib.Manifest.read(manifest_path)
   flags = dict(manifest.flags or {})
@@ -136,23 +132,22 @@ def claim_output_dir(directory, claim, overwrite):
       whatever else differs) and --overwrite.
   """
   import tensorflow as tf
-  from bert_tf import file_io  # pylint: disable=g-import-not-at-top
   old = _recorded_claim(directory)
   diffs = _claim_differences(old, claim) if old is not None else []
   if diffs and not overwrite:
     raise FileExistsError(
         f"--output_dir={directory} holds the records of another run ({'; '.join(diffs)}); "
         "pass --overwrite to replace them, or choose another --output_dir")
-  if overwrite and tf.io.gfile.isdir(directory):
+  if overwrite and file_io.isdir(directory):
     removed = 0
-    for name in tf.io.gfile.listdir(directory):
+    for name in file_io.listdir(directory):
       name = name.rstrip("/")
       if name.startswith(("pretrain-", ".tokens-", ".blocks")) or name == "manifest.json":
         path = f"{directory.rstrip('/')}/{name}"
-        if tf.io.gfile.isdir(path):
-          tf.io.gfile.rmtree(path)
+        if file_io.isdir(path):
+          file_io.rmtree(path)
         else:
-          tf.io.gfile.remove(path)
+          file_io.remove(path)
         removed += 1
     if removed:
       logging.info("--overwrite: removed the records of the earlier run in %s (%s); writing "
@@ -175,9 +170,8 @@ def check_output_files(outputs, claim, overwrite):
   Raises:
     FileExistsError: one line naming the file, what differs and --overwrite.
   """
-  import tensorflow as tf
   first = outputs.files[0]
-  if not tf.io.gfile.exists(first):
+  if not file_io.exists(first):
     return
   old = _claim_of_manifest(outputs.manifest_path())
   new = dict(claim, output_files=list(outputs.files))
@@ -198,11 +192,10 @@ def removed_if_left_empty(folders):
   """On an error, removes the folders (and their missing parents) that did
   not exist before and hold no file: a failed run leaves no empty output
   folder behind. Folders with files stay (shards a rerun resumes from)."""
-  import tensorflow as tf
   new = []
   for folder in folders:
     outermost = ""
-    while folder and not tf.io.gfile.exists(folder):
+    while folder and not file_io.exists(folder):
       outermost, folder = folder, os.path.dirname(folder.rstrip("/"))
     if outermost:
       new.append(outermost)
@@ -211,9 +204,9 @@ def removed_if_left_empty(folders):
   except BaseException:
     for folder in new:
       # Its claim alone is not a result.
-      if tf.io.gfile.exists(folder) and not any(
-          set(files) - {CLAIM_NAME} for _, _, files in tf.io.gfile.walk(folder)):
-        tf.io.gfile.rmtree(folder)
+      if file_io.exists(folder) and not any(
+          set(files) - {CLAIM_NAME} for _, _, files in file_io.walk(folder)):
+        file_io.rmtree(folder)
     raise
 
 

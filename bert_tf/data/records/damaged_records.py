@@ -14,6 +14,8 @@ import re
 
 import tensorflow as tf
 
+from bert_tf import file_io
+
 _OFFSET = re.compile(r"\bat (\d+)")
 # TensorFlow's own words for the damage, without the op and function names
 # that wrap them (`{{function_node ...}} truncated record at 7560' failed
@@ -51,7 +53,7 @@ def locate(files, compression, error):
   offset = int(match.group(1)) if match and not compression else None
 
   def longer(path):
-    return offset is None or tf.io.gfile.stat(path).length > offset
+    return offset is None or file_io.size(path) > offset
 
   ordered = [p for p in files if longer(p)] + [p for p in files if not longer(p)]
   for path in ordered:

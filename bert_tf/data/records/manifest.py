@@ -40,8 +40,6 @@ import dataclasses
 import json
 import types
 
-import tensorflow as tf
-
 from bert_tf import file_io as files_lib
 
 MANIFEST_NAME = "manifest.json"
@@ -251,17 +249,17 @@ class Manifest:
     """
     beside = {}  # directory -> the --output_file manifests in it, read once
     for pattern in files_lib.split_patterns(patterns):
-      for path in sorted(tf.io.gfile.glob(pattern)):
+      for path in sorted(files_lib.glob(pattern)):
         if path.endswith(SIDECAR_SUFFIX):
           continue
         parent = files_lib.parent_of(path)
         for candidate in (manifest_path_for_file(path),
                           manifest_path_for_dir(parent) if parent else MANIFEST_NAME):
-          if tf.io.gfile.exists(candidate):
+          if files_lib.exists(candidate):
             return cls.read(candidate)
         if parent not in beside:
           beside[parent] = [cls.read(p) for p in sorted(
-              tf.io.gfile.glob((parent or ".") + "/*" + MANIFEST_SUFFIX))]
+              files_lib.glob((parent or ".") + "/*" + MANIFEST_SUFFIX))]
         name = path.rsplit("/", 1)[-1]
         for manifest in beside[parent]:
           if name in (f.rsplit("/", 1)[-1] for f in manifest.files or ()):

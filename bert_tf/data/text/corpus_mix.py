@@ -13,8 +13,6 @@ hold no change of topic at all.
 
 import random
 
-import tensorflow as tf
-
 from bert_tf import file_io as files
 from bert_tf.data.text import split
 
@@ -34,11 +32,11 @@ def interleave(first, second, documents=None, seed=12345):
 
 def mix_into(text, other_path, output, documents=None):
   """Writes `text`'s documents interleaved with those of the corpus file
-  `other_path` to `output` (atomically, through gfile); returns (documents
+  `other_path` to `output` (atomically, through file_io); returns (documents
   written, bytes)."""
-  if not tf.io.gfile.exists(other_path):
+  if not files.exists(other_path):
     raise FileNotFoundError(f"--mix_with={other_path}: no such file")
-  with tf.io.gfile.GFile(other_path, "r") as f:
+  with files.open_file(other_path, "r") as f:
     other = split.documents_of(f.read())
   mixed = interleave(split.documents_of(text), other, documents)
   data = ("\n\n".join(mixed) + "\n").encode("utf-8")

@@ -7,8 +7,6 @@ held-out sentence, nor its neighbours, is seen in training.
 
 import hashlib
 
-import tensorflow as tf
-
 from bert_tf import file_io as files
 
 
@@ -44,7 +42,7 @@ def split_corpus(corpus, train_path, heldout_path, every=10):
   """
   if every < 2:
     raise ValueError(f"--heldout_every={every}: must be at least 2")
-  with tf.io.gfile.GFile(corpus, "r") as f:
+  with files.open_file(corpus, "r") as f:
     train, held = split_documents(f.read(), every)
   if not held:
     raise ValueError(

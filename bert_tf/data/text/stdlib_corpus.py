@@ -129,5 +129,5 @@ def write_corpus(path, min_bytes=1 << 20):
   """Writes the corpus to `path`; returns (documents, lines, bytes)."""
   text, documents, lines = corpus_text(min_bytes)
   data = text.encode("utf-8")
-  files.atomic_write(path, data)  # through gfile: the corpus may go to gs:// too
+  files.atomic_write(path, data)  # through file_io: the corpus may go to gs:// too
   return documents, lines, len(data)

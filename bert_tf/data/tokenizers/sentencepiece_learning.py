@@ -54,15 +54,14 @@ def train_sentencepiece(input_patterns, model_file, vocab_size, do_lower_case, m
     ValueError: no text, or the trainer's failure (its last line).
   """
   import sentencepiece  # pylint: disable=g-import-not-at-top
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   paths = files_lib.expand_patterns(input_patterns)
   # A local temporary folder: the SentencePiece trainer reads and writes
-  # local paths only. Every file goes through tf.io.gfile all the same, and
+  # local paths only. Every file goes through file_io all the same, and
   # the input and the model's final place may be gs:// paths.
   with tempfile.TemporaryDirectory(prefix="spm_train_") as tmp:
     text = os.path.join(tmp, "text.txt")
     lines = 0
-    with tf.io.gfile.GFile(text, "w") as f:
+    with files_lib.open_file(text, "w") as f:
       for batch, _ in vocab_learning.line_batches(paths, max_lines, 8192):
         for raw in batch:
           line = sentencepiece_vocab.preprocess_text(raw.decode("utf-8", "ignore"),
@@ -86,9 +85,9 @@ def train_sentencepiece(input_patterns, model_file, vocab_size, do_lower_case, m
                       "%s", largest.group(1), vocab_size, largest.group(1))
       vocab_size = int(largest.group(1))
       _train(sentencepiece, text, prefix, vocab_size)
-    with tf.io.gfile.GFile(prefix + ".model", "rb") as f:
+    with files_lib.open_file(prefix + ".model", "rb") as f:
       model = f.read()
-    with tf.io.gfile.GFile(prefix + ".vocab", "rb") as f:
+    with files_lib.open_file(prefix + ".vocab", "rb") as f:
       listing = f.read()
   vocab_path = os.path.splitext(model_file)[0] + ".vocab"
   files_lib.atomic_write(model_file, model)

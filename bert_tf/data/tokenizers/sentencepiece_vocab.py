@@ -20,7 +20,7 @@ a-z and punctuation (the original's `_is_start_piece_sp`: foreign characters
 are whole pieces); every other piece continues the word before it
 (`is_subword`).
 
-The model file is read through tf.io.gfile (gs:// paths); the `sentencepiece`
+The model file is read through file_io (gs:// paths); the `sentencepiece`
 package tokenizes.
 """
 

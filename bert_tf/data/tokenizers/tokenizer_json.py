@@ -30,11 +30,6 @@ WORDPIECE = "WordPiece"
 UNIGRAM = "Unigram"
 
 
-def _gfile():
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  return tf.io.gfile
-
-
 def is_tokenizer_json(path):
   """Whether `path` names a tokenizer.json (by its name: *.json)."""
   return bool(path) and str(path).endswith(".json")
@@ -46,17 +41,16 @@ def resolve_vocab_path(path, names=(VOCAB_TXT, TOKENIZER_JSON)):
   `names` in it; for a vocab.txt or spiece.model that does not exist, the
   tokenizer.json beside it (transformers 5 saves neither). Other paths are
   returned as they are (the reader names what is missing)."""
-  gfile = _gfile()
   if not path:
     return path
-  if gfile.isdir(path):
+  if files.isdir(path):
     for name in names:
-      if gfile.exists(os.path.join(path, name)):
+      if files.exists(os.path.join(path, name)):
         return os.path.join(path, name)
     return path
   beside = os.path.join(os.path.dirname(path), TOKENIZER_JSON)
-  if (os.path.basename(path) in (VOCAB_TXT, SPIECE_MODEL) and not gfile.exists(path)
-      and gfile.exists(beside)):
+  if (os.path.basename(path) in (VOCAB_TXT, SPIECE_MODEL) and not files.exists(path)
+      and files.exists(beside)):
     logging.info("%s does not exist; reading %s (transformers 5 saves no %s)", path, beside,
                  os.path.basename(path))
     return beside

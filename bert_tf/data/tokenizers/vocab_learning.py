@@ -35,7 +35,7 @@ def line_batches(files, max_lines, batch_lines):
   """Yields (lines: list[bytes], bytes_read) batches, max_lines in all."""
   lines_left = max_lines if max_lines else math.inf
   for path in files:
-    with tf.io.gfile.GFile(path, "rb") as f:
+    with files_lib.open_file(path, "rb") as f:
       tail = b""
       while lines_left > 0:
         chunk = f.read(_READ_CHUNK_BYTES)
@@ -68,7 +68,7 @@ def count_words(input_patterns, do_lower_case, max_lines=None, batch_lines=8192)
     collections.Counter str word -> count.
   """
   files = files_lib.expand_patterns(input_patterns)
-  total_bytes = sum(tf.io.gfile.stat(p).length for p in files)
+  total_bytes = sum(files_lib.size(p) for p in files)
   basic = tokenizer_graph.WordSplitter(do_lower_case)
   split = tf.function(basic.tokenize,
                       input_signature=[tf.TensorSpec([None], tf.string)])

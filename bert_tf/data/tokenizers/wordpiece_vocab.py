@@ -139,5 +139,5 @@ def vocab_txt_path(path):
   import tempfile  # pylint: disable=g-import-not-at-top
   vocab = load_vocab(resolved)
   out = os.path.join(tempfile.mkdtemp(prefix="bert_tf_vocab_"), "vocab.txt")
-  files.atomic_write(out, "".join(t + "\n" for t in vocab.tokens))  # through gfile
+  files.atomic_write(out, "".join(t + "\n" for t in vocab.tokens))  # through file_io
   return out
