@@ -66,8 +66,8 @@ def define_flags(flag_values):
                       "Empty: random initialization.", flag_values=f)
   flags.DEFINE_bool("do_lower_case", d.do_lower_case, "Lower-case and strip accents "
                     "(uncased models).", flag_values=f)
-  flags.DEFINE_integer("max_seq_length", d.max_seq_length, "Window length in "
-                       "tokens (word pieces): [CLS] question [SEP] document part [SEP].", flag_values=f)
+  flags.DEFINE_integer("max_seq_length", d.max_seq_length, "Window length in tokens (word "
+                       "pieces): [CLS] question [SEP] document part [SEP].", flag_values=f)
   flags.DEFINE_integer("doc_stride", d.doc_stride, "Tokens between the starts of a "
                        "document's windows.", flag_values=f)
   flags.DEFINE_integer("max_query_length", d.max_query_length, "Questions are cut to this "
