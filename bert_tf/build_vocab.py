@@ -1,8 +1,8 @@
 """Builds a BERT-style WordPiece vocabulary from raw text, and the model
 config that goes with it.
 
-    python -m bert_tf.build_vocab --input_file=corpus/*.txt \
-        --vocab_file=vocab.txt --vocab_size=30522 --do_lower_case=True \
+    python -m bert_tf.build_vocab --input_file=corpus/*.txt \\
+        --vocab_file=vocab.txt --vocab_size=30522 --do_lower_case=True \\
         --bert_config_template=configs/bert_base.json --bert_config_out=bert_config.json
 
 With --spm_model_file=30k-clean.model instead of --vocab_file it trains an

@@ -1,12 +1,12 @@
 """Compare pretraining objectives, or any variant of one, at equal compute
 on your own corpus, over several pretraining runs.
 
-    python -m bert_tf.compare_objectives --corpus=corpus.txt --output_dir=runs/compare \
-        --objectives=mlm_nsp,mlm,mlm_sop,electra --num_train_steps=2000 --budget=flops \
+    python -m bert_tf.compare_objectives --corpus=corpus.txt --output_dir=runs/compare \\
+        --objectives=mlm_nsp,mlm,mlm_sop,electra --num_train_steps=2000 --budget=flops \\
         --pretrain_seeds=3 --task=wic=tasks/wic,sentence1,sentence2,label
 
-    python -m bert_tf.compare_objectives --corpus=corpus.txt --output_dir=runs/mask \
-        --arm=bert:objective=mlm_nsp --arm=mask100:objective=mlm_nsp,masked_token_share=1.0 \
+    python -m bert_tf.compare_objectives --corpus=corpus.txt --output_dir=runs/mask \\
+        --arm=bert:objective=mlm_nsp --arm=mask100:objective=mlm_nsp,masked_token_share=1.0 \\
         --pretrain_seeds=3
 
 An arm (--arm=NAME:objective=OBJ,flag=value,... or a JSON --arms_file) is an

@@ -1,7 +1,7 @@
 """Exports a pretrained BERT for serving (and to other checkpoint formats).
 
-  python -m bert_tf.export_saved_model \
-    --bert_config_file=configs/bert_base.json --checkpoint=/tmp/pretrain \
+  python -m bert_tf.export_saved_model \\
+    --bert_config_file=configs/bert_base.json --checkpoint=/tmp/pretrain \\
     --vocab_file=vocab.txt --do_lower_case --export_dir=/tmp/bert_savedmodel
 
 --checkpoint takes a training output directory (its latest checkpoint), a

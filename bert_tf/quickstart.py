@@ -1,5 +1,5 @@
-"""The main job, end to end on the bundled sample corpus, in about 10 minutes
-on 2 CPU cores:
+"""The main job, end to end on the bundled sample corpus (12 to 45 minutes
+on 2 loaded CPU cores: README.md):
 
   sample corpus -> WordPiece vocab -> pretraining records (train + held-out)
   -> train a small BERT (MLM + NSP) -> export a SavedModel -> fill-mask demo

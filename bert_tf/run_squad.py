@@ -15,7 +15,13 @@ takes: a bert_tf training directory or checkpoint (ELECTRA: its
 discriminator), an original TF1 checkpoint or release directory, a
 transformers folder (its config.json and vocab then need no flag), or a
 keras-hub preset. Training answers whose text is not at their answer_start
-are skipped, as the original skips them, and counted in the output.
+are skipped, as the original skips them, and counted in the output; a
+malformed training question (not exactly one answer, an answer without
+text, a non-integer answer_start or one outside its context) is a one-line
+error naming the file and the question, or with --skip_malformed_questions
+skipped and counted. Progress (loss, windows/s, ETA) is logged while
+training and predicting; both files are read before --output_dir is
+created, so a refused input leaves nothing behind.
 --use_tpu, --tpu_name, --tpu_zone, --gcp_project, --master, --num_tpu_cores
 and --iterations_per_loop are accepted for the original's command lines
 and do nothing here. --export_dir writes the fine-tuned model as a
@@ -50,8 +56,8 @@ def define_flags(flag_values):
   flags.DEFINE_string("predict_file", None, "SQuAD JSON for predictions, e.g. "
                       "dev-v1.1.json (with answers: also evaluated).", flag_values=f)
   shared_flags.define_encoder_checkpoint(f)
-  flags.DEFINE_integer("max_seq_length", d.max_seq_length, "Window length in pieces "
-                       "tokens: [CLS] question [SEP] document part [SEP].", flag_values=f)
+  flags.DEFINE_integer("max_seq_length", d.max_seq_length, "Window length in tokens (word "
+                       "pieces): [CLS] question [SEP] document part [SEP].", flag_values=f)
   flags.DEFINE_integer("doc_stride", d.doc_stride, "Tokens between the starts of a "
                        "document's windows.", flag_values=f)
   flags.DEFINE_integer("max_query_length", d.max_query_length, "Questions are cut to this "
@@ -69,8 +75,12 @@ def define_flags(flag_values):
                        "nbest_predictions.json.", flag_values=f)
   flags.DEFINE_integer("max_answer_length", d.max_answer_length, "Longest answer, in tokens.",
                        flag_values=f)
-  flags.DEFINE_bool("verbose_logging", False, "Log progress at INFO level (windows, "
-                    "training steps and loss).", flag_values=f)
+  flags.DEFINE_bool("verbose_logging", False, "Log every training question skipped, with "
+                    "its reason (by default: the count and the first 5 ids).", flag_values=f)
+  flags.DEFINE_bool("skip_malformed_questions", False, "Skip training questions that are "
+                    "malformed (not exactly one answer, an answer without text, a non-integer "
+                    "answer_start or one outside its context), counted in the log and the "
+                    "output, instead of stopping at the first.", flag_values=f)
   flags.DEFINE_bool("version_2_with_negative", False, "SQuAD 2.0: questions may have no "
                     "answer.", flag_values=f)
   flags.DEFINE_float("null_score_diff_threshold", d.null_score_diff_threshold, "2.0: answer "
@@ -92,7 +102,7 @@ CONFIG_FLAGS = ("output_dir", "train_file", "predict_file", "init_checkpoint", "
                 "train_batch_size", "predict_batch_size", "learning_rate", "num_train_epochs",
                 "warmup_proportion", "save_checkpoints_steps", "n_best_size",
                 "max_answer_length", "version_2_with_negative", "null_score_diff_threshold",
-                "seed")
+                "seed", "skip_malformed_questions", "verbose_logging")
 
 
 def config_from_flags():
@@ -118,6 +128,7 @@ def main(argv):
   del argv
   config, bert_config = config_from_flags()
   from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
+  from bert_tf.data import squad  # pylint: disable=g-import-not-at-top
   from bert_tf.data.tokenizers import tokenizer_json  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import answer_export  # pylint: disable=g-import-not-at-top
   from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
@@ -130,8 +141,13 @@ def main(argv):
     files.check_absent(FLAGS.export_dir, FLAGS.overwrite, "--export_dir")
   if FLAGS.hf_out and config.spm_model_file and not bert_config.is_albert:
     raise app.UsageError(f"--hf_out={FLAGS.hf_out}: {hf_export.SENTENCEPIECE_NOT_ALBERT}")
-  logging.set_verbosity(logging.INFO if FLAGS.verbose_logging else logging.WARNING)
-  results = squad_finetune.run(config, bert_config)
+  if FLAGS.hf_out:
+    files.check_absent(FLAGS.hf_out, FLAGS.overwrite, "--hf_out")
+  logging.set_verbosity(logging.INFO)  # progress: loss, windows/s, ETA
+  try:
+    results = squad_finetune.run(config, bert_config)
+  except squad.MalformedQuestion as e:
+    raise ValueError(f"{e} (--skip_malformed_questions skips such questions)") from None
   print("\n".join(squad_finetune.summary_lines(config, results)))
   hf_export.write_span_model(config, bert_config, FLAGS.hf_out, FLAGS.overwrite)
   if FLAGS.export_dir:

@@ -9,7 +9,7 @@ With --mix_with, its documents are mixed with another corpus's (the first
 Python's docstrings and the King James Bible's documents, on which NSP's
 random negatives can be told apart by topic alone (bert_tf.data.text.corpus_mix):
 
-    python -m bert_tf.sample_corpus --output /tmp/topics.txt \
+    python -m bert_tf.sample_corpus --output /tmp/topics.txt \\
         --mix_with=../shared/corpora/kjv.txt
 """
 

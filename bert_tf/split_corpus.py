@@ -1,6 +1,6 @@
 """Splits a corpus into training and held-out text by document.
 
-    python -m bert_tf.split_corpus --input_file=corpus.txt \
+    python -m bert_tf.split_corpus --input_file=corpus.txt \\
         --train_file=train.txt --heldout_file=heldout.txt --heldout_every=10
 
 The input is in the original BERT format: one sentence a line, a blank line

@@ -179,3 +179,22 @@ def test_options_from_flags_takes_the_fields_of_the_same_name():
   assert cli.options_from_flags(Options, flag_values) == Options("out", 10, 0.5, "")
   assert cli.options_from_flags(Options, flag_values, steps=7, computed="x") == Options(
       "out", 7, 0.5, "x")
+
+
+def test_every_tools_help_shows_its_example_commands_as_written():
+  # The docstring is the help (-h): a command continued with a backslash
+  # must keep it and its line break, not become one line with a run of
+  # spaces before the next flag (a `\` at a line's end inside a docstring
+  # joins the lines).
+  import ast
+  import re
+  import bert_tf
+  package = os.path.dirname(bert_tf.__file__)  # the tools are the top-level modules
+  tools = [name[:-3] for name in sorted(os.listdir(package)) if name.endswith(".py")
+           and "def define_flags(" in open(os.path.join(package, name), encoding="utf-8").read()]
+  assert "split_corpus" in tools and "compare_objectives" in tools
+  for name in tools:
+    with open(os.path.join(package, f"{name}.py"), encoding="utf-8") as f:
+      doc = ast.get_docstring(ast.parse(f.read()), clean=False) or ""
+    for line in doc.splitlines():
+      assert not re.search(r"\S {2,}--\w", line), f"bert_tf/{name}.py: {line!r}"

@@ -99,3 +99,58 @@ def test_quickstart_defaults_are_the_ten_minute_recipe():
                           "--nojit_compile")
   assert options.dropout == 0.1
   assert (train.learning_rate, train.adam_beta2, train.jit_compile) == (1e-4, 0.999, False)
+
+
+def _readme_quickstart():
+  """(the excerpt of the quickstart's output, the prose) of the README's
+  Quickstart section."""
+  repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  with open(os.path.join(repo, "README.md"), encoding="utf-8") as f:
+    text = f.read()
+  section = text[text.index("## Quickstart\n"):]
+  section = section[:section.index("\n## ", 1)]
+  excerpt = [line[4:] for line in section.splitlines() if line.startswith("    ")
+             and not line.lstrip().startswith(("python3 ", ".venv/"))]
+  prose = " ".join(line.strip() for line in section.splitlines() if not line.startswith("    "))
+  return excerpt, prose
+
+
+def test_the_readmes_quickstart_excerpt_is_what_the_code_prints():
+  # The README quotes the quickstart's output: its stage titles, settings
+  # and demo sentences must be the code's (its figures come from a run: the
+  # README says which lines vary).
+  from absl import flags
+  from bert_tf import quickstart
+  from bert_tf.cli import quickstart_stages
+  flag_values = flags.FlagValues()
+  quickstart.define_flags(flag_values)
+  flag_values(["quickstart"])
+  defaults = {name: flag_values[name].value for name in flag_values}
+  excerpt, prose = _readme_quickstart()
+  with open(quickstart_stages.__file__, encoding="utf-8") as f:
+    source = f.read()
+  titles = {int(n): title.replace("{options.train_steps}", str(defaults["train_steps"]))
+            for n, title in re.findall(r'_stage\((\d), f?"([^"]*)"\)', source)}
+  assert sorted(titles) == list(range(1, 7))
+  quoted = [line for line in excerpt if line.startswith("=== stage ")]
+  assert quoted == [f"=== stage {n}: {titles[n]}" for n in range(1, 7)]
+  text = "\n".join(excerpt)
+  n_train, n_held = map(int, re.search(r"split by document: (\d+) for training, (\d+) held "
+                                       r"out", text).groups())
+  assert n_held == (n_train + n_held) // 10  # every 10th document held out
+  entries, template, vocab_size = re.search(
+      r"(\d+) entries -> \S+; (\S+) with vocab_size=(\d+)", text).groups()
+  assert entries == vocab_size and int(vocab_size) <= defaults["vocab_size"]
+  assert template == os.path.relpath(defaults["bert_config_template"],
+                                     os.path.dirname(os.path.dirname(quickstart.__file__)))
+  assert f"step {defaults['train_steps']}: held-out masked-LM accuracy" in text
+  stage_6 = excerpt.index(quoted[-1])
+  demos = [line.strip() for line in excerpt[stage_6:] if "[MASK]" in line
+           and "(masked: " not in line]
+  assert demos and demos == list(quickstart_stages.DEMO_SENTENCES[:len(demos)])
+  assert "at commit" not in prose and not re.search(r"\b[0-9a-f]{7}\b", prose)
+  recipe = re.search(r"learning rate (\S+) with Adam's beta2 (\S+) \(", prose)
+  assert recipe and tuple(map(float, recipe.groups())) == (defaults["learning_rate"],
+                                                           defaults["adam_beta2"])
+  assert "no dropout" in prose and defaults["dropout"] == 0.0
+  assert defaults["jit_compile"] and "XLA" in prose

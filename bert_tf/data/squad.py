@@ -9,7 +9,11 @@ The rules of google-research/bert's run_squad.py, restated:
   its text (whitespace-normalized) is skipped: the count and the question
   ids come back with the examples (`ReadResult.skipped`), never dropped
   silently. A 1.1 training question must have exactly one answer; a 2.0 one
-  (`version_2_with_negative`) may be `is_impossible` instead.
+  (`version_2_with_negative`) may be `is_impossible` instead. A malformed
+  training question (not exactly one answer; an answer without text, or
+  whose `answer_start` is not an integer inside its context) is an error
+  naming the file and the question, or with `skip_malformed` skipped and
+  returned in `ReadResult.malformed`.
 - Features: each word is WordPiece-tokenized on its own; the answer's
   piece span is then narrowed to the shortest one whose pieces spell the
   tokenized answer text (a "better match": "1895" inside "(1895-1943).").
@@ -94,9 +98,17 @@ class SquadExample:
 
 @dataclasses.dataclass
 class ReadResult:
-  """examples, and the skipped training answers as (question id, reason)."""
+  """examples; the skipped training answers (text not at answer_start, as
+  the original skips them) and, with skip_malformed, the malformed training
+  questions, each as (question id, reason)."""
   examples: list
   skipped: list
+  malformed: list = dataclasses.field(default_factory=list)
+
+
+class MalformedQuestion(ValueError):
+  """A training question whose answer cannot be read (read_examples: the
+  file, the question id and what is wrong)."""
 
 
 def _field(obj, key, path, where):
@@ -105,26 +117,35 @@ def _field(obj, key, path, where):
   return obj[key]
 
 
-def _training_answer(qa, words, offsets, path, version_2):
+def _training_answer(qa, words, offsets, version_2):
   """(start word, end word, text, impossible) of a training question, or a
-  str reason to skip it. Raises ValueError for a question that cannot train."""
-  qid = qa["id"]
+  str reason to skip it as the original does (text not at answer_start).
+
+  Raises:
+    MalformedQuestion: the reason (without file or question) a question
+      cannot train.
+  """
   impossible = bool(qa.get("is_impossible", False)) if version_2 else False
   if impossible:
     return -1, -1, "", True
   answers = qa.get("answers") or []
   if len(answers) != 1:
     kind = "SQuAD 2.0 (--version_2_with_negative)" if version_2 else "SQuAD 1.1"
-    raise ValueError(
-        f"SQuAD file {path}: question {qid} has {len(answers)} answers; a {kind} training "
-        f"question needs exactly one" + ("" if version_2 else
-                                          " (for SQuAD 2.0 data give --version_2_with_negative)"))
+    raise MalformedQuestion(
+        f"has {len(answers)} answers; a {kind} training question needs exactly one" +
+        ("" if version_2 else " (for SQuAD 2.0 data give --version_2_with_negative)"))
   answer = answers[0]
-  text = _field(answer, "text", path, f"an answer of question {qid}")
-  start = _field(answer, "answer_start", path, f"an answer of question {qid}")
-  if not isinstance(start, int) or start < 0 or not text or start + len(text) > len(offsets):
-    return (f"answer_start={start} with {len(text)} characters is outside the "
-            f"context of {len(offsets)}")
+  for key in ("text", "answer_start"):
+    if not isinstance(answer, dict) or key not in answer:
+      raise MalformedQuestion(f"has an answer without {key!r}")
+  text, start = answer["text"], answer["answer_start"]
+  if not isinstance(text, str) or not text:
+    raise MalformedQuestion(f"has an answer whose text {text!r} is not a non-empty string")
+  if not isinstance(start, int) or isinstance(start, bool):
+    raise MalformedQuestion(f"has answer_start={start!r}, not an integer")
+  if start < 0 or start + len(text) > len(offsets):
+    raise MalformedQuestion(f"has answer_start={start} with {len(text)} characters, outside "
+                            f"its context of {len(offsets)}")
   first, last = offsets[start], offsets[start + len(text) - 1]
   found = " ".join(words[first:last + 1])
   wanted = " ".join(text.split())
@@ -133,37 +154,46 @@ def _training_answer(qa, words, offsets, path, version_2):
   return first, last, text, False
 
 
-def read_examples(path, is_training, version_2_with_negative=False):
+def read_examples(path, is_training, version_2_with_negative=False, skip_malformed=False):
   """Reads a SQuAD JSON file into SquadExamples, in file order.
 
   Returns:
     ReadResult: the examples; for training, the skipped answers (text not
-    at its answer_start, as the original skips them) as (id, reason).
+    at its answer_start, as the original skips them) and, with
+    skip_malformed, the malformed questions, each as (id, reason).
 
   Raises:
-    FileNotFoundError, ValueError: no file, bad JSON, a missing field, or
-      a training question without exactly one answer (naming the file and
-      the question id).
+    FileNotFoundError, ValueError: no file, bad JSON or a missing field.
+    MalformedQuestion (a ValueError): without skip_malformed, a malformed
+      training question: no answer or several, an answer without text, a
+      non-integer answer_start or one outside its context (naming the file
+      and the question id).
   """
   data = files.read_json(path, "SQuAD file")
-  examples, skipped = [], []
+  examples, skipped, malformed = [], [], []
   for entry in _field(data, "data", path, "the top level"):
     for paragraph in _field(entry, "paragraphs", path, "an article"):
       words, offsets = split_words(_field(paragraph, "context", path, "a paragraph"))
       for qa in _field(paragraph, "qas", path, "a paragraph"):
         qid = _field(qa, "id", path, "a question")
         question = _field(qa, "question", path, f"question {qid}")
-        golds = tuple(a.get("text", "") for a in qa.get("answers") or [])
+        golds = tuple(a.get("text", "") for a in qa.get("answers") or [] if isinstance(a, dict))
         example = SquadExample(qid, question, words, answers=golds)
         if is_training:
-          answer = _training_answer(qa, words, offsets, path, version_2_with_negative)
+          try:
+            answer = _training_answer(qa, words, offsets, version_2_with_negative)
+          except MalformedQuestion as e:
+            if not skip_malformed:
+              raise MalformedQuestion(f"SQuAD file {path}: question {qid} {e}") from None
+            malformed.append((qid, str(e)))
+            continue
           if isinstance(answer, str):
             skipped.append((qid, answer))
             continue
           (example.start_position, example.end_position, example.orig_answer_text,
            example.is_impossible) = answer
         examples.append(example)
-  return ReadResult(examples, skipped)
+  return ReadResult(examples, skipped, malformed)
 
 
 # ------------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 `run(SquadConfig, BertConfig) -> results`:
 - train (do_train): examples of train_file (data.squad; misplaced answers
-  counted and skipped), shuffled with random.Random(12345) as the original,
+  counted and skipped; a malformed question an error, or with
+  skip_malformed_questions counted and skipped), shuffled with random.Random(12345) as the original,
   cut into windows; `int(examples / train_batch_size * num_train_epochs)`
   steps of the original recipe (AdamWeightDecay with weight decay 0.01, no
   bias correction, epsilon 1e-6; linear warmup over warmup_proportion then
@@ -12,13 +13,17 @@
   original TF1 release, transformers folder, keras-hub preset, ELECTRA's
   discriminator); the span head (models.span_head) starts new. The model
   is written to output_dir/model (a tf.train.Checkpoint(model=...)) every
-  save_checkpoints_steps and at the end.
+  save_checkpoints_steps and at the end. Progress (loss, windows/s, ETA) is
+  logged at INFO about every 5% of the steps.
 - predict (do_predict): the windows of predict_file, their logits, and
   training.span_answers' decoding into output_dir/predictions.json,
   nbest_predictions.json (and null_odds.json for 2.0). Without do_train the
   model is output_dir/model when a training run left one there (as the
   original's Estimator reads its output_dir), else the encoder of
-  init_checkpoint with a new head (said in the results).
+  init_checkpoint with a new head (said in the results). Progress
+  (windows/s, ETA) is logged as for training.
+- Both files are read, and the model built, before output_dir is created:
+  a refused input leaves nothing behind.
 - When predict_file has gold answers: EM and F1 as the official script of
   its version (training.squad_metrics), in output_dir/eval_results.txt.
 """
@@ -44,6 +49,7 @@ from bert_tf.training import finetune
 from bert_tf.training import objectives
 from bert_tf.training import recipe
 from bert_tf.training import optimization
+from bert_tf.training import progress
 from bert_tf.training import span_answers
 from bert_tf.training import squad_metrics
 
@@ -82,6 +88,8 @@ class SquadConfig:
   version_2_with_negative: bool = False
   null_score_diff_threshold: float = 0.0
   seed: int = 0
+  skip_malformed_questions: bool = False
+  verbose_logging: bool = False
 
   def validate(self, bert_config=None, prefix=""):
     """Raises ValueError naming the field (after `prefix`: "--" for flags)
@@ -165,22 +173,59 @@ def num_train_steps(config, num_examples):
   return max(1, int(num_examples / config.train_batch_size * config.num_train_epochs))
 
 
+def _log_dropped(what, dropped, total, verbose):
+  """One warning for the training questions left out, naming the first 5
+  (verbose: every one, with its reason)."""
+  if not dropped:
+    return
+  shown = ", ".join(qid for qid, _ in dropped[:5]) + (" ..." if len(dropped) > 5 else "")
+  logging.warning("skipped %d of %d training %s (%s); first: %s", len(dropped), total, what,
+                  shown, dropped[0][1])
+  if verbose:
+    for qid, reason in dropped:
+      logging.warning("skipped question %s: %s", qid, reason)
+
+
 def read_training_data(config, tokenizer):
-  """(examples, features, skipped) of train_file, examples shuffled as the original."""
-  read = squad.read_examples(config.train_file, True, config.version_2_with_negative)
-  if read.skipped:
-    shown = ", ".join(qid for qid, _ in read.skipped[:5])
-    logging.warning("skipped %d of %d training answers whose text is not at their "
-                    "answer_start (%s%s); first: %s", len(read.skipped),
-                    len(read.skipped) + len(read.examples), shown,
-                    " ..." if len(read.skipped) > 5 else "", read.skipped[0][1])
+  """(examples, features, skipped, malformed) of train_file, examples
+  shuffled as the original; skipped: answers whose text is not at their
+  answer_start; malformed: with skip_malformed_questions, the questions
+  that could not be read (else the first raises squad.MalformedQuestion)."""
+  read = squad.read_examples(config.train_file, True, config.version_2_with_negative,
+                             skip_malformed=config.skip_malformed_questions)
+  total = len(read.examples) + len(read.skipped) + len(read.malformed)
+  _log_dropped("questions, malformed", read.malformed, total, config.verbose_logging)
+  _log_dropped("answers whose text is not at their answer_start", read.skipped, total,
+               config.verbose_logging)
   if not read.examples:
     raise ValueError(f"SQuAD file {config.train_file}: no training question left")
   examples = list(read.examples)
   random.Random(EXAMPLE_SHUFFLE_SEED).shuffle(examples)
   features = squad.convert_examples(examples, tokenizer, config.max_seq_length,
                                     config.doc_stride, config.max_query_length, True)
-  return examples, features, read.skipped
+  return examples, features, read.skipped, read.malformed
+
+
+class _Progress:
+  """A progress line about every 5% of a loop's steps (and at least once
+  a minute): the caller's figures, windows/s since the start, and the ETA
+  of training.progress (which leaves out the first step's tracing)."""
+
+  def __init__(self, what, total, windows_per_step):
+    self.what, self.total, self.windows_per_step = what, total, windows_per_step
+    self.start = self.last_log = time.time()
+    self.eta = progress.EtaEstimator(0, self.start, total)
+    self.every = max(1, total // 20)
+
+  def step_done(self, step, figures=""):
+    now = time.time()
+    self.eta.loop_done(step, now)
+    if step % self.every and step != self.total and now - self.last_log < 60:
+      return
+    self.last_log = now
+    rate = step * self.windows_per_step / max(now - self.start, 1e-9)
+    logging.info("%s %d/%d  %s%.1f windows/s  ETA %s", self.what, step, self.total,
+                 f"{figures}  " if figures else "", rate, self.eta.text(step))
 
 
 def train(model, config, features, num_examples):
@@ -211,12 +256,10 @@ def train(model, config, features, num_examples):
           min(config.train_batch_size, len(features)), drop_remainder=True).prefetch(2)
   ckpt = tf.train.Checkpoint(model=model)
   prefix = os.path.join(config.output_dir, CHECKPOINT_NAME)
-  losses, start, log_every = [], time.time(), max(1, steps // 10)
+  losses, shown = [], _Progress("step", steps, min(config.train_batch_size, len(features)))
   for step, batch in enumerate(dataset.take(steps), start=1):
     losses.append(float(train_step(batch)))
-    if step % log_every == 0 or step == steps:
-      logging.info("step %d/%d: loss %.4f (%.0f s)", step, steps,
-                   np.mean(losses[-log_every:]), time.time() - start)
+    shown.step_done(step, f"loss {np.mean(losses[-shown.every:]):.4f}")
     if step % config.save_checkpoints_steps == 0 or step == steps:
       ckpt.write(prefix)
   return steps, float(np.mean(losses[-max(1, steps // 10):]))
@@ -233,10 +276,12 @@ def predict_logits(model, features, batch_size):
   call = tf.function(lambda batch: model(batch, training=False), autograph=False)
   dataset = tf.data.Dataset.from_tensor_slices(arrays).batch(batch_size)
   starts, ends = [], []
-  for batch in dataset:
+  shown = _Progress("predicting batch", -(-len(features) // batch_size), batch_size)
+  for step, batch in enumerate(dataset, start=1):
     start, end = call(batch)
     starts.append(start.numpy())
     ends.append(end.numpy())
+    shown.step_done(step)
   starts, ends = np.concatenate(starts), np.concatenate(ends)
   return [span_answers.RawResult(f.unique_id, [float(x) for x in s], [float(x) for x in e])
           for f, s, e in zip(features, starts, ends)]
@@ -252,11 +297,16 @@ def evaluate(config, predictions, null_odds):
   return squad_metrics.evaluate_v1(data, predictions)
 
 
-def predict(model, config, tokenizer):
-  """Writes the prediction files; returns (results dict, paths written)."""
+def read_predict_data(config, tokenizer):
+  """(examples, features) of predict_file."""
   examples = squad.read_examples(config.predict_file, False).examples
   features = squad.convert_examples(examples, tokenizer, config.max_seq_length,
                                     config.doc_stride, config.max_query_length, False)
+  return examples, features
+
+
+def predict(model, config, examples, features):
+  """Writes the prediction files; returns (results dict, paths written)."""
   logging.info("predicting %d questions (%d windows)", len(examples), len(features))
   raw = predict_logits(model, features, config.predict_batch_size)
   predictions, nbest, null_odds = span_answers.decode(
@@ -277,13 +327,16 @@ def run(config: SquadConfig, bert_config: BertConfig):
 
   Returns:
     dict: init (what the model was read from), and as done:
-    num_train_examples, num_train_features, skipped_answers, num_train_steps,
-    final_train_loss; num_predict_examples, num_predict_features, the
-    official metrics (v1.1: exact_match, f1; v2.0: exact, f1, HasAns_*,
-    NoAns_*, best_*) when predict_file has answers; written (paths).
+    num_train_examples, num_train_features, skipped_answers,
+    malformed_questions (skipped with skip_malformed_questions),
+    num_train_steps, final_train_loss; num_predict_examples,
+    num_predict_features, the official metrics (v1.1: exact_match, f1;
+    v2.0: exact, f1, HasAns_*, NoAns_*, best_*) when predict_file has
+    answers; written (paths).
 
   Raises:
-    ValueError, FileNotFoundError: a bad config or file (before training).
+    ValueError, FileNotFoundError: a bad config or file, before output_dir
+      is created (and before training).
   """
   config.validate(bert_config)
   tokenizer = finetune.config_tokenizer(config, bert_config)  # its size is the model's
@@ -291,21 +344,25 @@ def run(config: SquadConfig, bert_config: BertConfig):
     path = getattr(config, name)
     if path and not files.exists(path):
       raise FileNotFoundError(f"{path}: no such SQuAD file (--{name})")
-  files.makedirs(config.output_dir)
   results, written = {}, []
   if config.do_train:
-    examples, features, skipped = read_training_data(config, tokenizer)
+    examples, features, skipped, malformed = read_training_data(config, tokenizer)
+  to_predict = read_predict_data(config, tokenizer) if config.do_predict else None
+  if config.do_train:
     model, results["init"] = build_span_model(bert_config, config.init_checkpoint, config.seed)
+  else:
+    model, results["init"] = _model_for_prediction(config, bert_config)
+  files.makedirs(config.output_dir)  # the inputs are read: nothing refused leaves it
+  if config.do_train:
     logging.info("training on %d questions (%d windows); %s", len(examples), len(features),
                  results["init"])
     steps, loss = train(model, config, features, len(examples))
     results.update(num_train_examples=len(examples), num_train_features=len(features),
-                   skipped_answers=len(skipped), num_train_steps=steps, final_train_loss=loss)
+                   skipped_answers=len(skipped), malformed_questions=len(malformed),
+                   num_train_steps=steps, final_train_loss=loss)
     written.append(os.path.join(config.output_dir, CHECKPOINT_NAME))
-  else:
-    model, results["init"] = _model_for_prediction(config, bert_config)
   if config.do_predict:
-    predicted, paths = predict(model, config, tokenizer)
+    predicted, paths = predict(model, config, *to_predict)
     results.update(predicted)
     written.extend(paths)
   eval_path = os.path.join(config.output_dir, "eval_results.txt")
@@ -317,13 +374,15 @@ def run(config: SquadConfig, bert_config: BertConfig):
 def summary_lines(config, results):
   """What run_squad prints at the end: the encoder it started from, the
   training it did (with the answers skipped for text not at their
-  answer_start), the dev figures and the files written."""
+  answer_start, and the malformed questions skipped), the dev figures and the files written."""
   out = [results["init"]]
   if config.do_train:
     out.append(f"trained on {results['num_train_examples']} questions "
                f"({results['num_train_features']} windows), {results['num_train_steps']} "
                f"steps; skipped {results['skipped_answers']} answers whose text is not at "
-               "their answer_start")
+               "their answer_start" + (f" and {results['malformed_questions']} malformed "
+                                       "questions (--skip_malformed_questions)"
+                                       if config.skip_malformed_questions else ""))
   out += [f"{key} = {results[key]:.2f}" for key in
           ("exact_match", "exact", "f1", "HasAns_f1", "NoAns_f1", "best_f1") if key in results]
   return out + [f"wrote {path}" for path in results["written"]]

@@ -96,21 +96,55 @@ def test_a_training_question_without_answers_names_file_and_question(tmp_path):
   path = write_json(tmp_path, one_question({"id": "q7", "question": "Where?", "answers": []}))
   with pytest.raises(ValueError, match=r"bad.json: question q7 has 0 answers.*exactly one"):
     squad.read_examples(path, is_training=True)
+  skipped = squad.read_examples(path, is_training=True, skip_malformed=True)
+  assert skipped.examples == [] and [qid for qid, _ in skipped.malformed] == ["q7"]
   # Prediction reads it.
   assert len(squad.read_examples(path, is_training=False).examples) == 1
 
 
-def test_a_misplaced_or_outside_answer_is_counted_not_dropped(tmp_path):
+def test_a_misplaced_answer_is_counted_not_dropped(tmp_path):
   data = one_question({"id": "a", "question": "Where?",
                        "answers": [{"text": "France", "answer_start": 3}]})
-  data["data"][0]["paragraphs"][0]["qas"].append(
-      {"id": "b", "question": "Where?", "answers": [{"text": "France", "answer_start": 90}]})
   data["data"][0]["paragraphs"][0]["qas"].append(
       {"id": "c", "question": "Where?", "answers": [{"text": "France", "answer_start": 12}]})
   read = squad.read_examples(write_json(tmp_path, data), is_training=True)
   assert [e.qas_id for e in read.examples] == ["c"]
-  assert [qid for qid, _ in read.skipped] == ["a", "b"]
+  assert [qid for qid, _ in read.skipped] == ["a"]
   assert "not at answer_start=3" in read.skipped[0][1]
+  assert read.malformed == []
+
+
+MALFORMED_ANSWERS = [
+    ({"text": "France", "answer_start": "12"}, "answer_start='12', not an integer"),
+    ({"text": "France", "answer_start": 12.0}, "answer_start=12.0, not an integer"),
+    ({"text": "France", "answer_start": True}, "answer_start=True, not an integer"),
+    ({"text": "France", "answer_start": 90}, "answer_start=90 with 6 characters, outside its "
+     "context of"),
+    ({"text": "France", "answer_start": -1}, "answer_start=-1 with 6 characters, outside"),
+    ({"text": "", "answer_start": 12}, "whose text '' is not a non-empty string"),
+    ({"answer_start": 12}, "has an answer without 'text'"),
+    ({"text": "France"}, "has an answer without 'answer_start'"),
+]
+
+
+@pytest.mark.parametrize("answer,reason", MALFORMED_ANSWERS)
+def test_a_malformed_answer_names_file_and_question_or_is_skipped(tmp_path, answer, reason):
+  data = one_question({"id": "good", "question": "Where?",
+                       "answers": [{"text": "France", "answer_start": 12}]})
+  data["data"][0]["paragraphs"][0]["qas"].append(
+      {"id": "q-bad", "question": "Where?", "answers": [answer]})
+  path = write_json(tmp_path, data)
+  with pytest.raises(squad.MalformedQuestion) as raised:
+    squad.read_examples(path, is_training=True)
+  message = str(raised.value)
+  assert message.startswith(f"SQuAD file {path}: question q-bad ") and reason in message
+  assert "\n" not in message
+  read = squad.read_examples(path, is_training=True, skip_malformed=True)
+  assert [e.qas_id for e in read.examples] == ["good"]
+  assert [qid for qid, _ in read.malformed] == ["q-bad"] and reason in read.malformed[0][1]
+  assert read.skipped == []
+  # Prediction does not read answer_start: the question is predicted.
+  assert len(squad.read_examples(path, is_training=False).examples) == 2
 
 
 def test_missing_fields_and_bad_json_are_one_line_errors(tmp_path):
