@@ -36,7 +36,7 @@ def _sentences(path, tokenizer, rng, low=20, high=40):
 
 def make_task(directory, vocab_file, n_train, n_dev, seed=0):
   """train.tsv / dev.tsv of `sentence<TAB>label` (1: KJV); mean WordPieces."""
-  from bert_tf.data import classification  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.classification import tsv as classification  # pylint: disable=g-import-not-at-top
   tokenizer = classification.make_tokenizer(vocab_file, True)
   rng = random.Random(seed)
   kjv = _sentences(os.path.join(_SHARED, "corpora", "kjv.txt"), tokenizer, rng)
@@ -59,7 +59,7 @@ def make_task(directory, vocab_file, n_train, n_dev, seed=0):
 
 def run_setting(args, bert_config, task_dir, vocab_file, buckets, out_dir):
   """(train examples/s, predict examples/s, dev accuracy) of one setting."""
-  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
   from bert_tf.data import length_buckets  # pylint: disable=g-import-not-at-top
   config = finetune.FinetuneConfig(
       train_file=os.path.join(task_dir, "train.tsv"), dev_file=os.path.join(task_dir, "dev.tsv"),

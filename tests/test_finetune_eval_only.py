@@ -10,12 +10,12 @@ import sys
 
 import numpy as np
 
-from bert_tf.data import conll
+from bert_tf.downstream.tagging import conll
 from bert_tf.data import length_buckets
 from bert_tf.models import hf_checkpoint as hf
-from bert_tf.training import evaluate_only
-from bert_tf.training import finetune
-from bert_tf.training import tagging
+from bert_tf.downstream import evaluate_only
+from bert_tf.downstream import finetune
+from bert_tf.downstream.tagging import tagging
 
 from helpers import glue_files
 from helpers import tagging_task
@@ -57,7 +57,7 @@ def test_a_transformers_classifier_is_evaluated_and_predicts_as_it_is(tmp_path):
   assert child.returncode == 0, child.stderr[-3000:]
   assert "evaluated as it is (do_train=false); 5 dev examples" in child.stdout
   # What the fixture's head gives (its logits checked against transformers'
-  # in tests/training/test_evaluate_only.py) on the tokenized dev file.
+  # in tests/downstream/test_evaluate_only.py) on the tokenized dev file.
   bert_config, vocab, _, casing = hf.model_files(CLASSIFIER, "", "")
   config = finetune.FinetuneConfig(init_checkpoint=CLASSIFIER, vocab_file=vocab,
                                    do_lower_case=casing, dev_file=str(dev), max_seq_length=16,

@@ -15,8 +15,8 @@ import pytest
 import sentencepiece
 import tensorflow as tf
 
-from bert_tf.data import conll
-from bert_tf.training import finetune
+from bert_tf.downstream.tagging import conll
+from bert_tf.downstream import finetune
 
 from helpers import tagging_task
 from helpers.finetune_task import write_task
@@ -69,7 +69,7 @@ def test_task_ids_are_the_sentencepiece_ids_of_the_lower_cased_text(tmp_path, sp
 
 
 def test_a_glue_task_reads_with_the_sentencepiece_model(tmp_path, sp):
-  from bert_tf.data import glue  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.classification import glue  # pylint: disable=g-import-not-at-top
   from helpers import glue_files  # pylint: disable=g-import-not-at-top
   directory = tmp_path / "MRPC"
   glue_files.write_task_dir(directory, "MRPC", n_train=8, n_dev=4)

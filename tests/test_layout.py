@@ -1,7 +1,7 @@
 """The package's shape, read from the source (no module is imported): short
 functions, data flowing one way (data -> models -> training -> serving ->
-experiments -> the top-level tools) without import cycles, absl flags only in the tools,
-and tool modules that map flags to library calls."""
+downstream -> experiments -> the top-level tools) without import cycles,
+absl flags only in the tools, and tool modules that map flags to library calls."""
 
 import ast
 import io
@@ -14,7 +14,8 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "bert_tf"
 MAX_FUNCTION_LINES = 120
 # Lower layers may not import higher ones; the top-level modules (tools, cli,
 # quickstart_stages) may import anything.
-LAYERS = {"data": 0, "models": 1, "training": 2, "serving": 3, "experiments": 4}
+LAYERS = {"data": 0, "models": 1, "training": 2, "serving": 3, "downstream": 4,
+          "experiments": 5}
 TOP_LEVEL = len(LAYERS)
 # Package-wide utilities below every layer: any module may import them, and
 # they import nothing of ours (test_leaf_modules).

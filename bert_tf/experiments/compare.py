@@ -35,7 +35,7 @@ stay. Arms whose records or whole pretraining come out the same share them.
                        the official script's F1 and EM on its dev.json
   <name>_entity_f1, frozen_<name>_entity_f1
                        a CoNLL tagging task (--task=NAME=conll:DIR),
-                       fine-tuned and feature-based (experiments.task_kinds)
+                       fine-tuned and feature-based (downstream.task_kinds)
 
 each fine-tuning repeated over `seeds` (nested in each pretraining run).
 Everything is written under output_dir: plan.json (the inputs every stage
@@ -76,7 +76,7 @@ from bert_tf.experiments import report
 from bert_tf.experiments import results as results_lib
 from bert_tf.experiments import run_rows
 from bert_tf.experiments import stages
-from bert_tf.experiments import task_kinds
+from bert_tf.downstream import task_kinds
 from bert_tf.training import objectives
 
 
@@ -153,7 +153,7 @@ def _pair_sets(options, held_txt, train_txt, vocab_file):
   pairs of the pretraining text (`seen`) for the heads when an arm has
   one."""
   from bert_tf.experiments import instruments  # pylint: disable=g-import-not-at-top
-  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
   tokenizer = finetune.task_tokenizer(vocab_file, options.do_lower_case)
   text = files.read_text(held_txt, "held-out text")
   args = (tokenizer, options.max_seq_length, options.seed, options.max_probe_examples)

@@ -26,7 +26,7 @@ import dataclasses
 
 import numpy as np
 
-from bert_tf.data import classification
+from bert_tf.downstream.classification import tsv as classification
 from bert_tf.data import segment_pairs
 from bert_tf.experiments import linear_probe
 
@@ -164,7 +164,7 @@ def encoder_features(encoder, features, pair, batch_size=128):
 def frozen_probe(encoder, train, train_labels, dev, dev_labels, space, pair):
   """(metric name suffix, value) of a linear probe on frozen features:
   ("accuracy", dev accuracy) or, for regression, ("pearson", r)."""
-  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
   train_x = encoder_features(encoder, train, pair)
   dev_x = encoder_features(encoder, dev, pair)
   if space is not None and space.regression:

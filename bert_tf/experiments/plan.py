@@ -179,7 +179,7 @@ class CompareOptions:
     names = [a.name for a in arm_list] + [t.name for t in self.tasks]
     for task in self.tasks:
       if task.kind == "squad":
-        from bert_tf.data import squad  # pylint: disable=g-import-not-at-top
+        from bert_tf.downstream.span import squad  # pylint: disable=g-import-not-at-top
         try:
           squad.check_window(self.max_seq_length, self.squad_doc_stride,
                              self.squad_max_query_length)

@@ -77,8 +77,8 @@ def needs(options):
 def _read_sizes(task):
   """({"train": rows, "dev": rows}, the dev labels) of a task's TSVs; of a
   squad task its questions, of a conll task its sentences (no labels)."""
-  from bert_tf.data import classification  # pylint: disable=g-import-not-at-top
-  from bert_tf.experiments import task_kinds  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.classification import tsv as classification  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream import task_kinds  # pylint: disable=g-import-not-at-top
   if task.kind != "tsv":
     return task_kinds.sizes(task), []
   sizes, labels = {}, []

@@ -8,7 +8,7 @@ import math
 from bert_tf import statistics
 from bert_tf.experiments import heldout_reading
 from bert_tf.experiments import results as results_lib
-from bert_tf.experiments import task_kinds
+from bert_tf.downstream import task_kinds
 
 
 def figure_order(figures, pair_names, task_names):

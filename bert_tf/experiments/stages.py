@@ -32,9 +32,9 @@ from bert_tf.data import writer
 from bert_tf.experiments import arms as arms_lib
 from bert_tf.experiments import heldout_reading
 from bert_tf.experiments import plan as plan_lib
-from bert_tf.experiments import task_kinds
+from bert_tf.downstream import task_kinds
 from bert_tf.models import config as config_lib
-from bert_tf.training import finetune
+from bert_tf.downstream import finetune
 from bert_tf.training import loop
 from bert_tf.training import objectives
 
@@ -277,7 +277,7 @@ def finetune_path(options, run, task, frozen=False):
 def finetune_task(options, run, task, vocab_file, bert_config, init_checkpoint, frozen=False):
   """(the results dict of fine-tuning `task` from `init_checkpoint` over
   the seeds, whether done before): finetune.run for a TSV task,
-  experiments.task_kinds' for a squad or conll one (`frozen`: a conll
+  downstream.task_kinds' for a squad or conll one (`frozen`: a conll
   task's encoder frozen)."""
   path = finetune_path(options, run, task, frozen)
   out = os.path.dirname(path)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.data import classification
+from bert_tf.downstream.classification import tsv as classification
 from bert_tf.data import length_buckets
-from bert_tf.models import classifier
-from bert_tf.training import finetune
+from bert_tf.downstream.classification import classifier
+from bert_tf.downstream import finetune
 
 from helpers.finetune_task import tiny_config, write_task, write_vocab
 
