@@ -141,9 +141,8 @@ def test_the_frozen_tagger_is_filed_under_its_own_learning_rate(tmp_path):
 
 
 def test_the_frozen_tagger_trains_at_its_own_learning_rate(tmp_path, monkeypatch):
-  # run_tagging hands downstream.tagging the frozen rate for the feature-based
-  # tagger and the fine-tuning rate otherwise.
-  from bert_tf.downstream import task_kinds  # pylint: disable=g-import-not-at-top
+  # The tagging kind's finetune hands tagging.run the frozen rate for the
+  # feature-based tagger and the fine-tuning rate otherwise.
   from bert_tf.downstream.tagging import tagging  # pylint: disable=g-import-not-at-top
   seen = []
   monkeypatch.setattr(tagging, "run", lambda config, bert_config: seen.append(
@@ -152,5 +151,5 @@ def test_the_frozen_tagger_trains_at_its_own_learning_rate(tmp_path, monkeypatch
   options = dataclasses.replace(tiny_options(tmp_path, tasks=(task,)),
                                 frozen_learning_rate=3e-3, finetune_learning_rate=2e-4)
   for frozen in (False, True):
-    task_kinds.run_tagging(options, task, str(tmp_path / "out"), "vocab.txt", None, "", frozen)
+    task.kind_of.finetune(options, task, str(tmp_path / "out"), "vocab.txt", None, "", frozen)
   assert seen == [(False, 2e-4), (True, 3e-3)]
