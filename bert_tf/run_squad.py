@@ -147,6 +147,7 @@ def main(argv):
   from bert_tf.downstream.span import answer_export  # pylint: disable=g-import-not-at-top
   from bert_tf.downstream.span import squad_finetune  # pylint: disable=g-import-not-at-top
   from bert_tf.downstream import hf_out  # pylint: disable=g-import-not-at-top
+  from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
   if FLAGS.export_dir:  # refused before hours of training
     if tokenizer_json.is_tokenizer_json(config.spm_model_file):
       raise app.UsageError(f"--export_dir with --spm_model_file={config.spm_model_file}: a "

@@ -9,6 +9,7 @@ import os
 
 import tensorflow as tf
 
+from bert_tf import file_io as files_lib
 from bert_tf.models import hf_config
 from bert_tf.serving import hf_export
 
@@ -64,7 +65,7 @@ def check_finetuned_out(config, bert_config, out_dir, overwrite=False):
 
 
 def write_finetuned(config, bert_config, results, out_dir, overwrite=False):
-  """Writes the classifier `training.finetune.run(config, bert_config)`
+  """Writes the classifier `classification.finetune_tsv.run(config, bert_config)`
   saved (its first seed's) as a transformers *ForSequenceClassification
   folder, or the tagger `training.tagging.run` saved as a
   *ForTokenClassification one, its labels as id2label (see write_hf_head_folder), and prints
