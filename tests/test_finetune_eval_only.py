@@ -15,6 +15,7 @@ from bert_tf.data import length_buckets
 from bert_tf.models import hf_checkpoint as hf
 from bert_tf.downstream import evaluate_only
 from bert_tf.downstream import finetune
+from bert_tf.downstream.classification import finetune_tsv
 from bert_tf.downstream.tagging import tagging
 
 from helpers import glue_files
@@ -63,9 +64,9 @@ def test_a_transformers_classifier_is_evaluated_and_predicts_as_it_is(tmp_path):
                                    do_lower_case=casing, dev_file=str(dev), max_seq_length=16,
                                    output_dir=str(out), do_train=False)
   model, space, _ = evaluate_only.load_classifier(config, bert_config)
-  task = finetune.load_task(config, space)
+  task = finetune_tsv.load_task(config, space)
   logits = finetune.predict(model, task.dev, 32, lengths=length_buckets.boundaries(16, 8))
-  expected = finetune.compute_metrics(logits, task.dev_labels, space)
+  expected = finetune_tsv.compute_metrics(logits, task.dev_labels, space)
   results = _results(out / "eval_results.txt")
   for name in ("accuracy", "mcc"):
     assert abs(float(results[name]) - expected[name]) < 1e-9, name

@@ -27,6 +27,7 @@ from bert_tf.downstream.classification import glue
 from bert_tf.data import length_buckets
 from bert_tf.models import hf_checkpoint
 from bert_tf.downstream import finetune
+from bert_tf.downstream.classification import finetune_tsv
 from bert_tf.downstream.tagging import tagging
 
 CLASSES = ("Bert", "Albert", "Electra")
@@ -82,7 +83,7 @@ def classifier_space(config, head):
     ValueError: one line naming both label sets (or both kinds, regression
       or classification) when they differ.
   """
-  space = finetune.task_space(config)
+  space = finetune_tsv.task_space(config)
   regression = _regression(head)
   if space is None:
     if config.task_type != "auto" and (config.task_type == "regression") != regression:
@@ -134,7 +135,7 @@ def load_classifier(config, bert_config):
   head = read_head(config.init_checkpoint, hf_checkpoint.SEQUENCE_CLASSIFICATION)
   space = classifier_space(config, head)
   if config.do_eval and not space.regression:
-    read = finetune.example_reader(config)
+    read = finetune_tsv.example_reader(config)
     _check_dev_labels(config, space.labels,
                       lambda path: [(e.label, e.line) for e in read(path)])
   model, described = _build(config, bert_config, space.num_outputs,
@@ -144,10 +145,10 @@ def load_classifier(config, bert_config):
 
 def run_classifier(config, bert_config):
   """Evaluates (do_eval) and predicts with (do_predict) the classifier
-  `config.init_checkpoint` as it is. Returns results as finetune.run's
+  `config.init_checkpoint` as it is. Returns results as finetune_tsv.run's
   (without the training's and the seeds' fields)."""
   model, space, described = load_classifier(config, bert_config)
-  task = finetune.load_task(config, space)
+  task = finetune_tsv.load_task(config, space)
   lengths = length_buckets.boundaries(config.max_seq_length, config.length_buckets)
   results = {"init": described, "labels": list(space.labels),
              "task_type": "regression" if space.regression else "classification"}
@@ -157,13 +158,13 @@ def run_classifier(config, bert_config):
     for name, features, labels in dev:
       outputs = finetune.predict(model, features, config.eval_batch_size, lengths=lengths)
       results.update({f"{name}_{k}" if name else k: v for k, v in
-                      finetune.compute_metrics(outputs, labels, space).items()})
+                      finetune_tsv.compute_metrics(outputs, labels, space).items()})
     results["num_dev_examples"] = len(task.dev_labels)
     finetune.write_eval_results(os.path.join(config.output_dir, "eval_results.txt"), results)
-    note = finetune.noise_note(len(task.dev_labels), results, space)
+    note = finetune_tsv.noise_note(len(task.dev_labels), results, space)
     notes += [note] if note else []
   if task.test is not None:
-    finetune.write_test_predictions(os.path.join(config.output_dir, "test_results.tsv"),
+    finetune_tsv.write_test_predictions(os.path.join(config.output_dir, "test_results.tsv"),
                                     model, task, config)
     notes.append(f"wrote {os.path.join(config.output_dir, 'test_results.tsv')}")
   if config.task_name:

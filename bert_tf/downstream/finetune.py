@@ -1,30 +1,21 @@
-"""Fine-tuning BERT on a GLUE-style TSV task, as the original run_classifier.
+"""Fine-tuning apart from any one task: the loop, optimizer, seeds and
+metric plumbing every task kind's training uses (classification/
+finetune_tsv.py, tagging/tagging.py, span/squad_finetune.py).
 
-`run(FinetuneConfig, BertConfig) -> results` reads the task, then for each
-seed: builds a `models.classifier.BertClassifier`, fills its encoder from
-`init_checkpoint` (none: random initialization, the baseline a comparison
-needs), trains, and evaluates on the dev file. The original's recipe:
-AdamWeightDecay (`optimization.AdamWeightDecay`: weight decay 0.01, no bias
-correction, epsilon 1e-6), linear warmup over `warmup_proportion` of the
-steps then linear decay to 0, gradients clipped to global norm 1.0,
+The original run_classifier's recipe: AdamWeightDecay
+(`optimization.AdamWeightDecay`: weight decay 0.01, no bias correction,
+epsilon 1e-6), linear warmup over `warmup_proportion` of the steps then
+linear decay to 0, gradients clipped to global norm 1.0 (`fit`),
 `num_train_steps = int(train examples / batch size * epochs)`, batches
 drop their remainder, the model of the last step is evaluated (no early
-stopping). Differences: the training shuffle buffer holds the whole task
-(the original's held 100 examples), and a task may be regression
-(mean squared error on one output; the original had none).
-
-Metrics: classification: accuracy, Matthews correlation (multi-class as
-Gorodkin's R_K), F1 of the second label (binary tasks: "1" of "0"/"1");
-regression: Pearson, Spearman, MSE; those of each further dev file
-(`extra_dev_files`, MNLI's mismatched) prefixed with its name. Each is the
-mean over seeds, with `<name>_median`, `<name>_sd` (sample standard
-deviation, ddof=1) and each seed's value. A GLUE task (`task_name`, see
-data/glue.py) reads its files by the task's layout, takes its fixed label
-list, and names its official metrics (`official_metrics`);
-TensorBoard scalars per seed under output_dir/seed_<n>/{train,eval}, and
-`eval_results.txt` (`key = value` lines, sorted, as the original's) written
-atomically. The first seed's classifier is saved as output_dir/seed_<n>/
-model (a tf.train.Checkpoint(model=...)) for export.
+stopping); the training shuffle buffer holds the whole task (the
+original's held 100 examples). `build_classifier` makes a task's model
+(its head on an encoder read from `init_checkpoint`, seeded; none: random
+initialization, the baseline a comparison needs), `summarize` the mean,
+`<name>_median` and `<name>_sd` (sample standard deviation, ddof=1) of each
+metric over seeds; TensorBoard scalars per seed under
+output_dir/seed_<n>/{train,eval}, and `eval_results.txt` (`key = value`
+lines, sorted, as the original's) written atomically.
 """
 
 import dataclasses
@@ -46,14 +37,11 @@ from bert_tf import statistics
 from bert_tf.downstream.classification import classifier as classifier_lib
 from bert_tf.models import hf_checkpoint
 from bert_tf.models import modeling
-from bert_tf.models.config import BertConfig
 from bert_tf.training import checkpoints
 from bert_tf.training import objectives
 from bert_tf.training import optimization
 
 CLIP_NORM = 1.0
-# Below this many dev examples a single run's score is noisy: said in the output.
-SMALL_DEV_SET = 1000
 CHECKPOINT_NAME = "model"
 CLASSIFICATION_METRICS = ("accuracy", "f1", "mcc")
 # Fewer optimizer steps than this and a run is said to be too short to learn.
@@ -159,31 +147,8 @@ class FinetuneConfig:
 
 
 # ------------------------------------------------------------------------------
-# Metrics (numpy)
+# Seeds
 # ------------------------------------------------------------------------------
-
-
-def accuracy(labels, predictions):
-  return float(np.mean(np.asarray(labels) == np.asarray(predictions)))
-
-
-def f1_score(labels, predictions, positive=1):
-  """F1 of class `positive`; 0.0 when it is never predicted nor present."""
-  labels, predictions = np.asarray(labels), np.asarray(predictions)
-  tp = np.sum((predictions == positive) & (labels == positive))
-  fp = np.sum((predictions == positive) & (labels != positive))
-  fn = np.sum((predictions != positive) & (labels == positive))
-  return float(2 * tp / (2 * tp + fp + fn)) if tp + fp + fn else 0.0
-
-
-def matthews_corrcoef(labels, predictions, num_classes):
-  """Matthews correlation; for K classes Gorodkin's R_K (0.0 when undefined)."""
-  confusion = np.zeros([num_classes, num_classes], np.float64)
-  np.add.at(confusion, (np.asarray(labels), np.asarray(predictions)), 1)
-  t, p = confusion.sum(axis=1), confusion.sum(axis=0)
-  c, s = np.trace(confusion), confusion.sum()
-  denominator = math.sqrt((s * s - p @ p) * (s * s - t @ t))
-  return float((c * s - t @ p) / denominator) if denominator else 0.0
 
 
 def pearson(x, y):
@@ -191,44 +156,6 @@ def pearson(x, y):
   x, y = x - x.mean(), y - y.mean()
   denominator = math.sqrt(float(x @ x) * float(y @ y))
   return float(x @ y / denominator) if denominator else 0.0
-
-
-def _ranks(x):
-  """1-based ranks, ties sharing their average rank."""
-  x = np.asarray(x, np.float64)
-  order = np.argsort(x, kind="stable")
-  ranks = np.empty(len(x), np.float64)
-  sorted_x = x[order]
-  start = 0
-  for end in range(1, len(x) + 1):
-    if end == len(x) or sorted_x[end] != sorted_x[start]:
-      ranks[order[start:end]] = (start + end + 1) / 2.0
-      start = end
-  return ranks
-
-
-def spearman(x, y):
-  return pearson(_ranks(x), _ranks(y))
-
-
-def compute_metrics(outputs, labels, space):
-  """Dev metrics from model outputs.
-
-  Args:
-    outputs: float [n, num_outputs] logits (regression: [n, 1] values).
-    labels: int class ids [n] or float values [n].
-    space: the task's classification.LabelSpace.
-  """
-  if space.regression:
-    values = np.asarray(outputs, np.float64)[:, 0]
-    return {"pearson": pearson(values, labels), "spearman": spearman(values, labels),
-            "mse": float(np.mean((values - np.asarray(labels)) ** 2))}
-  predictions = np.argmax(outputs, axis=-1)
-  metrics = {"accuracy": accuracy(labels, predictions),
-             "mcc": matthews_corrcoef(labels, predictions, len(space.labels))}
-  if len(space.labels) == 2:
-    metrics["f1"] = f1_score(labels, predictions, positive=1)
-  return metrics
 
 
 def summarize(per_seed):
@@ -294,9 +221,10 @@ def load_encoder_weights(classifier, checkpoint):
   return f"initialized {len(encoder.weights)} encoder weights from {kind} {report.prefix}"
 
 
-def _electra_model(bert_config, num_outputs, init_checkpoint, make_model):
-  """(model, description) on an ELECTRA checkpoint's discriminator encoder;
-  (None, None) for any other checkpoint."""
+def _own_encoder_model(bert_config, num_outputs, init_checkpoint, make_model):
+  """(model, description) on the encoder of a checkpoint whose objective
+  builds its own encoder (`Objective.builds_own_encoder`: ELECTRA's
+  discriminator); (None, None) for any other checkpoint."""
   if not init_checkpoint or classifier_lib.is_keras_hub_preset(init_checkpoint):
     return None, None
   prefix = checkpoints.resolve_checkpoint(init_checkpoint)
@@ -327,7 +255,7 @@ def build_classifier(bert_config, num_outputs, init_checkpoint="", seed=0, label
   default BertClassifier."""
   make_model = make_model or classifier_lib.BertClassifier
   keras.utils.set_random_seed(seed)
-  model, described = _electra_model(bert_config, num_outputs, init_checkpoint, make_model)
+  model, described = _own_encoder_model(bert_config, num_outputs, init_checkpoint, make_model)
   if model is None:
     model = make_model(bert_config, num_outputs)
     if not init_checkpoint:
@@ -341,20 +269,6 @@ def build_classifier(bert_config, num_outputs, init_checkpoint="", seed=0, label
 # ------------------------------------------------------------------------------
 # Data
 # ------------------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class TaskData:
-  """Features (dicts of int32 [n, seq]) and targets of each split read
-  (None: a split the config's steps do not read)."""
-  space: classification.LabelSpace
-  train: dict | None
-  train_labels: np.ndarray | None
-  dev: dict | None
-  dev_labels: np.ndarray | None
-  test: dict | None
-  notes: tuple
-  extra_dev: tuple = ()  # (name, features, labels) of each extra dev file
 
 
 @functools.lru_cache(maxsize=4)
@@ -397,73 +311,9 @@ def config_tokenizer(config, bert_config=None):
   return tokenizer
 
 
-def example_reader(config):
-  """read(path, test) -> Examples: by the GLUE task's layouts, or the columns."""
-  if config.task_name:
-    task = glue.preset(config.task_name)
-    return lambda path, test=False: glue.read_split(task, path, test)
-  columns = (config.text_a_column, config.text_b_column or None, config.label_column)
-  return lambda path, test=False: classification.read_tsv(
-      path, *columns, require_labels=not test)
-
-
-def task_space(config, train=None):
-  """The task's LabelSpace: a GLUE task's label list, else that of the train
-  examples (`train`, or read from config.train_file); None without either."""
-  if config.task_name:
-    labels = glue.preset(config.task_name).labels
-    return classification.LabelSpace(labels, not labels)
-  if train is None:
-    if not config.train_file:
-      return None
-    train = example_reader(config)(config.train_file)
-  return classification.label_space(train, config.task_type)
-
-
-def load_task(config, space=None):
-  """Reads and tokenizes the files of the steps `config` takes: train
-  (do_train), dev and extra dev (do_eval), test (do_predict, when there is
-  a test_file). space: the task's LabelSpace (None: `task_space`'s)."""
-  tokenizer = config_tokenizer(config)
-  read = example_reader(config)
-  train = read(config.train_file) if config.do_train else None
-  space = space or task_space(config, train)
-  if space is None:
-    raise ValueError("train_file is required: the task's labels are its labels")
-  splits = {"train": train} if config.do_train else {}
-  if config.do_eval:
-    splits["dev"] = read(config.dev_file)
-    splits.update({name: read(path) for name, path in config.extra_dev_files})
-  paths = dict(config.extra_dev_files, train=config.train_file, dev=config.dev_file)
-  features, labels, notes = {}, {}, []
-  for name, examples in splits.items():
-    features[name], truncated = classification.convert_examples(
-        examples, tokenizer, config.max_seq_length)
-    labels[name] = classification.label_values(examples, space, paths[name])
-    if truncated:
-      notes.append(f"{truncated} of {len(examples)} {name} examples cut to "
-                   f"max_seq_length={config.max_seq_length}")
-  test = None
-  if config.do_predict and config.test_file:
-    test, _ = classification.convert_examples(read(config.test_file, test=True), tokenizer,
-                                              config.max_seq_length)
-  extra_dev = tuple((name, features[name], labels[name])
-                    for name, _ in config.extra_dev_files if name in features)
-  return TaskData(space, features.get("train"), labels.get("train"), features.get("dev"),
-                  labels.get("dev"), test, tuple(notes), extra_dev)
-
-
 # ------------------------------------------------------------------------------
 # Training
 # ------------------------------------------------------------------------------
-
-
-def _loss_fn(space):
-  if space.regression:
-    return lambda labels, outputs: tf.reduce_mean(
-        tf.square(outputs[:, 0] - tf.cast(labels, tf.float32)))
-  return lambda labels, outputs: tf.reduce_mean(
-      tf.nn.sparse_softmax_cross_entropy_with_logits(tf.cast(labels, tf.int32), outputs))
 
 
 def make_predict_fn(model):
@@ -581,36 +431,8 @@ def fit(model, loss_fn, inputs, targets, config, seed, seed_dir, evaluate):
   return evaluated
 
 
-def train_seed(config, bert_config, task, seed, seed_dir):
-  """Trains one classifier with `seed`; returns (model, dev metrics ({}
-  without a dev set: do_eval false), init description)."""
-  model, described = build_classifier(bert_config, task.space.num_outputs,
-                                      config.init_checkpoint, seed,
-                                      labels=list(task.space.labels) or None)
-
-  def evaluate(predict_fn, lengths):
-    outputs = predict(model, task.dev, config.eval_batch_size, predict_fn, lengths)
-    return compute_metrics(outputs, task.dev_labels, task.space), None
-
-  metrics, _ = fit(model, _loss_fn(task.space), task.train, task.train_labels, config, seed,
-                   seed_dir, evaluate if task.dev is not None else None)
-  return model, metrics, described
-
-
 def _format(metrics):
   return ", ".join(f"{k} {v:.4f}" for k, v in sorted(metrics.items()))
-
-
-def noise_note(num_dev, results, space):
-  """The line that says how noisy a dev score of this size is (or None)."""
-  if space.regression or num_dev >= SMALL_DEV_SET:
-    return None
-  acc = results["accuracy"]
-  se = math.sqrt(max(acc * (1 - acc), 1e-12) / num_dev)
-  return (f"note: the dev set has only {num_dev} examples: accuracy {acc:.4f} has a "
-          f"sampling standard error of about {se:.4f} from the examples alone, before "
-          f"seed-to-seed variation (accuracy_sd); compare means over several seeds "
-          f"(--seeds) and differences larger than both")
 
 
 def summary_lines(config, results):
@@ -644,89 +466,3 @@ def write_eval_results(path, results):
   files.atomic_write(path, "\n".join(lines) + "\n")
 
 
-def write_test_predictions(path, model, task, config):
-  """test_results.tsv: each test example's label and class probabilities
-  (regression: its value)."""
-  outputs = predict(model, task.test, config.eval_batch_size,
-                    lengths=length_buckets.boundaries(config.max_seq_length,
-                                                      config.length_buckets))
-  if task.space.regression:
-    text = "prediction\n" + "".join(f"{v:.6f}\n" for v in outputs[:, 0])
-  else:
-    probs = tf.nn.softmax(outputs).numpy()
-    header = "label\t" + "\t".join(f"p_{label}" for label in task.space.labels)
-    rows = [task.space.labels[int(np.argmax(p))] + "\t" + "\t".join(f"{x:.6f}" for x in p)
-            for p in probs]
-    text = header + "\n" + "".join(r + "\n" for r in rows)
-  files.atomic_write(path, text)
-
-
-def run(config: FinetuneConfig, bert_config: BertConfig):
-  """Fine-tunes `config.seeds` classifiers and evaluates them on the dev file
-  (do_eval; do_predict: the first seed's test predictions).
-
-  Returns:
-    dict: each metric's mean over seeds, `<metric>_median` and `<metric>_sd`,
-    `seed_<s>_<metric>`
-    per seed, num_seeds, num_train_examples, num_dev_examples,
-    num_train_steps, task_type, labels (list), init (what the encoder was
-    read from), notes (list of lines, the noise note among them).
-    eval_results.txt in output_dir holds the numbers (do_eval).
-
-  Raises:
-    ValueError, FileNotFoundError: bad config, files, columns or labels
-      (before any training).
-  """
-  config.validate(bert_config)
-  if not config.do_train:
-    raise ValueError("do_train=false: training/evaluate_only.py runs the model as it is")
-  task = load_task(config)
-  config_tokenizer(config, bert_config)  # its size is the model's
-  num_train = len(task.train_labels)
-  num_dev = 0 if task.dev_labels is None else len(task.dev_labels)
-  steps = num_train_steps(config, num_train)
-  logging.info("Fine-tuning on %d examples (%s, %s), %d steps of batch %d, %d seed(s); "
-               "dev %d examples", num_train,
-               "regression" if task.space.regression else f"{len(task.space.labels)} classes",
-               "pairs" if config.text_b_column else "single texts", steps,
-               config.train_batch_size, config.seeds, num_dev)
-  short = too_few_steps_warning(config, num_train)
-  if short:
-    logging.warning("%s", short)
-  lengths = length_buckets.boundaries(config.max_seq_length, config.length_buckets)
-  per_seed, results = [], {}
-  for i in range(config.seeds):
-    seed = config.seed + i
-    seed_dir = os.path.join(config.output_dir, f"seed_{seed}")
-    model, metrics, described = train_seed(config, bert_config, task, seed, seed_dir)
-    for name, features, labels in task.extra_dev:
-      outputs = predict(model, features, config.eval_batch_size, lengths=lengths)
-      metrics.update({f"{name}_{k}": v for k, v in
-                      compute_metrics(outputs, labels, task.space).items()})
-    per_seed.append(metrics)
-    results.update({f"seed_{seed}_{k}": v for k, v in metrics.items()})
-    if i == 0:
-      results["init"] = described
-      if config.save_model:
-        tf.train.Checkpoint(model=model).write(os.path.join(seed_dir, CHECKPOINT_NAME))
-      if task.test is not None:
-        write_test_predictions(os.path.join(config.output_dir, "test_results.tsv"),
-                               model, task, config)
-    del model
-    keras.backend.clear_session()
-  results.update(summarize(per_seed))
-  results.update(num_seeds=config.seeds, num_train_examples=num_train,
-                 num_dev_examples=num_dev, num_train_steps=steps,
-                 task_type="regression" if task.space.regression else "classification")
-  notes = list(task.notes) + ([short] if short else [])
-  note = None
-  if config.do_eval:
-    write_eval_results(os.path.join(config.output_dir, "eval_results.txt"), results)
-    note = noise_note(num_dev, results, task.space)
-  if note:
-    notes.append(note)
-  results["labels"] = list(task.space.labels)
-  results["notes"] = notes
-  if config.task_name:
-    results["official_metrics"] = list(glue.preset(config.task_name).metrics)
-  return results

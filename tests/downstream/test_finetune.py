@@ -16,6 +16,7 @@ from dataclasses import replace as dataclasses_replace
 from bert_tf.downstream.classification import tsv as classification
 from bert_tf.models.config import BertConfig
 from bert_tf.downstream import finetune
+from bert_tf.downstream.classification import finetune_tsv
 from bert_tf.training import loop
 from helpers import checkpoints
 from helpers.checkpoints import load_recorded
@@ -47,23 +48,23 @@ def test_metrics_against_hand_computed_values():
   labels = [1, 1, 1, 0, 0, 0, 0, 1]
   preds = [1, 1, 0, 0, 0, 1, 0, 1]
   # tp=3 fp=1 fn=1 tn=3
-  assert finetune.accuracy(labels, preds) == 6 / 8
-  assert finetune.f1_score(labels, preds) == pytest.approx(2 * 3 / (2 * 3 + 1 + 1))
+  assert finetune_tsv.accuracy(labels, preds) == 6 / 8
+  assert finetune_tsv.f1_score(labels, preds) == pytest.approx(2 * 3 / (2 * 3 + 1 + 1))
   # MCC = (tp*tn - fp*fn) / sqrt((tp+fp)(tp+fn)(tn+fp)(tn+fn)) = (9-1)/sqrt(4*4*4*4) = 0.5
-  assert finetune.matthews_corrcoef(labels, preds, 2) == pytest.approx(0.5)
-  assert finetune.matthews_corrcoef([0, 0, 1], [0, 0, 0], 2) == 0.0  # undefined -> 0
+  assert finetune_tsv.matthews_corrcoef(labels, preds, 2) == pytest.approx(0.5)
+  assert finetune_tsv.matthews_corrcoef([0, 0, 1], [0, 0, 0], 2) == 0.0  # undefined -> 0
   # Three classes, all right: 1; Gorodkin's R_K for a worked example.
-  assert finetune.matthews_corrcoef([0, 1, 2], [0, 1, 2], 3) == pytest.approx(1.0)
+  assert finetune_tsv.matthews_corrcoef([0, 1, 2], [0, 1, 2], 3) == pytest.approx(1.0)
   # confusion [[1,1,0],[0,1,0],[0,0,1]]: c=3 s=4 t=(2,1,1) p=(1,2,1)
   # (3*4 - (2+2+1)) / sqrt((16-6)*(16-6)) = 7/10
-  assert finetune.matthews_corrcoef([0, 0, 1, 2], [0, 1, 1, 2], 3) == pytest.approx(0.7)
+  assert finetune_tsv.matthews_corrcoef([0, 0, 1, 2], [0, 1, 1, 2], 3) == pytest.approx(0.7)
   # Pearson of (1,2,3) with (1,2,5): cov 4/.. -> 4 / sqrt(2 * 8.666..)
   assert finetune.pearson([1, 2, 3], [1, 2, 5]) == pytest.approx(
       4 / np.sqrt(2 * (26 / 3)), rel=1e-12)
   # Spearman with a tie: ranks of (1,2,2,3) are (1,2.5,2.5,4).
-  assert finetune.spearman([1, 2, 2, 3], [10, 20, 30, 40]) == pytest.approx(
+  assert finetune_tsv.spearman([1, 2, 2, 3], [10, 20, 30, 40]) == pytest.approx(
       finetune.pearson([1, 2.5, 2.5, 4], [1, 2, 3, 4]))
-  assert finetune.spearman([3, 1, 2], [30, 10, 20]) == pytest.approx(1.0)
+  assert finetune_tsv.spearman([3, 1, 2], [30, 10, 20]) == pytest.approx(1.0)
 
 
 def test_summarize_means_and_sample_sd():
@@ -75,12 +76,12 @@ def test_summarize_means_and_sample_sd():
 
 def test_compute_metrics_binary_multiclass_regression():
   binary = classification.LabelSpace(("0", "1"), False)
-  m = finetune.compute_metrics(np.array([[2.0, 1.0], [0.0, 3.0]]), np.array([0, 0]), binary)
+  m = finetune_tsv.compute_metrics(np.array([[2.0, 1.0], [0.0, 3.0]]), np.array([0, 0]), binary)
   assert m == {"accuracy": 0.5, "mcc": 0.0, "f1": 0.0}
   three = classification.LabelSpace(("a", "b", "c"), False)
-  assert "f1" not in finetune.compute_metrics(np.eye(3), np.arange(3), three)
+  assert "f1" not in finetune_tsv.compute_metrics(np.eye(3), np.arange(3), three)
   regression = classification.LabelSpace((), True)
-  m = finetune.compute_metrics(np.array([[1.0], [2.0], [4.0]]), np.array([1.0, 2.0, 3.0]),
+  m = finetune_tsv.compute_metrics(np.array([[1.0], [2.0], [4.0]]), np.array([1.0, 2.0, 3.0]),
                                regression)
   assert m["spearman"] == pytest.approx(1.0)
   assert m["mse"] == pytest.approx(1 / 3)
@@ -118,7 +119,7 @@ def tensorflow_warnings():
 
 def test_random_init_learns_the_separable_task_with_seeds(task, tmp_path):
   with tensorflow_warnings() as warnings:
-    results = finetune.run(_config(task, tmp_path / "out", seeds=2), tiny_config())
+    results = finetune_tsv.run(_config(task, tmp_path / "out", seeds=2), tiny_config())
   # An evaluation each epoch and a model each seed trace nothing anew.
   assert not [w for w in warnings if "retracing" in w], warnings
   assert results["num_seeds"] == 2 and results["init"].startswith("random")
@@ -145,8 +146,8 @@ def test_random_init_learns_the_separable_task_with_seeds(task, tmp_path):
 
 def test_same_seed_same_result(task, tmp_path):
   config = _config(task, tmp_path / "a", num_train_epochs=1)
-  first = finetune.run(config, tiny_config())
-  second = finetune.run(_config(task, tmp_path / "b", num_train_epochs=1), tiny_config())
+  first = finetune_tsv.run(config, tiny_config())
+  second = finetune_tsv.run(_config(task, tmp_path / "b", num_train_epochs=1), tiny_config())
   assert first["seed_0_accuracy"] == second["seed_0_accuracy"]
   assert first["seed_0_mcc"] == second["seed_0_mcc"]
   # 160 examples / batch 16 x 1 epoch: 10 steps, said in the notes.
@@ -184,7 +185,7 @@ def test_from_a_checkpoint_our_pretraining_wrote(task, tmp_path):
   fresh, _ = finetune.build_classifier(pre_config, 2)
   assert not np.array_equal(fresh.encoder.weights[0].numpy(),
                             trained.encoder.weights[0].numpy())
-  results = finetune.run(_config(task, tmp_path / "ft", init_checkpoint=str(tmp_path / "out"),
+  results = finetune_tsv.run(_config(task, tmp_path / "ft", init_checkpoint=str(tmp_path / "out"),
                                  num_train_epochs=10),  # 100 steps: the warning's advice
                          pre_config)
   assert results["init"] == described
@@ -221,7 +222,7 @@ def test_regression_pair_task_and_test_predictions(tmp_path):
       train_file=train, dev_file=dev, test_file=dev, output_dir=str(tmp_path / "out"),
       vocab_file=vocab, text_a_column="sentence", text_b_column="other", max_seq_length=16,
       learning_rate=1e-3, num_train_epochs=8, train_batch_size=16)
-  results = finetune.run(config, tiny_config())
+  results = finetune_tsv.run(config, tiny_config())
   assert results["task_type"] == "regression" and "accuracy" not in results
   assert results["pearson"] > 0.7, results
   lines = (tmp_path / "out" / "test_results.tsv").read_text().splitlines()
@@ -232,7 +233,7 @@ def test_bad_label_in_dev_names_file_and_line(task, tmp_path):
   dev = tmp_path / "dev.tsv"
   dev.write_text("id\tsentence\tlabel\n0\tgood movie\t1\n1\tbad movie\tmaybe\n")
   with pytest.raises(ValueError, match=r"dev.tsv:3: label 'maybe' is not among"):
-    finetune.run(_config(task, tmp_path / "out", dev_file=str(dev)), tiny_config())
+    finetune_tsv.run(_config(task, tmp_path / "out", dev_file=str(dev)), tiny_config())
   assert not (tmp_path / "out").exists()
 
 

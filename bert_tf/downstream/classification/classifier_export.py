@@ -125,7 +125,7 @@ def export_classifier(model, vocab_file, do_lower_case, labels, pair, export_dir
 
 
 def export_finetuned(config, bert_config, results, export_dir, overwrite=False):
-  """Exports the classifier that `training.finetune.run(config, bert_config)`
+  """Exports the classifier that `classification.finetune_tsv.run(config, bert_config)`
   saved (its first seed's, output_dir/seed_<seed>/model).
 
   Args:

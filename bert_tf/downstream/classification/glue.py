@@ -53,7 +53,7 @@ class Layout:
 class Preset:
   """A GLUE task: its files (dev: (name, file) pairs, the first the dev set
   whose metrics are unprefixed), layouts, labels (empty: regression) and the
-  official metric keys (as training/finetune.compute_metrics names them)."""
+  official metric keys (as classification/finetune_tsv.compute_metrics names them)."""
   name: str
   train_file: str
   dev_files: tuple

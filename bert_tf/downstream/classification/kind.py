@@ -1,7 +1,7 @@
 """Sentence classification and regression on TSVs as a comparison's task
 kind (`--task NAME=DIR,TEXT_A[,TEXT_B],LABEL`): train.tsv and dev.tsv with
 its text_a, text_b ("" for single texts) and label columns, fine-tuned by
-downstream.finetune over the seeds (accuracy; pearson for a regression
+classification.finetune_tsv over the seeds (accuracy; pearson for a regression
 task) and probed frozen by the comparison's linear probe."""
 
 from bert_tf.downstream import task
@@ -38,17 +38,17 @@ class ClassificationKind(task.TaskKind):
 
   def finetune(self, options, task_, output_dir, vocab_file, bert_config, init_checkpoint,
                frozen=False):
-    from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
+    from bert_tf.downstream.classification import finetune_tsv  # pylint: disable=g-import-not-at-top
     config = self._config(
         options, task_, output_dir, vocab_file, init_checkpoint=init_checkpoint,
         num_train_epochs=options.finetune_epochs, learning_rate=options.finetune_learning_rate,
         train_batch_size=options.finetune_batch_size, seeds=options.seeds, seed=options.seed,
         save_model=False)
-    return finetune.run(config, bert_config)
+    return finetune_tsv.run(config, bert_config)
 
   def frozen_data(self, options, task_, vocab_file, output_dir):
-    from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
-    return finetune.load_task(self._config(options, task_, output_dir, vocab_file))
+    from bert_tf.downstream.classification import finetune_tsv  # pylint: disable=g-import-not-at-top
+    return finetune_tsv.load_task(self._config(options, task_, output_dir, vocab_file))
 
   def report_lines(self, options):
     return ["frozen_<task>: the same linear probe for each TSV --task, fitted on its "

@@ -37,6 +37,7 @@ from bert_tf.models import hf_checkpoint
 from bert_tf.downstream.tagging import token_head
 from bert_tf.downstream.tagging import conlleval
 from bert_tf.downstream import finetune
+from bert_tf.downstream.classification import finetune_tsv
 
 METRICS = ("entity_f1", "entity_precision", "entity_recall", "token_accuracy")
 # What the finetune tool prints, of whichever task ran.
@@ -92,8 +93,8 @@ def config_for(values, frozen_encoder=False, window_stride=0):
 
 
 def run_task(config, bert_config):
-  """`run` for a TaggingConfig, finetune.run for a FinetuneConfig."""
-  return (run if isinstance(config, TaggingConfig) else finetune.run)(config, bert_config)
+  """`run` for a TaggingConfig, finetune_tsv.run for a FinetuneConfig."""
+  return (run if isinstance(config, TaggingConfig) else finetune_tsv.run)(config, bert_config)
 
 
 @dataclasses.dataclass(frozen=True)

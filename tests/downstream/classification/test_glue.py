@@ -6,7 +6,7 @@ import pytest
 
 from bert_tf.downstream.classification import tsv as classification
 from bert_tf.downstream.classification import glue
-from bert_tf.downstream import finetune
+from bert_tf.downstream.classification import finetune_tsv
 from helpers.glue_files import LAYOUTS, write_task_dir
 
 OFFICIAL = {"CoLA": ("mcc",), "SST-2": ("accuracy",), "MRPC": ("f1", "accuracy"),
@@ -42,7 +42,7 @@ def test_each_task_reports_its_official_metrics(name):
   n = 20
   labels = (rng.random(n) * 5 if task.regression
             else rng.integers(0, len(task.labels), n))
-  metrics = finetune.compute_metrics(rng.normal(size=[n, space.num_outputs]), labels, space)
+  metrics = finetune_tsv.compute_metrics(rng.normal(size=[n, space.num_outputs]), labels, space)
   for split, _ in task.dev_files[1:]:  # MNLI: the mismatched dev set, prefixed
     metrics.update({f"{split}_{k}": v for k, v in list(metrics.items())})
   assert set(task.metrics) <= set(metrics)
