@@ -36,7 +36,7 @@ def _sentences(path, tokenizer, rng, low=20, high=40):
 
 def make_task(directory, vocab_file, n_train, n_dev, seed=0):
   """train.tsv / dev.tsv of `sentence<TAB>label` (1: KJV); mean WordPieces."""
-  from bert_tf.data import classification  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.classification import tsv as classification  # pylint: disable=g-import-not-at-top
   tokenizer = classification.make_tokenizer(vocab_file, True)
   rng = random.Random(seed)
   kjv = _sentences(os.path.join(_SHARED, "corpora", "kjv.txt"), tokenizer, rng)
@@ -59,16 +59,17 @@ def make_task(directory, vocab_file, n_train, n_dev, seed=0):
 
 def run_setting(args, bert_config, task_dir, vocab_file, buckets, out_dir):
   """(train examples/s, predict examples/s, dev accuracy) of one setting."""
-  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
   from bert_tf.data.input import length_buckets  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.classification import finetune_tsv  # pylint: disable=g-import-not-at-top
   config = finetune.FinetuneConfig(
       train_file=os.path.join(task_dir, "train.tsv"), dev_file=os.path.join(task_dir, "dev.tsv"),
       output_dir=out_dir, vocab_file=vocab_file, max_seq_length=args.max_seq_length,
       num_train_epochs=1.0, learning_rate=1e-4, train_batch_size=32, eval_batch_size=32,
       seeds=1, save_model=False, length_buckets=buckets)
-  task = finetune.load_task(config)
+  task = finetune_tsv.load_task(config)
   start = time.perf_counter()
-  model, metrics, _ = finetune.train_seed(config, bert_config, task, 0, out_dir)
+  model, metrics, _ = finetune_tsv.train_seed(config, bert_config, task, 0, out_dir)
   train_s = time.perf_counter() - start
   lengths = length_buckets.boundaries(config.max_seq_length, buckets)
   predict_fn = finetune.make_predict_fn(model)

@@ -13,9 +13,9 @@ words, the answer a random 1-6 word span of the context at its character
 offset; one in 40 answers moved off its answer_start; with
 --version_2_with_negative one question in 5 unanswerable), then for
 training and for prediction reads and converts it with the original's
-functions and with bert_tf.data.squad (the original's default windows:
+functions and with bert_tf.downstream.span.squad (the original's default windows:
 384 / 128 / 64), decodes the same seeded logits with the original's
-write_predictions and bert_tf.training.span_answers, and prints the
+write_predictions and bert_tf.downstream.span.span_answers, and prints the
 number of windows, how many differ (must be 0), the predictions and n-best
 lists that differ, and each side's time.
 """
@@ -119,10 +119,10 @@ def run_original(args, path, out_path):
 
 
 def run_ours(args, path, theirs):
-  from bert_tf.data import squad  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.span import squad  # pylint: disable=g-import-not-at-top
   from bert_tf.data.tokenizers import tokenization  # pylint: disable=g-import-not-at-top
   from bert_tf.data.tokenizers import wordpiece_vocab  # pylint: disable=g-import-not-at-top
-  from bert_tf.training import span_answers  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.span import span_answers  # pylint: disable=g-import-not-at-top
   tokenizer = tokenization.BatchTokenizer(wordpiece_vocab.load_vocab(args.vocab), True)
   for is_training in (True, False):
     kind = "train" if is_training else "predict"

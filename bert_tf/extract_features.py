@@ -8,7 +8,7 @@ google-research/bert extract_features.py, for any encoder bert_tf reads.
 One example a line (`text_a ||| text_b` for a pair); each output line is
 {"linex_index": i, "features": [{"token": ..., "layers": [{"index": -1,
 "values": [...]}, ...]}, ...]} with every token, [CLS] and [SEP] included,
-values rounded to 6 decimals (see bert_tf/serving/extract.py). The output
+values rounded to 6 decimals (see bert_tf/downstream/features/extract.py). The output
 file appears whole or not at all. --init_checkpoint takes a bert_tf run
 directory or checkpoint, an original TF1 checkpoint, a keras-hub preset
 directory or a transformers folder (which also gives the config and vocab);
@@ -46,7 +46,7 @@ def main(argv):
   for name in ("input_file", "output_file", "init_checkpoint"):
     if not FLAGS[name].value:
       raise app.UsageError(f"--{name} is required")
-  from bert_tf.serving import extract  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.features import extract  # pylint: disable=g-import-not-at-top
   bert_config, vocab_file, spm_model_file, casing = cli.model_files(FLAGS)
   lower = FLAGS.do_lower_case if casing is None else casing
   logging.set_verbosity(logging.INFO)

@@ -19,7 +19,7 @@ over the seeds, its median (_median) and standard deviation (_sd);
 answers.
 
 GLUE: `--task_name=MNLI --data_dir=GLUE/MNLI` reads the task's files from
-the directory with the original processors' columns (data/glue.py), fills
+the directory with the original processors' columns (downstream/classification/glue.py), fills
 --text_a_column/--text_b_column/--label_column/--task_type (an explicit one
 that differs is an error), evaluates each dev file (MNLI: matched and
 mismatched, reported separately) and prints the task's official metrics;
@@ -30,7 +30,7 @@ default (--do_predict: when there is a test file). --do_train=false takes
 the model as it is from --init_checkpoint, a fine-tuned transformers
 folder (*ForSequenceClassification, *ForTokenClassification) whose
 id2label must be the task's labels, and evaluates and/or predicts with it
-(training/evaluate_only.py). An existing --hf_out or --export_dir is
+(downstream/evaluate_only.py). An existing --hf_out or --export_dir is
 refused before training.
 
 --task_type=tagging tags tokens instead, on CoNLL files (token first,
@@ -57,7 +57,7 @@ FLAGS = flags.FLAGS
 
 def define_flags(flag_values):
   """The tool's flags (see bert_tf.cli: defined when it runs, not at import)."""
-  from bert_tf.training.finetune import FinetuneConfig  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.finetune import FinetuneConfig  # pylint: disable=g-import-not-at-top
   f = flag_values
   d = FinetuneConfig()
   shared_flags.define_model_files(f, d.do_lower_case)
@@ -124,9 +124,9 @@ def define_flags(flag_values):
 
 def config_from_flags():
   """(FinetuneConfig or TaggingConfig, BertConfig) from FLAGS; raises app.UsageError."""
-  from bert_tf.data import glue as glue_lib  # pylint: disable=g-import-not-at-top
-  from bert_tf.training import tagging  # pylint: disable=g-import-not-at-top
-  try:  # a GLUE task's directory holds the files; see data/glue.py
+  from bert_tf.downstream.classification import glue as glue_lib  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.tagging import tagging  # pylint: disable=g-import-not-at-top
+  try:  # a GLUE task's directory holds the files; see downstream/classification/glue.py
     glue = glue_lib.finetune_fields(FLAGS.task_name, FLAGS.data_dir, {
         n: FLAGS[n].value for n in glue_lib.GIVEN_FIELDS if FLAGS[n].present},
                                     FLAGS.do_train, FLAGS.do_eval)
@@ -155,12 +155,12 @@ def config_from_flags():
 def main(argv):
   del argv
   config, bert_config = config_from_flags()
-  from bert_tf.serving import classifier_export  # pylint: disable=g-import-not-at-top
-  from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
-  from bert_tf.training import evaluate_only  # pylint: disable=g-import-not-at-top
-  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.classification import classifier_export  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream import hf_out  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream import evaluate_only  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
   # Refused before the training, not after it.
-  hf_export.check_finetuned_out(config, bert_config, FLAGS.hf_out, FLAGS.overwrite)
+  hf_out.check_finetuned_out(config, bert_config, FLAGS.hf_out, FLAGS.overwrite)
   classifier_export.check_export_dir(config, FLAGS.export_dir, FLAGS.overwrite)
   logging.set_verbosity(logging.INFO)
   results = evaluate_only.run_task(config, bert_config)
@@ -168,7 +168,7 @@ def main(argv):
   if FLAGS.export_dir:
     print(classifier_export.export_task_model(config, bert_config, results, FLAGS.export_dir,
                                               FLAGS.overwrite))
-  hf_export.write_finetuned(config, bert_config, results, FLAGS.hf_out, FLAGS.overwrite)
+  hf_out.write_finetuned(config, bert_config, results, FLAGS.hf_out, FLAGS.overwrite)
   return 0
 
 

@@ -27,7 +27,7 @@ and --iterations_per_loop are accepted for the original's command lines
 and do nothing here. --export_dir writes the fine-tuned model as a
 SavedModel whose `answer` signature takes question and context text and
 returns the answer text, its character offsets and score (one window:
-bert_tf/serving/answer_export.py says how it differs from the predictions
+bert_tf/downstream/span/answer_export.py says how it differs from the predictions
 here); `bert_tf.predict --text_a=QUESTION --text_b=CONTEXT` asks it.
 ALBERT models with SentencePiece: --spm_model_file in the place of
 --vocab_file (docs/squad.md says how the windows and answers are made);
@@ -46,7 +46,7 @@ FLAGS = flags.FLAGS
 
 def define_flags(flag_values):
   """The original run_squad.py's flags (see bert_tf.cli: defined when it runs)."""
-  from bert_tf.training.squad_finetune import SquadConfig  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.span.squad_finetune import SquadConfig  # pylint: disable=g-import-not-at-top
   f, d = flag_values, SquadConfig()
   shared_flags.define_model_files(f, d.do_lower_case)
   flags.DEFINE_string("output_dir", None, "Predictions, eval_results.txt and the fine-tuned "
@@ -92,7 +92,7 @@ def define_flags(flag_values):
   flags.DEFINE_string("export_dir", "", "Write the fine-tuned span model (--output_dir/model) "
                       "as a SavedModel here: signature `answer` (question, context -> "
                       "answer, start, end, score; one window, see "
-                      "bert_tf/serving/answer_export.py).", flag_values=f)
+                      "bert_tf/downstream/span/answer_export.py).", flag_values=f)
   flags.DEFINE_bool("overwrite", False, "Replace an existing --export_dir / --hf_out.",
                     flag_values=f)
 
@@ -107,7 +107,7 @@ CONFIG_FLAGS = ("output_dir", "train_file", "predict_file", "init_checkpoint", "
 
 def config_from_flags():
   """(SquadConfig, BertConfig) from FLAGS; raises app.UsageError."""
-  from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.span import squad_finetune  # pylint: disable=g-import-not-at-top
   if FLAGS.use_tpu:
     raise app.UsageError("--use_tpu: TPU estimators are not used here; run without it")
   bert_config, vocab_file, spm_model_file, casing = cli.model_files(FLAGS)
@@ -127,29 +127,22 @@ def config_from_flags():
 def main(argv):
   del argv
   config, bert_config = config_from_flags()
-  from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import squad  # pylint: disable=g-import-not-at-top
-  from bert_tf.data.tokenizers import tokenizer_json  # pylint: disable=g-import-not-at-top
-  from bert_tf.serving import answer_export  # pylint: disable=g-import-not-at-top
-  from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
-  from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
-  if FLAGS.export_dir:  # refused before hours of training
-    if tokenizer_json.is_tokenizer_json(config.spm_model_file):
-      raise app.UsageError(f"--export_dir with --spm_model_file={config.spm_model_file}: a "
-                           "tokenizer.json's Unigram model has no graph tokenizer for the "
-                           "`answer` signature; give its spiece.model")
-    files.check_absent(FLAGS.export_dir, FLAGS.overwrite, "--export_dir")
-  if FLAGS.hf_out and config.spm_model_file and not bert_config.is_albert:
-    raise app.UsageError(f"--hf_out={FLAGS.hf_out}: {hf_export.SENTENCEPIECE_NOT_ALBERT}")
-  if FLAGS.hf_out:
-    files.check_absent(FLAGS.hf_out, FLAGS.overwrite, "--hf_out")
+  from bert_tf.downstream import hf_out  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.span import answer_export  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.span import squad  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.span import squad_finetune  # pylint: disable=g-import-not-at-top
+  try:  # refused before hours of training
+    answer_export.check_outputs(config, bert_config, FLAGS.export_dir, FLAGS.hf_out,
+                                FLAGS.overwrite)
+  except ValueError as e:
+    raise app.UsageError(str(e)) from None
   logging.set_verbosity(logging.INFO)  # progress: loss, windows/s, ETA
   try:
     results = squad_finetune.run(config, bert_config)
   except squad.MalformedQuestion as e:
     raise ValueError(f"{e} (--skip_malformed_questions skips such questions)") from None
   print("\n".join(squad_finetune.summary_lines(config, results)))
-  hf_export.write_span_model(config, bert_config, FLAGS.hf_out, FLAGS.overwrite)
+  hf_out.write_span_model(config, bert_config, FLAGS.hf_out, FLAGS.overwrite)
   if FLAGS.export_dir:
     print(answer_export.export_finetuned(config, bert_config, FLAGS.export_dir, FLAGS.overwrite))
   return 0

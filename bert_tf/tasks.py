@@ -19,13 +19,13 @@ documents):
 
   names/  train.txt, dev.txt, test.txt: name tagging in CoNLL (`token label`,
           BIO, one entity type NAME): a word the corpus writes capitalized
-          inside its sentences is a name (bert_tf/data/name_tagging.py). With
+          inside its sentences is a name (bert_tf/downstream/builders/name_tagging.py). With
           --heldout_every=N only the documents compare_objectives holds out
           at that setting are used, so no task sentence was pretrained on.
   name_cloze/
           train.json, dev.json, test.json (SQuAD 1.1): a span task, which
           name of a passage (up to 3 sentences) fills the blank in the next
-          sentence (bert_tf/data/name_cloze.py); names and --heldout_every
+          sentence (bert_tf/downstream/builders/name_cloze.py); names and --heldout_every
           as the names task's.
 
 Splits are 80/10/10 by a SHA-256 hash: the same input gives the same
@@ -48,7 +48,8 @@ from bert_tf import cli
 FLAGS = flags.FLAGS
 WORDNET_TASKS = ("wic", "gloss")
 CORPUS_TASKS = ("names", "name_cloze")
-CORPUS_MODULES = {"names": "bert_tf.data.name_tagging", "name_cloze": "bert_tf.data.name_cloze"}
+CORPUS_MODULES = {"names": "bert_tf.downstream.builders.name_tagging",
+                  "name_cloze": "bert_tf.downstream.builders.name_cloze"}
 TASKS = WORDNET_TASKS + CORPUS_TASKS
 
 
@@ -87,7 +88,7 @@ def main(argv):
       raise app.UsageError(f"--tasks={task} needs --{source}")
   wordnet_tasks = [t for t in tasks if t not in CORPUS_TASKS]
   if wordnet_tasks:
-    from bert_tf.data import wordnet  # pylint: disable=g-import-not-at-top
+    from bert_tf.downstream.builders import wordnet  # pylint: disable=g-import-not-at-top
     built = wordnet.write_tasks(FLAGS.wordnet_dir, FLAGS.output_dir, wordnet_tasks)
     print("\n".join(wordnet.describe_counts(built)))
     print(f"wrote {os.path.join(FLAGS.output_dir, 'summary.json')}")

@@ -10,12 +10,13 @@ import sys
 
 import numpy as np
 
-from bert_tf.data import conll
+from bert_tf.downstream.tagging import conll
 from bert_tf.data.input import length_buckets
 from bert_tf.models import hf_checkpoint as hf
-from bert_tf.training import evaluate_only
-from bert_tf.training import finetune
-from bert_tf.training import tagging
+from bert_tf.downstream import evaluate_only
+from bert_tf.downstream import finetune
+from bert_tf.downstream.classification import finetune_tsv
+from bert_tf.downstream.tagging import tagging
 
 from helpers import glue_files
 from helpers import tagging_task
@@ -57,15 +58,15 @@ def test_a_transformers_classifier_is_evaluated_and_predicts_as_it_is(tmp_path):
   assert child.returncode == 0, child.stderr[-3000:]
   assert "evaluated as it is (do_train=false); 5 dev examples" in child.stdout
   # What the fixture's head gives (its logits checked against transformers'
-  # in tests/training/test_evaluate_only.py) on the tokenized dev file.
+  # in tests/downstream/test_evaluate_only.py) on the tokenized dev file.
   bert_config, vocab, _, casing = hf.model_files(CLASSIFIER, "", "")
   config = finetune.FinetuneConfig(init_checkpoint=CLASSIFIER, vocab_file=vocab,
                                    do_lower_case=casing, dev_file=str(dev), max_seq_length=16,
                                    output_dir=str(out), do_train=False)
   model, space, _ = evaluate_only.load_classifier(config, bert_config)
-  task = finetune.load_task(config, space)
+  task = finetune_tsv.load_task(config, space)
   logits = finetune.predict(model, task.dev, 32, lengths=length_buckets.boundaries(16, 8))
-  expected = finetune.compute_metrics(logits, task.dev_labels, space)
+  expected = finetune_tsv.compute_metrics(logits, task.dev_labels, space)
   results = _results(out / "eval_results.txt")
   for name in ("accuracy", "mcc"):
     assert abs(float(results[name]) - expected[name]) < 1e-9, name

@@ -15,8 +15,9 @@ import pytest
 import sentencepiece
 import tensorflow as tf
 
-from bert_tf.data import conll
-from bert_tf.training import finetune
+from bert_tf.downstream.tagging import conll
+from bert_tf.downstream import finetune
+from bert_tf.downstream.classification import finetune_tsv
 
 from helpers import tagging_task
 from helpers.finetune_task import write_task
@@ -58,7 +59,7 @@ def test_task_ids_are_the_sentencepiece_ids_of_the_lower_cased_text(tmp_path, sp
                                    output_dir=str(tmp_path / "out"), spm_model_file=SPM_MODEL,
                                    max_seq_length=64)
   config.validate(tiny_albert_config())  # no vocab_file: the spm model is the vocabulary
-  task = finetune.load_task(config)
+  task = finetune_tsv.load_task(config)
   for row, text in zip(task.train["input_ids"], texts):
     want = _wrapped(sp, sp.EncodeAsIds(" ".join(text.lower().split())))
     assert row[:len(want)].tolist() == want
@@ -69,7 +70,7 @@ def test_task_ids_are_the_sentencepiece_ids_of_the_lower_cased_text(tmp_path, sp
 
 
 def test_a_glue_task_reads_with_the_sentencepiece_model(tmp_path, sp):
-  from bert_tf.data import glue  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.classification import glue  # pylint: disable=g-import-not-at-top
   from helpers import glue_files  # pylint: disable=g-import-not-at-top
   directory = tmp_path / "MRPC"
   glue_files.write_task_dir(directory, "MRPC", n_train=8, n_dev=4)
@@ -77,7 +78,7 @@ def test_a_glue_task_reads_with_the_sentencepiece_model(tmp_path, sp):
   config = finetune.FinetuneConfig(**fields, output_dir=str(tmp_path / "out"),
                                    spm_model_file=SPM_MODEL, max_seq_length=64)
   config.validate(tiny_albert_config())
-  task = finetune.load_task(config)
+  task = finetune_tsv.load_task(config)
   examples = glue.read_split(glue.preset("MRPC"), config.train_file)
   first = examples[0]
   want = (_wrapped(sp, sp.EncodeAsIds(first.text_a.lower()))

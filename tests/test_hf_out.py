@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.models import classifier
+from bert_tf.downstream.classification import classifier
 from bert_tf.models import hf_checkpoint as hf
-from bert_tf.models import span_head
-from bert_tf.training import finetune
-from bert_tf.training import squad_finetune
+from bert_tf.downstream.span import span_head
+from bert_tf.downstream import finetune
+from bert_tf.downstream.span import squad_finetune
 
 from helpers import finetune_task
 from helpers.finetune_task import tiny_config, write_task
@@ -125,7 +125,7 @@ def test_run_squad_hf_out_predicts_the_same_from_the_folder(tmp_path):
 
 @pytest.mark.slow
 def test_a_taggers_hf_out_is_a_token_classifier_that_reads_back(tmp_path):
-  from bert_tf.models import token_head  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.tagging import token_head  # pylint: disable=g-import-not-at-top
   from helpers import tagging_task  # pylint: disable=g-import-not-at-top
   out, hf_dir = tmp_path / "out", tmp_path / "hf"
   args, written = _finetune_hf_out(

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from bert_tf.data import name_cloze
+from bert_tf.downstream.builders import name_cloze
 from bert_tf.experiments import paper_figures
 
 from helpers import tagging_task

@@ -15,9 +15,9 @@ import pytest
 import sentencepiece
 
 from bert_tf.data.tokenizers import sentencepiece_vocab as spv
-from bert_tf.data import squad
-from bert_tf.training import finetune
-from bert_tf.training import span_answers
+from bert_tf.downstream.span import squad
+from bert_tf.downstream import finetune
+from bert_tf.downstream.span import span_answers
 
 from helpers import squad_spm
 from helpers.tool_runs import REPO, run_tool
@@ -120,9 +120,9 @@ def test_the_answer_signature_reads_the_pieces_run_squad_reads(tmp_path, tokeniz
   run_squad's answer text."""
   import keras  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from bert_tf.models import span_head  # pylint: disable=g-import-not-at-top
-  from bert_tf.serving import answer_export  # pylint: disable=g-import-not-at-top
-  from bert_tf.training import squad_finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.span import span_head  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.span import answer_export  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.span import squad_finetune  # pylint: disable=g-import-not-at-top
   keras.utils.set_random_seed(3)
   model = span_head.BertSpanModel(squad_spm.tiny_albert_config())
   settings = dict(max_seq_length=64, max_query_length=20, n_best_size=10, max_answer_length=6)

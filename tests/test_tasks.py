@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 
-from bert_tf.data import wordnet
-from bert_tf.data import classification
+from bert_tf.downstream.builders import wordnet
+from bert_tf.downstream.classification import tsv as classification
 from helpers.wordnet_files import write_wordnet
 
 REPO = os.path.dirname(os.path.abspath(__file__)).rsplit(os.sep, 1)[0]

@@ -35,7 +35,7 @@ stay. Arms whose records or whole pretraining come out the same share them.
                        the official script's F1 and EM on its dev.json
   <name>_entity_f1, frozen_<name>_entity_f1
                        a CoNLL tagging task (--task=NAME=conll:DIR),
-                       fine-tuned and feature-based (experiments.task_kinds)
+                       fine-tuned and feature-based (downstream.registry)
 
 each fine-tuning repeated over `seeds` (nested in each pretraining run).
 Everything is written under output_dir: plan.json (the inputs every stage
@@ -78,7 +78,7 @@ from bert_tf.experiments import report
 from bert_tf.experiments import results as results_lib
 from bert_tf.experiments import run_rows
 from bert_tf.experiments import stages
-from bert_tf.experiments import task_kinds
+from bert_tf.downstream import registry
 from bert_tf.training import objectives
 
 
@@ -160,7 +160,7 @@ def _pair_sets(options, held_txt, train_txt, vocab_file):
   pairs of the pretraining text (`seen`) for the heads when an arm has
   one."""
   from bert_tf.experiments import instruments  # pylint: disable=g-import-not-at-top
-  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
   tokenizer = finetune.task_tokenizer(vocab_file, options.do_lower_case)
   text = files.read_text(held_txt, "held-out text")
   args = (tokenizer, options.max_seq_length, options.seed, options.max_probe_examples)
@@ -192,7 +192,7 @@ def _planned_stages(options, bert_config, unique, train_txt, task_list, train_ro
                        ("instruments", stages.instruments_path(options, run))):
       planned.append(eta.Planned(kind, 1, plan_lib.exists(path)))
     for task in task_list:
-      for _, frozen in task_kinds.jobs(task):
+      for _, frozen in task.kind_of.jobs(task):
         planned.append(eta.Planned(
             "finetune", train_rows[task.name] * options.finetune_epochs * options.seeds,
             plan_lib.exists(stages.finetune_path(options, run, task, frozen))))
@@ -234,13 +234,13 @@ def _run_stages(options, run, progress, train_txt, vocab_file, bert_config, held
 
   task_results = []
   for task in task_list:
-    for name, frozen in task_kinds.jobs(task):
+    for name, frozen in task.kind_of.jobs(task):
       t = time.time()
       res, skipped = stages.finetune_task(options, run, task, vocab_file, bert_config,
                                           model_dir, frozen)
       task_results.append((name, res))
       shown = ", ".join(f"{key} {res[key]:.4f} ± {res[key + '_sd']:.4f}"
-                        for key in task_kinds.metric_keys(res))
+                        for key in registry.metric_keys(res))
       progress.stage(f"{label}: {name} {shown} over {res['num_seeds']} seeds", skipped,
                      time.time() - t)
 

@@ -26,7 +26,6 @@ import dataclasses
 
 import numpy as np
 
-from bert_tf.data import classification
 from bert_tf.data import segment_pairs
 from bert_tf.experiments import linear_probe
 
@@ -69,7 +68,10 @@ def tokenized_documents(documents, tokenizer):
   """Documents (lists of sentences, str) as lists of sentences of token ids
   (empty sentences and documents dropped)."""
   flat = [s for d in documents for s in d]
-  ids = classification._ids_of(tokenizer, flat) if flat else []  # pylint: disable=protected-access
+  ids = []
+  if flat:
+    values, splits = tokenizer.tokenize_to_ids(flat)
+    ids = [values[splits[i]:splits[i + 1]].tolist() for i in range(len(flat))]
   out, k = [], 0
   for d in documents:
     out.append([s for s in ids[k:k + len(d)] if s])
@@ -164,7 +166,7 @@ def encoder_features(encoder, features, pair, batch_size=128):
 def frozen_probe(encoder, train, train_labels, dev, dev_labels, space, pair):
   """(metric name suffix, value) of a linear probe on frozen features:
   ("accuracy", dev accuracy) or, for regression, ("pearson", r)."""
-  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
   train_x = encoder_features(encoder, train, pair)
   dev_x = encoder_features(encoder, dev, pair)
   if space is not None and space.regression:

@@ -13,6 +13,7 @@ import os
 from bert_tf import file_io as files
 from bert_tf.data import pair_tasks
 from bert_tf.data.pretraining import writer
+from bert_tf.downstream import registry
 from bert_tf.experiments import arms as arms_lib
 from bert_tf.experiments import paper_figures
 from bert_tf.training import loop
@@ -28,48 +29,47 @@ def exists(path):
   return files.exists(path)
 
 
-# --task kinds: a TSV classification / regression task, SQuAD span answers
-# (train.json, dev.json), CoNLL token tagging (train.txt, dev.txt).
-TASK_KINDS = ("tsv", "squad", "conll")
-_TASK_FILES = {"tsv": "{}.tsv", "squad": "{}.json", "conll": "{}.txt"}
-
-
 @dataclasses.dataclass(frozen=True)
 class Task:
-  """A downstream task in a folder. kind "tsv": train.tsv and dev.tsv, with
-  its text_a, text_b ("" for single texts) and label columns; "squad":
-  train.json and dev.json (SQuAD 1.1, or 2.0 when a question is
-  is_impossible or the version says v2); "conll": train.txt and dev.txt in
-  CoNLL format (the columns unused)."""
+  """A downstream task in a folder, of a kind of downstream.registry (its
+  files, sizes, fine-tuning and metrics): the column-spec kind (TSVs:
+  train.tsv and dev.tsv, with its text_a, text_b ("" for single texts) and
+  label columns), or a kind the spec names (NAME=<kind>:DIR; the columns
+  unused)."""
   name: str
   directory: str
   text_a_column: str = ""
   text_b_column: str = ""
   label_column: str = ""
-  kind: str = "tsv"
+  kind: str = registry.DEFAULT
 
   @classmethod
   def parse(cls, spec):
-    """NAME=DIR,TEXT_A[,TEXT_B],LABEL, NAME=squad:DIR or NAME=conll:DIR ->
-    Task; ValueError naming the spec."""
+    """NAME=DIR,TEXT_A[,TEXT_B],LABEL or NAME=<kind>:DIR -> Task; ValueError
+    naming the spec."""
     name, sep, rest = spec.partition("=")
     kind, colon, directory = rest.partition(":")
-    if sep and name and colon and kind in ("squad", "conll"):
+    named = {k.name: k for k in registry.named_kinds()}
+    if sep and name and colon and kind in named:
       if not directory:
         raise ValueError(f"--task={spec!r}: expected NAME={kind}:DIR (a folder of "
-                         f"{_TASK_FILES[kind].format('train')} and "
-                         f"{_TASK_FILES[kind].format('dev')})")
+                         f"{named[kind].files_help()})")
       return cls(name, directory, kind=kind)
     parts = rest.split(",")
     if not sep or not name or len(parts) not in (3, 4) or not all(parts):
       raise ValueError(f"--task={spec!r}: expected NAME=DIR,TEXT_A[,TEXT_B],LABEL "
-                       "(columns by header name or 0-based index), NAME=squad:DIR "
-                       "or NAME=conll:DIR")
+                       "(columns by header name or 0-based index), "
+                       + " or ".join(f"NAME={k}:DIR" for k in named))
     text_b = parts[2] if len(parts) == 4 else ""
     return cls(name, parts[0], parts[1], text_b, parts[-1])
 
+  @property
+  def kind_of(self):
+    """Its downstream.task.TaskKind."""
+    return registry.get(self.kind)
+
   def file(self, split_name):
-    return os.path.join(self.directory, _TASK_FILES[self.kind].format(split_name))
+    return self.kind_of.file(self, split_name)
 
   def check_files(self):
     """FileNotFoundError naming the task and the first missing file."""
@@ -77,8 +77,7 @@ class Task:
       if not exists(self.file(split_name)):
         raise FileNotFoundError(f"--task={self.name}: {self.file(split_name)}: no such file "
                                 f"(a {self.kind} task's folder holds "
-                                f"{_TASK_FILES[self.kind].format('train')} and "
-                                f"{_TASK_FILES[self.kind].format('dev')})")
+                                f"{self.kind_of.files_help()})")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,18 +176,12 @@ class CompareOptions:
     paper_figures.check(self.paper_figures, [a.name for a in arm_list])
     names = [a.name for a in arm_list] + [t.name for t in self.tasks]
     for task in self.tasks:
-      if task.kind == "squad":
-        from bert_tf.data import squad  # pylint: disable=g-import-not-at-top
-        try:
-          squad.check_window(self.max_seq_length, self.squad_doc_stride,
-                             self.squad_max_query_length)
-        except ValueError as e:
-          raise ValueError(f"--task={task.name} (squad): {e} (--max_seq_length, "
-                           "--squad_max_query_length, --squad_doc_stride)") from None
+      if task.kind in registry.KINDS:
+        task.kind_of.check(task, self)
     for task in self.tasks:
-      if task.kind not in TASK_KINDS:
+      if task.kind not in registry.KINDS:
         raise ValueError(f"--task={task.name}: kind {task.kind!r} is not one of "
-                         f"{', '.join(TASK_KINDS)}")
+                         f"{', '.join(registry.KINDS)}")
       if names.count(task.name) > 1 or task.name.startswith(OWN_PREFIXES):
         raise ValueError(f"--task={task.name}: the name is taken (an arm, another task, or a "
                          "prefix of the comparison's own metrics)")

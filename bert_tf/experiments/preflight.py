@@ -84,19 +84,10 @@ def needs(options):
 
 
 def _read_sizes(task):
-  """({"train": rows, "dev": rows}, the dev labels) of a task's TSVs; of a
-  squad task its questions, of a conll task its sentences (no labels)."""
-  from bert_tf.data import classification  # pylint: disable=g-import-not-at-top
-  from bert_tf.experiments import task_kinds  # pylint: disable=g-import-not-at-top
-  if task.kind != "tsv":
-    return task_kinds.sizes(task), []
-  sizes, labels = {}, []
-  for split_name in ("train", "dev"):
-    examples = classification.read_tsv(task.file(split_name), task.text_a_column,
-                                       task.text_b_column or None, task.label_column)
-    sizes[split_name] = len(examples)
-    labels = [e.label for e in examples]
-  return sizes, labels
+  """({"train": rows, "dev": rows}, the dev labels) of a task's files, as
+  its kind counts them (a TSV's rows and labels, a span task's questions, a
+  tagging task's sentences; no labels)."""
+  return task.kind_of.sizes(task)
 
 
 def _majority_share(labels):

@@ -29,6 +29,7 @@ words ("lower by 0.0161"), never as a bare signed number.
 import dataclasses
 
 from bert_tf.util import statistics
+from bert_tf.downstream import registry
 from bert_tf.experiments import results as results_lib
 
 # Metric-name endings whose lower values are better (losses); accuracies,
@@ -356,20 +357,10 @@ def notes(options, bert_config, runs, summaries, size_notes):
         "([CLS], the means u, v of A and B, |u - v|, u * v), fitted on the train pairs, "
         "scored on the same dev pairs as the head; no fine-tuning noise in either")
   kinds = {t.kind for t in options.tasks}
-  if "tsv" in kinds:
-    out.append("frozen_<task>: the same linear probe for each TSV --task, fitted on its "
-               "train.tsv and scored on its dev.tsv ([CLS] and the mean token vector for a "
-               "single text)")
-  if "squad" in kinds:
-    out.append(f"<task>_f1, <task>_exact_match (SQuAD tasks): the official script's F1 and "
-               f"exact match on dev.json as fractions; windows of {options.max_seq_length} "
-               f"pieces, {options.squad_max_query_length} of the question, starting every "
-               f"{options.squad_doc_stride} document pieces")
-  if "conll" in kinds:
-    out.append("<task>_entity_f1 (CoNLL tasks): conlleval's entity F1 on dev.txt; "
-               "frozen_<task>_entity_f1: the tagger trained on the frozen encoder's last four "
-               "layers (the feature-based setting of BERT's Table 7), over the same seeds, at "
-               f"lr {options.frozen_learning_rate:g}")
+  for kind in registry.KINDS.values():
+    if kind.name in kinds:
+      out += kind.report_lines(options)
+  if options.tasks:
     out.append(
         f"probe_* (the pair tasks of bert_tf/data/pair_tasks.py) and task metrics: "
         f"fine-tuned (all weights) for {options.finetune_epochs:g} epochs at lr "

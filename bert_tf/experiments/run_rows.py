@@ -8,7 +8,7 @@ import math
 from bert_tf.util import statistics
 from bert_tf.experiments import heldout_reading
 from bert_tf.experiments import results as results_lib
-from bert_tf.experiments import task_kinds
+from bert_tf.downstream import registry
 
 
 def figure_order(figures, pair_names, task_names):
@@ -48,7 +48,7 @@ def run_measures(objective, heldout, figures, task_results, order=None):
           else statistics.correlation_se(value, n))
     out.append((metric, value, se, 1, sample, n))
   for task_name, res in task_results:
-    for key in task_kinds.metric_keys(res):
+    for key in registry.metric_keys(res):
       out.append((f"{task_name}_{key}", res[key], res[f"{key}_sd"], res["num_seeds"], tuned,
                   res.get("num_dev_examples")))
   return out

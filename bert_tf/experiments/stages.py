@@ -32,9 +32,8 @@ from bert_tf.data.pretraining import writer
 from bert_tf.experiments import arms as arms_lib
 from bert_tf.experiments import heldout_reading
 from bert_tf.experiments import plan as plan_lib
-from bert_tf.experiments import task_kinds
 from bert_tf.models import config as config_lib
-from bert_tf.training import finetune
+from bert_tf.downstream import finetune
 from bert_tf.training import evaluation
 from bert_tf.training import loop
 from bert_tf.training import objectives
@@ -263,8 +262,8 @@ def finetune_path(options, run, task, frozen=False):
   tagging task's feature-based training (frozen_<task>)."""
   settings = {"epochs": options.finetune_epochs, "lr": options.finetune_learning_rate,
               "batch": options.finetune_batch_size, "seeds": options.seeds,
-              "seed": options.seed, "task": task_kinds.task_key(task),
-              **task_kinds.settings(options, task)}
+              "seed": options.seed, "task": task.kind_of.task_key(task),
+              **task.kind_of.settings(options)}
   if frozen:
     settings.update(frozen_encoder=True, lr=options.frozen_learning_rate)
   name = f"frozen_{task.name}" if frozen else task.name
@@ -275,28 +274,14 @@ def finetune_path(options, run, task, frozen=False):
 
 def finetune_task(options, run, task, vocab_file, bert_config, init_checkpoint, frozen=False):
   """(the results dict of fine-tuning `task` from `init_checkpoint` over
-  the seeds, whether done before): finetune.run for a TSV task,
-  experiments.task_kinds' for a squad or conll one (`frozen`: a conll
-  task's encoder frozen)."""
+  the seeds, whether done before): its kind's finetune (`frozen`: the
+  feature-based job of a kind that has one)."""
   path = finetune_path(options, run, task, frozen)
   out = os.path.dirname(path)
 
   def compute(_):
-    if task.kind == "squad":
-      return task_kinds.run_squad(options, task, out, vocab_file, bert_config, init_checkpoint)
-    if task.kind == "conll":
-      return task_kinds.run_tagging(options, task, out, vocab_file, bert_config,
-                                    init_checkpoint, frozen)
-    config = finetune.FinetuneConfig(
-        train_file=task.file("train"), dev_file=task.file("dev"),
-        output_dir=out, vocab_file=vocab_file,
-        text_a_column=task.text_a_column, text_b_column=task.text_b_column,
-        label_column=task.label_column, do_lower_case=options.do_lower_case,
-        max_seq_length=options.max_seq_length, init_checkpoint=init_checkpoint,
-        num_train_epochs=options.finetune_epochs, learning_rate=options.finetune_learning_rate,
-        train_batch_size=options.finetune_batch_size, seeds=options.seeds, seed=options.seed,
-        save_model=False)
-    return finetune.run(config, bert_config)
+    return task.kind_of.finetune(options, task, out, vocab_file, bert_config,
+                                 init_checkpoint, frozen)
 
   return cached(path, compute, complete=bool)
 
@@ -311,9 +296,10 @@ def instruments_path(options, run):
 
 
 def tsv_tasks(options):
-  """The --tasks a frozen linear probe reads (TSVs: a conll task's frozen
-  figure is a fine-tuning of its own, a squad task has none)."""
-  return [t for t in options.tasks if t.kind == "tsv"]
+  """The --tasks a frozen linear probe reads (those of a kind with
+  frozen_probe: the TSVs; a tagging task's frozen figure is a fine-tuning
+  of its own, a span task has none)."""
+  return [t for t in options.tasks if t.kind_of.frozen_probe]
 
 
 def wanted_instruments(options, pair_sets, has_head):
@@ -336,8 +322,8 @@ def has_sentence_head(objective):
 def instrument_figures(options, run, model_dir, bert_config, vocab_file, pair_sets, task_data):
   """(the head and frozen-probe figures of one run, whether measured
   before): {metric: {"value", "examples"}} in runs/<key>/instruments.json,
-  extended when tasks are added. task_data: {task name:
-  finetune.TaskData}, filled on first use and shared by every run (each
+  extended when tasks are added. task_data: {task name: its kind's
+  frozen_data}, filled on first use and shared by every run (each
   task is read and tokenized once)."""
   objective = objectives.from_checkpoint(model_dir)
   has_head = has_sentence_head(objective)
@@ -376,12 +362,8 @@ def _measure_instruments(options, run, model_dir, bert_config, vocab_file, pair_
     figures[f"frozen_{name}_accuracy"] = {"value": value, "examples": len(pairs.dev_labels)}
   for task in tsv_tasks(options):
     if task.name not in task_data:
-      task_data[task.name] = finetune.load_task(finetune.FinetuneConfig(
-          train_file=task.file("train"), dev_file=task.file("dev"),
-          output_dir=run.directory(options), vocab_file=vocab_file,
-          text_a_column=task.text_a_column, text_b_column=task.text_b_column,
-          label_column=task.label_column, do_lower_case=options.do_lower_case,
-          max_seq_length=options.max_seq_length))
+      task_data[task.name] = task.kind_of.frozen_data(options, task, vocab_file,
+                                                      run.directory(options))
     data = task_data[task.name]
     kind, value = instruments.frozen_probe(encoder, data.train, data.train_labels, data.dev,
                                            data.dev_labels, data.space,

@@ -4,7 +4,7 @@ difference of two measured values with its standard error (paired by seed,
 or Welch's for independent ones).
 
 Pure Python, no import of ours: fine-tuning's seed summaries
-(training/finetune.py), the comparison's rows over pretraining runs
+(downstream/finetune.py), the comparison's rows over pretraining runs
 (experiments/run_rows.py) and its noise statements (experiments/report.py)
 all use these, so a figure means the same wherever it is printed.
 """

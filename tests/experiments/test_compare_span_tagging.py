@@ -104,7 +104,7 @@ def test_a_one_layer_encoder_tags_frozen_in_a_traced_step():
   # compare's small models may have one layer: the frozen tagger reads it
   # alone (Keras hands a model of one listed output its tensor unlisted).
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from bert_tf.models import token_head  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.tagging import token_head  # pylint: disable=g-import-not-at-top
   from bert_tf.models.config import BertConfig  # pylint: disable=g-import-not-at-top
   config = BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                       intermediate_size=32, max_position_embeddings=16)
@@ -142,10 +142,9 @@ def test_the_frozen_tagger_is_filed_under_its_own_learning_rate(tmp_path):
 
 
 def test_the_frozen_tagger_trains_at_its_own_learning_rate(tmp_path, monkeypatch):
-  # run_tagging hands training.tagging the frozen rate for the feature-based
-  # tagger and the fine-tuning rate otherwise.
-  from bert_tf.experiments import task_kinds  # pylint: disable=g-import-not-at-top
-  from bert_tf.training import tagging  # pylint: disable=g-import-not-at-top
+  # The tagging kind's finetune hands tagging.run the frozen rate for the
+  # feature-based tagger and the fine-tuning rate otherwise.
+  from bert_tf.downstream.tagging import tagging  # pylint: disable=g-import-not-at-top
   seen = []
   monkeypatch.setattr(tagging, "run", lambda config, bert_config: seen.append(
       (config.frozen_encoder, config.learning_rate)) or {})
@@ -153,5 +152,5 @@ def test_the_frozen_tagger_trains_at_its_own_learning_rate(tmp_path, monkeypatch
   options = dataclasses.replace(tiny_options(tmp_path, tasks=(task,)),
                                 frozen_learning_rate=3e-3, finetune_learning_rate=2e-4)
   for frozen in (False, True):
-    task_kinds.run_tagging(options, task, str(tmp_path / "out"), "vocab.txt", None, "", frozen)
+    task.kind_of.finetune(options, task, str(tmp_path / "out"), "vocab.txt", None, "", frozen)
   assert seen == [(False, 2e-4), (True, 3e-3)]

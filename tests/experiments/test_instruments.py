@@ -25,7 +25,7 @@ WORDS = [f"w{i}" for i in range(55)]
 
 def tokenizer(tmp_path):
   """A tokenizer whose ids are [PAD] [UNK] [CLS] [SEP] [MASK] w0 .. w54."""
-  from bert_tf.data import classification  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.classification import tsv as classification  # pylint: disable=g-import-not-at-top
   path = tmp_path / "vocab.txt"
   path.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS) + "\n")
   return classification.make_tokenizer(str(path), True)
@@ -152,7 +152,7 @@ def test_tokenized_documents_drop_empty_sentences(tmp_path):
   path = tmp_path / "vocab.txt"
   path.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "king",
                              "went", "."]) + "\n")
-  from bert_tf.data import classification
+  from bert_tf.downstream.classification import tsv as classification
   tokenizer = classification.make_tokenizer(str(path), True)
   from bert_tf.data import pair_tasks  # pylint: disable=g-import-not-at-top
   docs = instruments.tokenized_documents(

@@ -63,7 +63,7 @@ def write_tagger_folder(folder, vocab_file, labels, seed=0):
   import keras  # pylint: disable=g-import-not-at-top
   import numpy as np  # pylint: disable=g-import-not-at-top
   from bert_tf.models import hf_config  # pylint: disable=g-import-not-at-top
-  from bert_tf.models import token_head  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.tagging import token_head  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
   keras.utils.set_random_seed(seed)
   model = token_head.BertTokenTagger(tiny_config(), len(labels))

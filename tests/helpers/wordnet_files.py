@@ -1,6 +1,6 @@
 """A few WordNet database files in the original format."""
 
-from bert_tf.data import wordnet
+from bert_tf.downstream.builders import wordnet
 
 
 LICENSE = "  1 This software and database is being provided to you, the LICENSEE, by  \n"

@@ -20,9 +20,9 @@ from bert_tf.models import hf_checkpoint as hf
 from bert_tf.serving import export
 from bert_tf.serving import hf_export
 from bert_tf.training import checkpoints
-from bert_tf.training import finetune
+from bert_tf.downstream import finetune
 from bert_tf.training import objectives
-from bert_tf.training import squad_finetune
+from bert_tf.downstream.span import squad_finetune
 
 from helpers.hf_fixtures import FIXTURES, fixture
 

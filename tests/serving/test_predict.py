@@ -133,8 +133,8 @@ def test_a_signature_the_export_lacks_names_those_it_has_and_their_inputs(predic
 
 
 def _classifier_export(root, pair, labels=("neg", "pos")):
-  from bert_tf.models import classifier  # pylint: disable=g-import-not-at-top
-  from bert_tf.serving import classifier_export  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.classification import classifier  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.classification import classifier_export  # pylint: disable=g-import-not-at-top
   export_dir = str(root / ("pair" if pair else "single"))
   classifier_export.export_classifier(
       classifier.BertClassifier(CONFIG, len(labels) or 1), write_vocab(root / "vocab.txt"),

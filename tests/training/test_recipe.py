@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 
 from bert_tf.training import recipe
-from bert_tf.training import squad_finetune
+from bert_tf.downstream.span import squad_finetune
 from bert_tf.training import train_config
-from bert_tf.training.finetune import FinetuneConfig
+from bert_tf.downstream.finetune import FinetuneConfig
 
 SQUAD = {"vocab_file": "v.txt", "output_dir": "o", "do_train": True, "train_file": "t"}
 

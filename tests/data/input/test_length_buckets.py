@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.data import classification
+from bert_tf.downstream.classification import tsv as classification
 from bert_tf.data.input import length_buckets
-from bert_tf.models import classifier
-from bert_tf.training import finetune
+from bert_tf.downstream.classification import classifier
+from bert_tf.downstream import finetune
+from bert_tf.downstream.classification import finetune_tsv
 
 from helpers.finetune_task import tiny_config, write_task, write_vocab
 
@@ -89,5 +90,5 @@ def test_fine_tuning_with_buckets_matches_full_padding(tmp_path):
         train_file=train, dev_file=dev, output_dir=str(tmp_path / f"b{buckets}"),
         vocab_file=vocab, max_seq_length=32, num_train_epochs=4, learning_rate=1e-3,
         train_batch_size=16, seeds=1, save_model=False, length_buckets=buckets)
-    results[buckets] = finetune.run(config, tiny_config())
+    results[buckets] = finetune_tsv.run(config, tiny_config())
   assert abs(results[1]["accuracy"] - results[3]["accuracy"]) <= 1 / 32

@@ -1,0 +1,102 @@
+"""SQuAD span answers as a comparison's task kind (`--task NAME=squad:DIR`):
+train.json and dev.json (SQuAD 1.1, or 2.0 when a question is_impossible
+or the file's version says v2), fine-tuned by span.squad_finetune once per
+fine-tuning seed (seed, seed + 1, ...), scored on dev.json by the official
+script of its version; metrics f1 and exact_match as fractions (the
+script's percent / 100), mean and sd over the seeds. Each seed's model is
+removed once scored (its results are kept). Windows at compare's
+max_seq_length take --squad_max_query_length question pieces and start
+every --squad_doc_stride document pieces."""
+
+import os
+
+from bert_tf import file_io as files
+from bert_tf.downstream import task
+
+
+def is_squad_v2(data):
+  """True for a SQuAD 2.0 file's JSON: its version says v2, or a question
+  is_impossible."""
+  if str(data.get("version", "")).startswith("v2"):
+    return True
+  return any(qa.get("is_impossible") for article in data.get("data") or []
+             for paragraph in article.get("paragraphs") or []
+             for qa in paragraph.get("qas") or [])
+
+
+class SpanKind(task.TaskKind):
+  name = "squad"
+  file_pattern = "{}.json"
+  result_types = ("squad",)
+  metric_keys = ("f1", "exact_match")
+  size_unit = "questions"
+
+  def sizes(self, task_):
+    from bert_tf.downstream.span import squad  # pylint: disable=g-import-not-at-top
+    out = {}
+    for split_name in ("train", "dev"):
+      path = self.file(task_, split_name)
+      version_2 = is_squad_v2(files.read_json(path, "SQuAD file"))
+      out[split_name] = len(squad.read_examples(path, split_name == "train",
+                                                version_2).examples)
+    return out, []
+
+  def check(self, task_, options):
+    from bert_tf.downstream.span import squad  # pylint: disable=g-import-not-at-top
+    try:
+      squad.check_window(options.max_seq_length, options.squad_doc_stride,
+                         options.squad_max_query_length)
+    except ValueError as e:
+      raise ValueError(f"--task={task_.name} (squad): {e} (--max_seq_length, "
+                       "--squad_max_query_length, --squad_doc_stride)") from None
+
+  def settings(self, options):
+    return {"max_query_length": options.squad_max_query_length,
+            "doc_stride": options.squad_doc_stride}
+
+  def finetune(self, options, task_, output_dir, vocab_file, bert_config, init_checkpoint,
+               frozen=False):
+    """{f1, exact_match, their _sd and seed_<s>_ values, num_seeds,
+    num_train_examples, num_dev_examples, task_type: "squad", version}."""
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
+    from bert_tf.downstream.span import squad_finetune  # pylint: disable=g-import-not-at-top
+    version_2 = is_squad_v2(files.read_json(self.file(task_, "dev"), "SQuAD file"))
+    per_seed, results = [], {}
+    for i in range(options.seeds):
+      seed = options.seed + i
+      config = squad_finetune.SquadConfig(
+          vocab_file=vocab_file, output_dir=os.path.join(output_dir, f"seed_{seed}"),
+          train_file=self.file(task_, "train"), predict_file=self.file(task_, "dev"),
+          init_checkpoint=init_checkpoint, do_lower_case=options.do_lower_case,
+          max_seq_length=options.max_seq_length, doc_stride=options.squad_doc_stride,
+          max_query_length=options.squad_max_query_length, do_train=True, do_predict=True,
+          train_batch_size=options.finetune_batch_size,
+          learning_rate=options.finetune_learning_rate,
+          num_train_epochs=options.finetune_epochs, save_checkpoints_steps=1 << 30,
+          version_2_with_negative=version_2, seed=seed)
+      res = squad_finetune.run(config, bert_config)
+      # The official scripts' percents: v1.1 names exact match exact_match, v2.0 exact.
+      metrics = {"f1": res["f1"] / 100.0,
+                 "exact_match": res.get("exact_match", res.get("exact", 0.0)) / 100.0}
+      per_seed.append(metrics)
+      results.update({f"seed_{seed}_{k}": v for k, v in metrics.items()})
+      results.update(num_train_examples=res["num_train_examples"],
+                     num_dev_examples=res["num_predict_examples"])
+      for path in files.glob(os.path.join(config.output_dir,
+                                                squad_finetune.CHECKPOINT_NAME) + ".*"):
+        files.remove(path)
+    results.update({k: v for k, v in finetune.summarize(per_seed).items()
+                    if not k.endswith("_median")})
+    results.update(num_seeds=options.seeds, task_type="squad",
+                   version="2.0" if version_2 else "1.1")
+    return results
+
+  def report_lines(self, options):
+    return [f"<task>_f1, <task>_exact_match (SQuAD tasks): the official script's F1 and "
+            f"exact match on dev.json as fractions; windows of {options.max_seq_length} "
+            f"pieces, {options.squad_max_query_length} of the question, starting every "
+            f"{options.squad_doc_stride} document pieces"]
+
+
+KIND = SpanKind()
