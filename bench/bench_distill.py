@@ -24,7 +24,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tensorflow_text  # noqa: E402,F401  (the text signatures' ops)
 
-from bert_tf import file_io as files  # noqa: E402
+from bert_tf.io import file_io as files  # noqa: E402
 from bert_tf.data.input import pipeline  # noqa: E402
 
 _IDS = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions")

@@ -84,7 +84,7 @@ def input_documents(args):
   from bert_tf.data.tokenizers import wordpiece_vocab
   tokenizer = tokenization.BatchTokenizer(wordpiece_vocab.load_vocab(args.vocab_file), True)
   docs = []
-  from bert_tf import file_io as files_lib
+  from bert_tf.io import file_io as files_lib
   for chunk in corpus_scan.scan_chunks(files_lib.expand_patterns(args.input_file), 1 << 20):
     block = corpus_scan.Block(chunk.index, (chunk,), chunk.documents)  # the input in order
     for doc in token_cache.tokenize_block(block, tokenizer).documents():

@@ -35,7 +35,7 @@ sys.path.insert(0, REPO)
 import tensorflow as tf  # noqa: E402
 from absl import logging  # noqa: E402
 
-from bert_tf import file_io as files  # noqa: E402
+from bert_tf.io import file_io as files  # noqa: E402
 from bert_tf.data.records import schema  # noqa: E402
 from bert_tf.training.objectives.electra import binary_entropy  # noqa: E402
 from bert_tf.models import electra  # noqa: E402

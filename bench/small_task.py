@@ -32,7 +32,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bert_tf import cli  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position
-from bert_tf import file_io as files  # noqa: E402  pylint: disable=wrong-import-position
+from bert_tf.io import file_io as files  # noqa: E402  pylint: disable=wrong-import-position
 from bert_tf.data import pair_tasks as probes  # noqa: E402  pylint: disable=wrong-import-position
 
 

@@ -76,7 +76,7 @@ def config_from_flags():
 
 def main(argv):
   del argv
-  from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
+  from bert_tf.io import file_io as files  # pylint: disable=g-import-not-at-top
   from bert_tf.training import objectives  # pylint: disable=g-import-not-at-top
   config, student_config = config_from_flags()
   logging.set_verbosity(logging.INFO)

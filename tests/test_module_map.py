@@ -125,7 +125,7 @@ def test_the_map_rules_on_a_made_up_page():
           "- `bert_tf/x/b.py`: two\n\n## Next\n\n- `bert_tf/c.py`: not in the map\n")
   listed, twice = listed_modules(page)
   assert listed == {"bert_tf/a.py": "again", "bert_tf/x/b.py": "two"} and twice == ["bert_tf/a.py"]
-  assert docstring_purpose("bert_tf/file_io.py")
+  assert docstring_purpose("bert_tf/io/file_io.py")
 
 
 def main(argv):

@@ -21,7 +21,7 @@ import time
 from absl import logging
 
 from bert_tf import cli
-from bert_tf import file_io
+from bert_tf.io import file_io
 
 
 @dataclasses.dataclass(frozen=True)

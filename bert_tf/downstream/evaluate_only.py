@@ -207,7 +207,7 @@ def run_tagger(config, bert_config):
   metrics, guesses = tagging.evaluate(model, task, config.eval_batch_size, lengths=lengths)
   results = dict(metrics, init=described, num_dev_examples=len(task.dev), task_type="tagging")
   finetune.write_eval_results(os.path.join(config.output_dir, "eval_results.txt"), results)
-  from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
+  from bert_tf.io import file_io as files  # pylint: disable=g-import-not-at-top
   files.atomic_write(os.path.join(config.output_dir, tagging.PREDICTIONS_FILE),
                      conll.format_conll(task.dev, guesses))
   test_note = tagging.write_test_predictions(config, model, task, lengths)

@@ -32,7 +32,7 @@ from absl import logging
 from bert_tf.downstream.classification import tsv as classification
 from bert_tf.data.input import length_buckets
 from bert_tf.downstream.classification import glue
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 from bert_tf.util import statistics
 from bert_tf.downstream.classification import classifier as classifier_lib
 from bert_tf.models import hf_checkpoint

@@ -9,7 +9,7 @@ import os
 
 import tensorflow as tf
 
-from bert_tf import file_io as files_lib
+from bert_tf.io import file_io as files_lib
 from bert_tf.models import hf_config
 from bert_tf.serving import hf_export
 

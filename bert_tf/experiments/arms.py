@@ -39,7 +39,7 @@ import json
 import re
 import typing
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 from bert_tf.data.pretraining import writer
 from bert_tf.training import objectives
 from bert_tf.training import train_config

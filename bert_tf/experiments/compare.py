@@ -68,7 +68,7 @@ import dataclasses
 import os
 import time
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 from bert_tf.experiments import heldout_reading
 from bert_tf.experiments import paper_figures
 from bert_tf.experiments import plan as plan_lib

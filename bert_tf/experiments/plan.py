@@ -10,7 +10,7 @@ import dataclasses
 import math
 import os
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 from bert_tf.data import pair_tasks
 from bert_tf.data.pretraining import writer
 from bert_tf.downstream import registry

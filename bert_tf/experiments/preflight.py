@@ -201,7 +201,7 @@ class _Corpus:
   """The corpus's documents, parsed and estimate-tokenized once each."""
 
   def __init__(self, options):
-    from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
+    from bert_tf.io import file_io as files  # pylint: disable=g-import-not-at-top
     from bert_tf.data.text import split  # pylint: disable=g-import-not-at-top
     text = files.read_text(options.corpus, "--corpus")
     self.documents = split.documents_of(text)

@@ -28,7 +28,7 @@ import os
 
 from absl import logging
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 
 COLUMNS = ("arm", "objective", "metric", "mean", "sd", "n", "se", "pretrain_seconds",
            "pretrain_steps", "train_tokens", "train_flops", "parameters",

@@ -22,7 +22,7 @@ import time
 
 from absl import logging
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 from bert_tf.data import pair_tasks
 from bert_tf.data.input import pipeline
 from bert_tf.data.text import split

@@ -269,7 +269,7 @@ class BertConfig:
       FileNotFoundError: no file at `path`.
       ValueError: the file is not JSON, or has a missing or invalid key.
     """
-    from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
+    from bert_tf.io import file_io as files  # pylint: disable=g-import-not-at-top
     return cls.from_dict(files.read_json(path, "BERT config file"), source=path)
 
   def to_dict(self):
@@ -289,7 +289,7 @@ class BertConfig:
 
   def to_json_file(self, path):
     """Writes the config as JSON (local path or gs://), via a temporary name."""
-    from bert_tf import file_io as files  # pylint: disable=g-import-not-at-top
+    from bert_tf.io import file_io as files  # pylint: disable=g-import-not-at-top
     files.atomic_write(path, self.to_json_string())
 
   def replace(self, **kw):

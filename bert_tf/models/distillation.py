@@ -35,7 +35,7 @@ import os
 import keras
 import tensorflow as tf
 
-from bert_tf import file_io
+from bert_tf.io import file_io
 from bert_tf.models import modeling
 from bert_tf.models.config import BertConfig
 

@@ -19,7 +19,7 @@ import os
 from absl import logging
 import numpy as np
 
-from bert_tf import file_io
+from bert_tf.io import file_io
 from bert_tf.models import hf_config
 from bert_tf.models import hf_names
 from bert_tf.models import tf1_checkpoint

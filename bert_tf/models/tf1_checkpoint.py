@@ -31,7 +31,7 @@ checkpoint are ignored: loading one starts a fresh optimizer.
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import file_io
+from bert_tf.io import file_io
 from bert_tf.models import albert
 
 # Names in original checkpoints that hold no model weight.

@@ -17,7 +17,7 @@ its vocab (vocab.txt, or tokenizer.json's WordPiece vocab) when no vocab_file is
 
 import dataclasses
 
-from bert_tf import file_io as files_lib
+from bert_tf.io import file_io as files_lib
 from bert_tf.data.tokenizers import wordpiece_vocab
 from bert_tf.models import hf_checkpoint
 from bert_tf.serving import hf_export

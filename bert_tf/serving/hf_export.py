@@ -25,7 +25,7 @@ from absl import logging
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import file_io as files_lib
+from bert_tf.io import file_io as files_lib
 from bert_tf.data.tokenizers import wordpiece_vocab
 from bert_tf.models import hf_checkpoint as hf
 from bert_tf.models import hf_config

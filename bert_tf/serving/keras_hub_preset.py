@@ -7,7 +7,7 @@ import os
 
 from absl import logging
 
-from bert_tf import file_io as files_lib
+from bert_tf.io import file_io as files_lib
 from bert_tf.models import activations
 from bert_tf.models import config as config_lib
 from bert_tf.serving import saved_model

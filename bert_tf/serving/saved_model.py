@@ -64,7 +64,7 @@ import os
 from absl import logging
 import tensorflow as tf
 
-from bert_tf import file_io as files_lib
+from bert_tf.io import file_io as files_lib
 from bert_tf.data.tokenizers import tokenizer_graph
 from bert_tf.data.tokenizers import wordpiece_vocab
 from bert_tf.training import objectives

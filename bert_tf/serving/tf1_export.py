@@ -6,7 +6,7 @@ import os
 
 from absl import logging
 
-from bert_tf import file_io as files_lib
+from bert_tf.io import file_io as files_lib
 from bert_tf.data.tokenizers import wordpiece_vocab
 from bert_tf.models import activations
 from bert_tf.models import tf1_checkpoint

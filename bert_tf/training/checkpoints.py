@@ -24,7 +24,7 @@ import tensorflow as tf
 from absl import logging
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
-from bert_tf import file_io
+from bert_tf.io import file_io
 from bert_tf.models import hf_checkpoint
 from bert_tf.models import tf1_checkpoint
 

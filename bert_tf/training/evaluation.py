@@ -13,7 +13,7 @@ import time
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 from bert_tf.data.input import pipeline
 
 

@@ -35,7 +35,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 from bert_tf.data.input import pipeline
 from bert_tf.models.config import BertConfig
 from bert_tf.training import chance_level

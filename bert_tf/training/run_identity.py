@@ -29,7 +29,7 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import file_io
+from bert_tf.io import file_io
 
 IDENTITY_NAME = "run_identity.json"
 # Manifest parts that differ between two writes of the same records.

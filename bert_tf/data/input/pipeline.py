@@ -20,7 +20,7 @@ import dataclasses
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import file_io as files_lib
+from bert_tf.io import file_io as files_lib
 from bert_tf.data.records import damaged_records
 from bert_tf.data.input import dynamic_masking
 from bert_tf.data.records import manifest as manifest_lib

@@ -22,7 +22,7 @@ import time
 
 from absl import logging
 
-from bert_tf import file_io as files_lib
+from bert_tf.io import file_io as files_lib
 from bert_tf.data.pretraining import passes
 from bert_tf.data.pretraining import shards
 from bert_tf.data.pretraining import writer

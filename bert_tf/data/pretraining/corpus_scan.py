@@ -6,7 +6,7 @@ import codecs
 import dataclasses
 import re
 
-from bert_tf import file_io
+from bert_tf.io import file_io
 from bert_tf.data.pretraining import seeds
 
 _BLANK_LINE = re.compile(rb"\n[ \t\r\f\v]*\n")

@@ -31,7 +31,7 @@ import json
 
 from absl import logging
 
-from bert_tf import file_io as files_lib
+from bert_tf.io import file_io as files_lib
 from bert_tf.data.pretraining import passes
 
 TEMPORARY_MARK = ".tmp"

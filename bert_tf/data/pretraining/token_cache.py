@@ -3,7 +3,7 @@ and the scratch cache that keeps them for the later passes."""
 
 import dataclasses
 
-from bert_tf import file_io as files_lib
+from bert_tf.io import file_io as files_lib
 from bert_tf.data.pretraining import corpus_scan
 
 

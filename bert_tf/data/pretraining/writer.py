@@ -63,7 +63,7 @@ import typing
 
 from absl import logging
 
-from bert_tf import file_io as files_lib
+from bert_tf.io import file_io as files_lib
 from bert_tf.data.pretraining import corpus_scan
 from bert_tf.data.pretraining import masking
 from bert_tf.data.pretraining import negative_pool as negative_pool_lib

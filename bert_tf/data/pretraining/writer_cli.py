@@ -10,7 +10,7 @@ import os
 
 from absl import logging
 
-from bert_tf import file_io
+from bert_tf.io import file_io
 from bert_tf.data.pretraining import writer
 
 

@@ -14,7 +14,7 @@ import re
 
 import tensorflow as tf
 
-from bert_tf import file_io
+from bert_tf.io import file_io
 
 _OFFSET = re.compile(r"\bat (\d+)")
 # TensorFlow's own words for the damage, without the op and function names

@@ -40,7 +40,7 @@ import dataclasses
 import json
 import types
 
-from bert_tf import file_io as files_lib
+from bert_tf.io import file_io as files_lib
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_SUFFIX = ".manifest.json"

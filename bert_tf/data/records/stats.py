@@ -33,7 +33,7 @@ REFERENCE_NAMES = {
 
 def _compression(files):
   """The one compression of all `files`; ValueError naming two that differ."""
-  from bert_tf import file_io as files_lib
+  from bert_tf.io import file_io as files_lib
   by_kind = {}
   for path in files:
     by_kind.setdefault(files_lib.compression_of(path), path)

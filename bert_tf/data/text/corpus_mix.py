@@ -13,7 +13,7 @@ hold no change of topic at all.
 
 import random
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 from bert_tf.data.text import split
 
 

@@ -7,7 +7,7 @@ held-out sentence, nor its neighbours, is seen in training.
 
 import hashlib
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 
 
 def documents_of(text):

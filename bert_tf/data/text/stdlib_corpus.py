@@ -19,7 +19,7 @@ import sys
 import sysconfig
 import warnings
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 
 # Modules that start things, print, or are platform-specific on import.
 _SKIP = re.compile(r"^(__main__|antigravity|this|idlelib|tkinter|turtle|turtledemo|"

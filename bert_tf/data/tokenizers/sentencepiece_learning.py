@@ -20,7 +20,7 @@ import tempfile
 
 from absl import logging
 
-from bert_tf import file_io as files_lib
+from bert_tf.io import file_io as files_lib
 from bert_tf.data.tokenizers import sentencepiece_vocab
 from bert_tf.data.tokenizers import vocab_learning
 

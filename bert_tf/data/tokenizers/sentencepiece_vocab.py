@@ -29,7 +29,7 @@ import unicodedata
 
 import numpy as np
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 from bert_tf.data.tokenizers import wordpiece_vocab
 
 WORD_START = "\u2581"  # SentencePiece's "▁"

@@ -21,7 +21,7 @@ import os
 
 from absl import logging
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 
 TOKENIZER_JSON = "tokenizer.json"
 VOCAB_TXT = "vocab.txt"

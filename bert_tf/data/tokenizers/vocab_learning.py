@@ -23,7 +23,7 @@ from absl import logging
 import tensorflow as tf
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner_lib
 
-from bert_tf import file_io as files_lib
+from bert_tf.io import file_io as files_lib
 from bert_tf.data.tokenizers import tokenizer_graph
 from bert_tf.data.tokenizers import wordpiece_vocab
 

@@ -7,7 +7,7 @@ import hashlib
 
 import numpy as np
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 
 PAD_TOKEN = "[PAD]"
 UNK_TOKEN = "[UNK]"

@@ -27,7 +27,7 @@ import json
 import os
 import re
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 from bert_tf.data.text import split
 
 ENTITY = "NAME"

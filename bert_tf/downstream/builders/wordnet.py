@@ -44,7 +44,7 @@ import json
 import os
 import re
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 from bert_tf.data.text import split as split_lib
 
 POS_FILES = ("noun", "verb", "adj", "adv")

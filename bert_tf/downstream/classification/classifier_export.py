@@ -26,7 +26,7 @@ Keras): `tf.saved_model.load(dir).signatures["classify"](text=...)`, and
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import file_io as files_lib
+from bert_tf.io import file_io as files_lib
 # The pretraining SavedModel's: one way of packing text into ids (the
 # original's pair truncation), one way of tracking a Keras model's variables.
 from bert_tf.serving import saved_model

@@ -26,7 +26,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 from bert_tf.data.input import length_buckets
 from bert_tf.downstream import finetune
 from bert_tf.downstream.classification import glue

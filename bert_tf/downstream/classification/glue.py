@@ -31,7 +31,7 @@ the ids equal those of `classification.label_space`); F1 is of label "1"
 import dataclasses
 import os
 
-from bert_tf import file_io
+from bert_tf.io import file_io
 from bert_tf.downstream.classification import tsv as classification
 
 # The FinetuneConfig fields a preset sets; an explicit value that differs is an error.

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 from bert_tf.data.tokenizers import tokenization
 from bert_tf.data.tokenizers import wordpiece_vocab
 

@@ -33,7 +33,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 from bert_tf.downstream.classification import tsv as classification
 from bert_tf.downstream import finetune
 

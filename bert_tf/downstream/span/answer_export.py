@@ -45,7 +45,7 @@ or `bert_tf.predict --saved_model=dir --text_a=QUESTION --text_b=CONTEXT`.
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import file_io as files_lib
+from bert_tf.io import file_io as files_lib
 from bert_tf.serving import saved_model
 
 # SQuAD's white space (data/squad.is_squad_whitespace), as code points.

@@ -10,7 +10,7 @@ every --squad_doc_stride document pieces."""
 
 import os
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 from bert_tf.downstream import task
 
 

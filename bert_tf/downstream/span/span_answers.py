@@ -29,7 +29,7 @@ import json
 import math
 import os
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 from bert_tf.data.tokenizers import sentencepiece_vocab
 from bert_tf.downstream.span import squad
 

@@ -44,7 +44,7 @@ import unicodedata
 
 import numpy as np
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 from bert_tf.data.tokenizers import sentencepiece_vocab
 from bert_tf.data.tokenizers import unicode_tables
 

@@ -38,7 +38,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 from bert_tf.downstream.span import squad
 from bert_tf.downstream.classification import classifier as classifier_lib
 from bert_tf.models import hf_checkpoint

@@ -30,7 +30,7 @@ import re
 
 import numpy as np
 
-from bert_tf import file_io as files
+from bert_tf.io import file_io as files
 
 DOCSTART = "-DOCSTART-"
 OUTSIDE = "O"

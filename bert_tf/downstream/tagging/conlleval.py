@@ -31,7 +31,7 @@ included). conlleval prints percentages; these are fractions.
 
 import dataclasses
 
-from bert_tf import file_io
+from bert_tf.io import file_io
 
 OUTSIDE = "O"
 

@@ -30,7 +30,7 @@ Keras): `tf.saved_model.load(dir).signatures["tag"](text=...)`, and
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import file_io as files_lib
+from bert_tf.io import file_io as files_lib
 from bert_tf.serving import saved_model
 
 # Windows of one text, at most: the tie-break key packs a window index below it.

@@ -165,7 +165,7 @@ def test_two_attempts_at_one_shard_at_once_leave_the_local_drivers_bytes(
     tmp_path, monkeypatch, caplog, scenario):
   import logging  # pylint: disable=g-import-not-at-top
   import threading  # pylint: disable=g-import-not-at-top
-  from bert_tf import file_io  # pylint: disable=g-import-not-at-top
+  from bert_tf.io import file_io  # pylint: disable=g-import-not-at-top
   inputs, vocab = _inputs(tmp_path)
   options = writer.DataOptions(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=2,
                                block_bytes=700)

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from bert_tf import file_io as files_lib
+from bert_tf.io import file_io as files_lib
 from bert_tf.data.records import manifest as manifest_lib
 from bert_tf.data.records import schema
 from bert_tf.data.pretraining import writer

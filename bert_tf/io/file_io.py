@@ -30,7 +30,7 @@ def _gfile():
 
 # ------------------------------------------------------------------------------
 # The file system: every other module calls these, never tf.io.gfile itself
-# (tests/test_file_io.py holds them to that), so a new backend, a retry policy
+# (tests/io/test_file_io.py holds them to that), so a new backend, a retry policy
 # or a fault injected by a test has one place to go. Each is tf.io.gfile's
 # call of the same name, with its errors (tf.errors.NotFoundError for a
 # missing path, other tf.errors.OpError subclasses; not OSError).
