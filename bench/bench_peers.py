@@ -614,7 +614,8 @@ class Worker:
     self.proc = subprocess.Popen(
         [sys.executable, os.path.abspath(__file__), f"--worker={side}",
          f"--workload={workload}"] + argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        text=True)
+        text=True, env=dict(os.environ, TF_FORCE_GPU_ALLOW_GROWTH="true"))
+    # (on a GPU our idle worker holds only what it used, not the whole memory)
 
   def read(self):
     for line in self.proc.stdout:
