@@ -375,11 +375,11 @@ def serve_texts(args):
 # ------------------------------------------------------------------------------
 
 
-def _torch_device():
+def _torch_device(args):
   import torch  # pylint: disable=g-import-not-at-top
   if torch.cuda.is_available():
     return "cuda"
-  torch.set_num_threads(os.cpu_count())
+  torch.set_num_threads(args.torch_threads or os.cpu_count())
   return "cpu"
 
 
@@ -417,7 +417,7 @@ def _torch_batches(args, device):
 def theirs_pretrain(args):
   import torch  # pylint: disable=g-import-not-at-top
   import transformers  # pylint: disable=g-import-not-at-top
-  device = _torch_device()
+  device = _torch_device(args)
   hf_dir = os.path.join(args.work, "hf")
   batches = _torch_batches(args, device)
   hf = transformers.BertForPreTraining.from_pretrained(hf_dir).to(device).eval()
@@ -454,7 +454,7 @@ def theirs_pretrain(args):
 def theirs_masking(args):
   import numpy as np  # pylint: disable=g-import-not-at-top
   import transformers  # pylint: disable=g-import-not-at-top
-  _torch_device()
+  _torch_device(args)
   f = dict(np.load(os.path.join(args.work, "batches.npz")))
   ids = f["input_ids"].copy()  # the records' text, its masks undone
   rows, cols = np.nonzero(f["masked_lm_weights"] > 0)
@@ -484,7 +484,7 @@ def theirs_masking(args):
 def theirs_classify(args):
   import torch  # pylint: disable=g-import-not-at-top
   import transformers  # pylint: disable=g-import-not-at-top
-  device = _torch_device()
+  device = _torch_device(args)
   head_dir = os.path.join(args.work, "hf_classifier")
   tokenizer = transformers.BertTokenizerFast.from_pretrained(head_dir)
   train_pairs, dev_pairs = _read_pairs(args.work, "train"), _read_pairs(args.work, "dev")
@@ -532,7 +532,7 @@ def theirs_classify(args):
 
 def theirs_serve(args):
   import transformers  # pylint: disable=g-import-not-at-top
-  device = _torch_device()
+  device = _torch_device(args)
   start = time.perf_counter()
   pipe = transformers.pipeline("fill-mask", model=os.path.join(args.work, "hf"), top_k=5,
                                device=device)
@@ -676,6 +676,10 @@ def parse_args(argv=None):
   p.add_argument("--pair_words", type=int, default=20, help="classify: words kept of a verse")
   p.add_argument("--serve_batch", type=int, default=32)
   p.add_argument("--serve_requests", type=int, default=20)
+  p.add_argument("--torch_threads", type=int, default=0,
+                 help="torch's CPU threads (0: the cores, torch.set_num_threads's advice); on "
+                      "a machine loaded by other processes 1 can be much faster (see "
+                      "docs/performance.md)")
   p.add_argument("--torch_compile", action="store_true",
                  help="torch.compile the peer's pretraining model")
   p.add_argument("--smoke", action="store_true", help="toy sizes: checks the script runs")
@@ -709,7 +713,7 @@ def main(argv=None):
     sys.exit(2)
   print(f"bench_peers: {versions()}", flush=True)
   print(f"BERT-{args.config}, seq {args.seq}, batch {args.batch}, {args.preds} predictions, "
-        f"{args.rounds} alternating rounds" + (" (smoke run)" if args.smoke else ""), flush=True)
+        f"{args.rounds} alternating rounds, torch threads {args.torch_threads or os.cpu_count()}" + (" (smoke run)" if args.smoke else ""), flush=True)
   rows, begin = [], time.perf_counter()
   with tempfile.TemporaryDirectory() as work:
     child_argv = [a for a in argv if not a.startswith("--work")] + [f"--work={work}"]
