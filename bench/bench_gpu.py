@@ -268,7 +268,7 @@ def run_peers(args):
                          text=True, check=False)
   lines = child.stdout.splitlines()
   for line in lines:
-    if "check:" in line or line.strip().endswith("x") or line.startswith("bench_peers"):
+    if "check:" in line or "examples/s ->" in line or line.startswith("bench_peers"):
       print(f"  {line.strip()}", flush=True)
   if child.returncode or sum("-> PASS" in line for line in lines) != 2:
     print(f"  bench_peers exited {child.returncode}", flush=True)
