@@ -27,10 +27,11 @@ Workloads (--workloads):
             fast path: special_tokens_mask given) on the same token ids.
   classify  sentence-pair fine-tuning, one epoch of short pairs (KJV verse
             pairs: the next verse or a random one), from tokenized features
-            to the trained model, bert_tf's length buckets (tracing
-            included) against a run_glue-style loop with dynamic padding
-            (DataCollatorWithPadding); then prediction of the dev pairs
-            (steady state: ours traced before timing).
+            to the trained model with its dev set evaluated (the model's
+            building included on both sides), bert_tf's length buckets
+            (tracing included) against a run_glue-style loop with dynamic
+            padding (DataCollatorWithPadding); then prediction of the dev
+            pairs (steady state: ours traced before timing).
   serve     fill-mask: the exported SavedModel's `fill_mask` signature (text
             in) against transformers' pipeline("fill-mask") on the --hf_out
             folder of the same weights; one request's latency (as
