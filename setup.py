@@ -31,6 +31,8 @@ setuptools.setup(
         "beam": ["apache-beam>=2.60"],
         # compare_objectives' plots (everything else it writes needs no extra).
         "plots": ["matplotlib>=3.8"],
+        # bench/bench_peers.py: the peers bert_tf is measured against.
+        "peers": ["torch>=2.4", "transformers>=5"],
         # tests/gcs: a Cloud Storage emulator (fake-gcs-server) behind a TLS
         # front whose self-signed certificate `cryptography` makes.
         "test": ["pytest>=8", "apache-beam>=2.60", "matplotlib>=3.8",

@@ -27,6 +27,12 @@ process (a failure or out-of-memory in one leaves the others clean):
 4. The input pipeline alone (static records, and the same records masked
    dynamically in tf.data) in examples/s against the fastest step rate of
    section 3: whether it keeps up.
+5. Against transformers + PyTorch on the same GPU (when torch and
+   transformers>=5 are installed: `pip install -e .[peers]`; otherwise one
+   line says what is missing and the section is skipped, not failed):
+   bench/bench_peers.py's pretraining-step and pair fine-tuning workloads at
+   --config, their pairing checks, and the ratio ours / theirs beside the MFU
+   of section 3.
 """
 
 import argparse
@@ -246,6 +252,31 @@ def _child(args, section, records="", combo=""):
   return lines, child.returncode
 
 
+def run_peers(args):
+  """Section 5: bench_peers' pretrain and classify workloads in a child
+  process; returns the failed checks (none when the peers are missing)."""
+  import bench_peers  # pylint: disable=g-import-not-at-top  (imports neither TF nor torch)
+  print("\n[5] against transformers + PyTorch (bench/bench_peers.py: pretraining step, pair "
+        "fine-tuning and prediction)", flush=True)
+  missing = bench_peers.missing_peers()
+  if missing:
+    print(f"  skipped: the peers are not installed (missing {missing}; pip install -e "
+          ".[peers])", flush=True)
+    return []
+  flags = ["--workloads=pretrain,classify", f"--config={args.config}",
+           f"--rounds={args.peers_rounds}"] + (["--smoke"] if args.cpu_smoke else [])
+  child = subprocess.run([sys.executable, bench_peers.__file__] + flags, stdout=subprocess.PIPE,
+                         text=True, check=False)
+  lines = child.stdout.splitlines()
+  for line in lines:
+    if "check:" in line or "examples/s ->" in line or line.startswith("bench_peers"):
+      print(f"  {line.strip()}", flush=True)
+  if child.returncode or sum("-> PASS" in line for line in lines) != 2:
+    print(f"  bench_peers exited {child.returncode}", flush=True)
+    return ["peers"]
+  return []
+
+
 def main():
   p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   p.add_argument("--config", default="base", help="configs/bert_<name>.json")
@@ -261,7 +292,8 @@ def main():
   p.add_argument("--loss_batch", type=int, default=32)
   p.add_argument("--pipeline_batch", type=int, default=256)
   p.add_argument("--pipeline_seconds", type=float, default=10.0)
-  p.add_argument("--sections", default="electra,losses,throughput,pipeline")
+  p.add_argument("--sections", default="electra,losses,throughput,pipeline,peers")
+  p.add_argument("--peers_rounds", type=int, default=2, help="section 5's alternating rounds")
   p.add_argument("--cpu_smoke", action="store_true",
                  help="tiny sizes on CPU (BERT-tiny, 32 tokens, batch 8): checks the script")
   p.add_argument("--section", default="", help=argparse.SUPPRESS)
@@ -373,6 +405,10 @@ def main():
               f"{r['cpus']} CPUs, {ratio:.2f}x the step rate -> {verdict}", flush=True)
       if rc or len(lines) != 2:
         failed.append("pipeline")
+
+  # === 5. Against transformers + PyTorch ===
+  if "peers" in sections:
+    failed += run_peers(args)
 
   print(f"\nbench_gpu: {time.perf_counter() - begin:.0f} s; "
         + (f"FAILED: {', '.join(failed)}" if failed else "every check passed"), flush=True)

@@ -36,4 +36,9 @@ def test_the_cpu_smoke_run_passes_every_section():
                for line in out.splitlines()), name
   assert "bf16+xla batch 8:" in out and "fp32 batch 8:" in out
   assert out.count("records:") == 2
+  # Section 5: the peers' ratios where torch and transformers are installed.
+  assert "[5] against transformers + PyTorch" in out
+  peer_checks = sum(l.strip().startswith("check:") and l.endswith("-> PASS")
+                    for l in out.splitlines())
+  assert peer_checks == (0 if "skipped: the peers are not installed" in out else 2), out
   assert out.strip().splitlines()[-1].endswith("every check passed")

@@ -317,13 +317,13 @@ def config_tokenizer(config, bert_config=None):
 
 def make_predict_fn(model):
   """The model's inference for every `predict` of it: a callable on a batch
-  (dict of int32 [batch, seq]). Traced once per sequence length (a length
-  bucket) as a concrete function for any batch size (the short last one
-  too); calls of a concrete function never count as retracing, so many
+  (dict of int32 [batch, seq]). Traced once, as a concrete function for
+  any sequence length (every length bucket) and batch size (the short last
+  one too); calls of a concrete function never count as retracing, so many
   short runs in one process (compare_objectives: a model per seed and task,
   a batch or two of dev each) do not make TensorFlow warn of retracing."""
   return length_buckets.StepsByShape(lambda features: model(features, training=False),
-                                     any_batch=True)
+                                     any_batch=True, any_length=True)
 
 
 def predict(model, features, batch_size, predict_fn=None, lengths=None):
@@ -413,9 +413,9 @@ def fit(model, loss_fn, inputs, targets, config, seed, seed_dir, evaluate):
   dataset = classification.make_dataset(
       inputs, targets, batch_size=min(config.train_batch_size, num_examples),
       shuffle=True, seed=seed, repeat=True, drop_remainder=True, lengths=lengths)
-  # Traced once per bucket length: as make_predict_fn, a concrete
+  # Traced once for every bucket length: as make_predict_fn, a concrete
   # function's calls never count as retracing across seeds and runs.
-  train_step = length_buckets.StepsByShape(train_step)
+  train_step = length_buckets.StepsByShape(train_step, any_length=True)
   train_writer = tf.summary.create_file_writer(os.path.join(seed_dir, "train"))
   eval_writer = tf.summary.create_file_writer(os.path.join(seed_dir, "eval"))
   predict_fn = make_predict_fn(model)

@@ -75,6 +75,10 @@ def test_steps_are_traced_once_per_shape():
   for b in (4, 3, 4):
     any_batch(tf.ones((b, 8)))
   assert any_batch.num_traces == 1
+  any_length = length_buckets.StepsByShape(lambda x: x * 3, any_batch=True, any_length=True)
+  for b, n in ((4, 8), (3, 16), (4, 32)):
+    assert any_length(tf.ones((b, n))).shape == (b, n)
+  assert any_length.num_traces == 1
 
 
 @pytest.mark.slow
