@@ -125,7 +125,7 @@ def setup(args):
   import keras  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   import bench_training  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import schema  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.records import schema  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
   from bert_tf.training import objectives  # pylint: disable=g-import-not-at-top
   work = args.work
@@ -251,8 +251,8 @@ def ours_pretrain(args):
 
 
 def _masking_config(args, size):
-  from bert_tf.data import dynamic_masking  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import masking as masking_lib  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.input import dynamic_masking  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.pretraining import masking as masking_lib  # pylint: disable=g-import-not-at-top
   return dynamic_masking.DynamicMasking(
       masked_lm_prob=0.15, max_predictions_per_seq=args.preds,
       vocab=masking_lib.MaskingVocab(size=size, cls_id=101, sep_id=102, mask_id=103,
@@ -266,7 +266,7 @@ def _mask_stats(input_ids, picked):
 
 def ours_masking(args):
   import numpy as np  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import pipeline  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.input import pipeline  # pylint: disable=g-import-not-at-top
   config = bert_config(args, _vocab_file(args.work))
   ds = pipeline.make_dataset([os.path.join(args.work, "train.tfrecord")], args.batch, args.seq,
                              args.preds, True, seed=1, shuffle_buffer=1000,
@@ -295,10 +295,10 @@ def ours_masking(args):
 
 def ours_classify(args):
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from bert_tf.data import length_buckets  # pylint: disable=g-import-not-at-top
+  from bert_tf.data.input import length_buckets  # pylint: disable=g-import-not-at-top
   from bert_tf.models import hf_config  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
-  from bert_tf.training import finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
   work = args.work
   config = finetune.FinetuneConfig(
       train_file=os.path.join(work, "train.tsv"), dev_file=os.path.join(work, "dev.tsv"),
