@@ -69,13 +69,13 @@ class FinetuneConfig:
   for single-sentence tasks; test_file "" for none. init_checkpoint "":
   random initialization. seeds: how many runs (seed, seed + 1, ...).
   task_type: "auto", "classification" or "regression". task_name: a GLUE
-  task (data/glue.py) whose layouts read the files and whose label list is
+  task (downstream/classification/glue.py) whose layouts read the files and whose label list is
   the classes. extra_dev_files: (name, path) pairs evaluated after training,
   their metrics prefixed `<name>_`. do_train, do_eval, do_predict: the
   original run_classifier's steps: train (on train_file), evaluate on the
   dev files, predict test_file (when there is one). do_train False takes
   the model as it is from init_checkpoint, a fine-tuned transformers
-  folder (training/evaluate_only.py). spm_model_file: a SentencePiece
+  folder (downstream/evaluate_only.py). spm_model_file: a SentencePiece
   model (ALBERT's) in the place of vocab_file, which is then not read.
   """
   train_file: str = ""

@@ -166,7 +166,7 @@ def write_task(corpus, output_dir, heldout_every=0, min_count=3, min_share=0.95,
   test.json (SQuAD 1.1) and summary.json under output_dir (each atomically,
   all built before any is written). Name types are judged on the whole
   corpus; with heldout_every=N only every N-th document
-  (data/split.py's held-out documents) gives questions.
+  (data/text/split.py's held-out documents) gives questions.
 
   Returns:
     summary(): dict split -> counts.

@@ -145,7 +145,7 @@ def write_task(corpus, output_dir, heldout_every=0, min_count=3, min_share=0.95)
   before any is written).
 
   Name types are judged on the whole corpus; with heldout_every=N only every
-  N-th document (data/split.py's held-out documents) is tagged.
+  N-th document (data/text/split.py's held-out documents) is tagged.
 
   Returns:
     summary(): dict split -> counts.

@@ -170,7 +170,7 @@ def check_export_dir(config, export_dir, overwrite=False):
 
 def export_task_model(config, bert_config, results, export_dir, overwrite=False):
   """Exports what `finetune` trained: a classifier (`export_finetuned`) or,
-  for task_type "tagging", a tagger (serving/tagger_export.py). Returns the
+  for task_type "tagging", a tagger (downstream/tagging/tagger_export.py). Returns the
   line saying what was written."""
   if config.task_type == "tagging":
     from bert_tf.downstream.tagging import tagger_export  # pylint: disable=g-import-not-at-top

@@ -239,7 +239,7 @@ def run(config: finetune.FinetuneConfig, bert_config: BertConfig):
   """
   config.validate(bert_config)
   if not config.do_train:
-    raise ValueError("do_train=false: training/evaluate_only.py runs the model as it is")
+    raise ValueError("do_train=false: downstream/evaluate_only.py runs the model as it is")
   task = load_task(config)
   finetune.config_tokenizer(config, bert_config)  # its size is the model's
   num_train = len(task.train_labels)

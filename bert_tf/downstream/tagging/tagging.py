@@ -255,7 +255,7 @@ def run(config: TaggingConfig, bert_config):
   """
   config.validate(bert_config)
   if not config.do_train:
-    raise ValueError("do_train=false: training/evaluate_only.py runs the model as it is")
+    raise ValueError("do_train=false: downstream/evaluate_only.py runs the model as it is")
   check_vocab(config, bert_config)
   task = load_task(config)
   num_windows = len(task.train_features.arrays["input_ids"])
