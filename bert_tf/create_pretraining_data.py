@@ -46,8 +46,9 @@ def define_flags(flag_values):
   flags.DEFINE_string("output_dir", None, "Write --num_output_shards resumable shards and manifest.json here (instead of --output_file).", flag_values=f)
   flags.DEFINE_integer("num_output_shards", 1, "Shards with --output_dir.", flag_values=f)
   flags.DEFINE_bool("overwrite", False, "Replace the records of another input (or other "
-                    "options) in --output_dir; without it that is an error, and a rerun of "
-                    "the same command resumes.", flag_values=f)
+                    "options) in --output_dir or --output_file, and write every shard again; "
+                    "without it that is an error, and a rerun of the same command resumes "
+                    "(rewriting the shards that fail their check).", flag_values=f)
   flags.DEFINE_integer("num_workers", None, "Worker processes (default: all cores).", flag_values=f)
   flags.DEFINE_bool("gzip", False, "GZIP-compress the TFRecords.", flag_values=f)
   flags.DEFINE_enum("driver", "local", ["local", "beam"],
@@ -107,10 +108,13 @@ def main(argv):
     raise app.UsageError(str(e)) from None
   options = cli.options_from_flags(writer.DataOptions, FLAGS)
   with writer_cli.removed_if_left_empty(outputs.folders()):
-    if outputs.directory:  # refuses another input's records there
-      writer_cli.claim_output_dir(outputs.directory, writer_cli.claim_of(
-          FLAGS.input_file, outputs, options, FLAGS.vocab_file, FLAGS.spm_model_file),
-                                  FLAGS.overwrite)
+    # Refuses another input's records there.
+    claim = writer_cli.claim_of(FLAGS.input_file, outputs, options, FLAGS.vocab_file,
+                                FLAGS.spm_model_file)
+    if outputs.directory:
+      writer_cli.claim_output_dir(outputs.directory, claim, FLAGS.overwrite)
+    else:
+      writer_cli.check_output_files(outputs, claim, FLAGS.overwrite)
     if FLAGS.driver == "beam":
       from bert_tf.data.pretraining import beam  # pylint: disable=g-import-not-at-top
       try:
