@@ -61,6 +61,7 @@ times that for evaluation sets without a warning.
 """
 
 import os
+import sys
 
 from absl import flags
 from absl import logging
@@ -184,7 +185,6 @@ def command_with_output_dir(output_dir, argv=None):
   """This run's command line with --output_dir=output_dir (any other
   --output_dir dropped; the one added last wins over a --flagfile's)."""
   import shlex  # pylint: disable=g-import-not-at-top
-  import sys  # pylint: disable=g-import-not-at-top
   args, rest = [], list(sys.argv[1:] if argv is None else argv)
   while rest:
     arg = rest.pop(0)

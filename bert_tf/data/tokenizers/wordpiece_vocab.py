@@ -4,6 +4,7 @@ special tokens: what the tokenizers, the data writer and the exports read.
 it: masking.MaskingVocab.)"""
 
 import hashlib
+import os
 
 import numpy as np
 
@@ -135,7 +136,6 @@ def vocab_txt_path(path):
   resolved = tokenizer_json.resolve_vocab_path(path)
   if not tokenizer_json.is_tokenizer_json(resolved):
     return resolved
-  import os  # pylint: disable=g-import-not-at-top
   import tempfile  # pylint: disable=g-import-not-at-top
   vocab = load_vocab(resolved)
   out = os.path.join(tempfile.mkdtemp(prefix="bert_tf_vocab_"), "vocab.txt")

@@ -23,6 +23,8 @@ Keras): `tf.saved_model.load(dir).signatures["classify"](text=...)`, and
 `bert_tf.predict --saved_model=dir --text=...` (or --text_a, --text_b).
 """
 
+import os
+
 import tensorflow as tf
 from absl import logging
 
@@ -134,7 +136,6 @@ def export_finetuned(config, bert_config, results, export_dir, overwrite=False):
     results: what run returned (labels, task_type).
     export_dir: the SavedModel directory to create.
   """
-  import os  # pylint: disable=g-import-not-at-top
   from bert_tf.downstream.classification import classifier as classifier_lib  # pylint: disable=g-import-not-at-top
   from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
   labels = results["labels"]

@@ -42,6 +42,8 @@ The export loads with only tensorflow and tensorflow-text:
 or `bert_tf.predict --saved_model=dir --text_a=QUESTION --text_b=CONTEXT`.
 """
 
+import os
+
 import tensorflow as tf
 from absl import logging
 
@@ -203,7 +205,6 @@ def export_finetuned(config, bert_config, export_dir, overwrite=False):
   """Exports the span model `training.squad_finetune.run(config, ...)`
   trained (output_dir/model), with config's window and answer settings.
   Returns the line that says what was written."""
-  import os  # pylint: disable=g-import-not-at-top
   from bert_tf.downstream.span import span_head  # pylint: disable=g-import-not-at-top
   from bert_tf.downstream.span import squad_finetune  # pylint: disable=g-import-not-at-top
   prefix = os.path.join(config.output_dir, squad_finetune.CHECKPOINT_NAME)

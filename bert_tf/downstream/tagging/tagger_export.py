@@ -27,6 +27,8 @@ Keras): `tf.saved_model.load(dir).signatures["tag"](text=...)`, and
 `bert_tf.predict --saved_model=dir --text=...`.
 """
 
+import os
+
 import tensorflow as tf
 from absl import logging
 
@@ -184,7 +186,6 @@ def export_finetuned(config, bert_config, results, export_dir, overwrite=False):
     results: what run returned (labels).
     export_dir: the SavedModel directory to create.
   """
-  import os  # pylint: disable=g-import-not-at-top
   from bert_tf.downstream.tagging import token_head  # pylint: disable=g-import-not-at-top
   from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
   labels = results["labels"]
