@@ -67,7 +67,7 @@ def check_finetuned_out(config, bert_config, out_dir, overwrite=False):
 def write_finetuned(config, bert_config, results, out_dir, overwrite=False):
   """Writes the classifier `classification.finetune_tsv.run(config, bert_config)`
   saved (its first seed's) as a transformers *ForSequenceClassification
-  folder, or the tagger `training.tagging.run` saved as a
+  folder, or the tagger `downstream.tagging.tagging.run` saved as a
   *ForTokenClassification one, its labels as id2label (see write_hf_head_folder), and prints
   where; nothing for an empty out_dir. Returns the architecture or None."""
   if not out_dir:
@@ -98,7 +98,7 @@ def write_finetuned(config, bert_config, results, out_dir, overwrite=False):
 
 
 def write_span_model(config, bert_config, out_dir, overwrite=False):
-  """Writes the span model `training.squad_finetune.run` saved
+  """Writes the span model `downstream.span.squad_finetune.run` saved
   (output_dir/model) as a transformers *ForQuestionAnswering folder, and
   prints where; nothing for an empty out_dir. An ALBERT fine-tuned with a
   SentencePiece model (config.spm_model_file) gets its spiece.model and an

@@ -9,7 +9,7 @@ kernel and its own preprocessor; this one keeps the original initializer
 and the project's tokenizer (`data.classification`).
 
 The encoder is `modeling.build_encoder(config)`.
-`training.finetune.load_encoder_weights` fills it from any checkpoint the
+`downstream.finetune.load_encoder_weights` fills it from any checkpoint the
 project reads (bert_tf, original TF1, keras-hub preset); the preset part is
 `copy_from_preset` here, as it needs no training code.
 """

@@ -18,7 +18,7 @@ as asked (-1: the last transformer layer's output, 0: the first's; the
 embeddings are not a layer), each value rounded to 6 decimals by Python's
 `round`, serialized by `json.dumps` with its default separators.
 
-The encoder is read as fine-tuning reads it (`training.finetune.
+The encoder is read as fine-tuning reads it (`downstream.finetune.
 build_classifier`): a bert_tf run directory or checkpoint, an original TF1
 checkpoint, a keras-hub preset directory, a transformers folder, an ELECTRA
 run (its discriminator). Dropout is off.

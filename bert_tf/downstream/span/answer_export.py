@@ -202,7 +202,7 @@ def export_answerer(model, vocab_file, do_lower_case, export_dir, overwrite=Fals
 
 
 def export_finetuned(config, bert_config, export_dir, overwrite=False):
-  """Exports the span model `training.squad_finetune.run(config, ...)`
+  """Exports the span model `downstream.span.squad_finetune.run(config, ...)`
   trained (output_dir/model), with config's window and answer settings.
   Returns the line that says what was written."""
   from bert_tf.downstream.span import span_head  # pylint: disable=g-import-not-at-top

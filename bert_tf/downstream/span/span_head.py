@@ -8,7 +8,7 @@ logits. No dropout beyond the encoder's own.
 
 The encoder is `modeling.build_encoder(config)` or another keras-hub
 backbone with the same inputs and outputs (ELECTRA's discriminator);
-`training.finetune.load_encoder_weights` fills it from any checkpoint the
+`downstream.finetune.load_encoder_weights` fills it from any checkpoint the
 project reads.
 """
 

@@ -16,7 +16,7 @@
   save_checkpoints_steps and at the end. Progress (loss, windows/s, ETA) is
   logged at INFO about every 5% of the steps.
 - predict (do_predict): the windows of predict_file, their logits, and
-  training.span_answers' decoding into output_dir/predictions.json,
+  downstream.span.span_answers' decoding into output_dir/predictions.json,
   nbest_predictions.json (and null_odds.json for 2.0). Without do_train the
   model is output_dir/model when a training run left one there (as the
   original's Estimator reads its output_dir), else the encoder of
@@ -25,7 +25,7 @@
 - Both files are read, and the model built, before output_dir is created:
   a refused input leaves nothing behind.
 - When predict_file has gold answers: EM and F1 as the official script of
-  its version (training.squad_metrics), in output_dir/eval_results.txt.
+  its version (downstream.span.squad_metrics), in output_dir/eval_results.txt.
 """
 
 import dataclasses

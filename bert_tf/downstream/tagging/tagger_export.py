@@ -177,7 +177,7 @@ def export_tagger(model, vocab_file, do_lower_case, labels, export_dir, max_seq_
 
 
 def export_finetuned(config, bert_config, results, export_dir, overwrite=False):
-  """Exports the tagger that `training.tagging.run(config, bert_config)`
+  """Exports the tagger that `downstream.tagging.tagging.run(config, bert_config)`
   saved (its first seed's, output_dir/seed_<seed>/model).
 
   Args:

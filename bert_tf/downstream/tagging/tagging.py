@@ -10,7 +10,7 @@ linear warmup and decay, clipping at global norm 1.0, the original's step
 count, the last step's model evaluated) on the mean cross-entropy of the
 scored positions (each word's first piece in its best window), and
 evaluates on the dev file with conlleval's counting
-(`training.conlleval`).
+(`downstream.tagging.conlleval`).
 
 Results: entity_f1, entity_precision, entity_recall, token_accuracy, each
 the mean over seeds with `<name>_sd` and each seed's value, in
