@@ -24,6 +24,8 @@ from bert_tf import cli
 from bert_tf.cli import shared_flags
 
 FLAGS = flags.FLAGS
+# The task kind (bert_tf/downstream/registry.py) this tool runs names it.
+TOOL = "extract_features"
 
 
 def define_flags(flag_values):
@@ -46,15 +48,19 @@ def main(argv):
   for name in ("input_file", "output_file", "init_checkpoint"):
     if not FLAGS[name].value:
       raise app.UsageError(f"--{name} is required")
-  from bert_tf.downstream.features import extract  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream import registry  # pylint: disable=g-import-not-at-top
+  kind = registry.for_tool(TOOL)
   bert_config, vocab_file, spm_model_file, casing = cli.model_files(FLAGS)
-  lower = FLAGS.do_lower_case if casing is None else casing
+  values = {name: FLAGS[name].value for name in (
+      "input_file", "output_file", "init_checkpoint", "do_lower_case", "layers",
+      "max_seq_length", "batch_size")}
+  values.update(vocab_file=vocab_file or "", spm_model_file=spm_model_file or "")
+  if casing is not None:  # a transformers folder's tokenizer's
+    values["do_lower_case"] = casing
+  config = kind.config_for(values)
   logging.set_verbosity(logging.INFO)
-  count, described = extract.extract(
-      FLAGS.input_file, FLAGS.output_file, bert_config, FLAGS.init_checkpoint, vocab_file,
-      do_lower_case=lower, layers=FLAGS.layers, max_seq_length=FLAGS.max_seq_length,
-      batch_size=FLAGS.batch_size, spm_model_file=spm_model_file)
-  print(f"{described}\nwrote {count} examples to {FLAGS.output_file}")
+  results = kind.run(config, bert_config)
+  print("\n".join(kind.summary_lines(config, results)))
   return 0
 
 

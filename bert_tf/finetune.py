@@ -53,13 +53,15 @@ from bert_tf import cli
 from bert_tf.cli import shared_flags
 
 FLAGS = flags.FLAGS
+# The task kinds (bert_tf/downstream/registry.py) this tool runs name it.
+TOOL = "finetune"
 
 
 def define_flags(flag_values):
   """The tool's flags (see bert_tf.cli: defined when it runs, not at import)."""
-  from bert_tf.downstream.finetune import FinetuneConfig  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream import registry  # pylint: disable=g-import-not-at-top
   f = flag_values
-  d = FinetuneConfig()
+  d = registry.for_tool(TOOL, "auto").default_config()
   shared_flags.define_model_files(f, d.do_lower_case)
   flags.DEFINE_string("train_file", None, "Training TSV (header row).", flag_values=f)
   flags.DEFINE_string("dev_file", None, "Dev TSV: the metrics are computed on it.",
@@ -71,8 +73,7 @@ def define_flags(flag_values):
   flags.DEFINE_string("text_b_column", "", "Column of the second text of a sentence-pair "
                       "task (empty: single-sentence task).", flag_values=f)
   flags.DEFINE_string("label_column", d.label_column, "Column of the label.", flag_values=f)
-  flags.DEFINE_enum("task_type", d.task_type, ["auto", "classification", "regression",
-                                               "tagging"],
+  flags.DEFINE_enum("task_type", d.task_type, registry.tool_task_types(TOOL),
                     "auto: regression when every train label is a number and some are not "
                     "whole numbers. tagging: token tagging on CoNLL files (token first, "
                     "label last, a blank line between sentences; docs/tagging.md).",
@@ -123,13 +124,13 @@ def define_flags(flag_values):
 
 
 def config_from_flags():
-  """(FinetuneConfig or TaggingConfig, BertConfig) from FLAGS; raises app.UsageError."""
-  from bert_tf.downstream.classification import glue as glue_lib  # pylint: disable=g-import-not-at-top
-  from bert_tf.downstream.tagging import tagging  # pylint: disable=g-import-not-at-top
+  """(task kind, its config, BertConfig) from FLAGS; raises app.UsageError."""
+  from bert_tf.downstream import registry  # pylint: disable=g-import-not-at-top
+  kind = registry.for_tool(TOOL, FLAGS["task_type"].default)
   try:  # a GLUE task's directory holds the files; see downstream/classification/glue.py
-    glue = glue_lib.finetune_fields(FLAGS.task_name, FLAGS.data_dir, {
-        n: FLAGS[n].value for n in glue_lib.GIVEN_FIELDS if FLAGS[n].present},
-                                    FLAGS.do_train, FLAGS.do_eval)
+    glue = kind.preset_fields(FLAGS.task_name, FLAGS.data_dir,
+                              {n: FLAGS[n].value for n in FLAGS if FLAGS[n].present},
+                              FLAGS.do_train, FLAGS.do_eval)
   except ValueError as e:
     raise app.UsageError(str(e)) from None
   bert_config, vocab_file, spm_model_file, casing = cli.model_files(FLAGS)
@@ -143,32 +144,29 @@ def config_from_flags():
   if casing is not None:
     values["do_lower_case"] = casing  # the folder's tokenizer's
   try:
-    config = tagging.config_for(values, FLAGS.frozen_encoder, FLAGS.window_stride)
+    kind = registry.for_tool(TOOL, values["task_type"])
+    config = kind.config_for(values, frozen_encoder=FLAGS.frozen_encoder,
+                             window_stride=FLAGS.window_stride)
     config.validate(bert_config)
   except ValueError as e:
     raise app.UsageError(f"--{e}") from None
   if FLAGS["do_predict"].present and FLAGS.do_predict and not config.test_file:
     raise app.UsageError("--do_predict needs --test_file (or a GLUE --data_dir with test.tsv)")
-  return config, bert_config
+  return kind, config, bert_config
 
 
 def main(argv):
   del argv
-  config, bert_config = config_from_flags()
-  from bert_tf.downstream.classification import classifier_export  # pylint: disable=g-import-not-at-top
-  from bert_tf.downstream import hf_out  # pylint: disable=g-import-not-at-top
-  from bert_tf.downstream import evaluate_only  # pylint: disable=g-import-not-at-top
-  from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
+  kind, config, bert_config = config_from_flags()
   # Refused before the training, not after it.
-  hf_out.check_finetuned_out(config, bert_config, FLAGS.hf_out, FLAGS.overwrite)
-  classifier_export.check_export_dir(config, FLAGS.export_dir, FLAGS.overwrite)
+  kind.check_outputs(config, bert_config, FLAGS.export_dir, FLAGS.hf_out, FLAGS.overwrite)
   logging.set_verbosity(logging.INFO)
-  results = evaluate_only.run_task(config, bert_config)
-  print("\n".join(finetune.summary_lines(config, results)))
+  results = kind.run(config, bert_config)
+  print("\n".join(kind.summary_lines(config, results)))
   if FLAGS.export_dir:
-    print(classifier_export.export_task_model(config, bert_config, results, FLAGS.export_dir,
-                                              FLAGS.overwrite))
-  hf_out.write_finetuned(config, bert_config, results, FLAGS.hf_out, FLAGS.overwrite)
+    print(kind.export_saved_model(config, bert_config, results, FLAGS.export_dir,
+                                  FLAGS.overwrite))
+  kind.write_hf(config, bert_config, results, FLAGS.hf_out, FLAGS.overwrite)
   return 0
 
 

@@ -42,12 +42,14 @@ from bert_tf import cli
 from bert_tf.cli import shared_flags
 
 FLAGS = flags.FLAGS
+# The task kind (bert_tf/downstream/registry.py) this tool runs names it.
+TOOL = "run_squad"
 
 
 def define_flags(flag_values):
   """The original run_squad.py's flags (see bert_tf.cli: defined when it runs)."""
-  from bert_tf.downstream.span.squad_finetune import SquadConfig  # pylint: disable=g-import-not-at-top
-  f, d = flag_values, SquadConfig()
+  from bert_tf.downstream import registry  # pylint: disable=g-import-not-at-top
+  f, d = flag_values, registry.for_tool(TOOL).default_config()
   shared_flags.define_model_files(f, d.do_lower_case)
   flags.DEFINE_string("output_dir", None, "Predictions, eval_results.txt and the fine-tuned "
                       "model (model.*).", flag_values=f)
@@ -106,8 +108,8 @@ CONFIG_FLAGS = ("output_dir", "train_file", "predict_file", "init_checkpoint", "
 
 
 def config_from_flags():
-  """(SquadConfig, BertConfig) from FLAGS; raises app.UsageError."""
-  from bert_tf.downstream.span import squad_finetune  # pylint: disable=g-import-not-at-top
+  """(task kind, its config, BertConfig) from FLAGS; raises app.UsageError."""
+  from bert_tf.downstream import registry  # pylint: disable=g-import-not-at-top
   if FLAGS.use_tpu:
     raise app.UsageError("--use_tpu: TPU estimators are not used here; run without it")
   bert_config, vocab_file, spm_model_file, casing = cli.model_files(FLAGS)
@@ -116,35 +118,29 @@ def config_from_flags():
   values["vocab_file"], values["spm_model_file"] = vocab_file, spm_model_file
   if casing is not None:  # a transformers folder's tokenizer's
     values["do_lower_case"] = casing
-  config = squad_finetune.SquadConfig(**values)
+  kind = registry.for_tool(TOOL)
+  config = kind.config_for(values)
   try:
     config.validate(bert_config, prefix="--")
   except ValueError as e:
     raise app.UsageError(str(e)) from None
-  return config, bert_config
+  return kind, config, bert_config
 
 
 def main(argv):
   del argv
-  config, bert_config = config_from_flags()
-  from bert_tf.downstream import hf_out  # pylint: disable=g-import-not-at-top
-  from bert_tf.downstream.span import answer_export  # pylint: disable=g-import-not-at-top
-  from bert_tf.downstream.span import squad  # pylint: disable=g-import-not-at-top
-  from bert_tf.downstream.span import squad_finetune  # pylint: disable=g-import-not-at-top
+  kind, config, bert_config = config_from_flags()
   try:  # refused before hours of training
-    answer_export.check_outputs(config, bert_config, FLAGS.export_dir, FLAGS.hf_out,
-                                FLAGS.overwrite)
+    kind.check_outputs(config, bert_config, FLAGS.export_dir, FLAGS.hf_out, FLAGS.overwrite)
   except ValueError as e:
     raise app.UsageError(str(e)) from None
   logging.set_verbosity(logging.INFO)  # progress: loss, windows/s, ETA
-  try:
-    results = squad_finetune.run(config, bert_config)
-  except squad.MalformedQuestion as e:
-    raise ValueError(f"{e} (--skip_malformed_questions skips such questions)") from None
-  print("\n".join(squad_finetune.summary_lines(config, results)))
-  hf_out.write_span_model(config, bert_config, FLAGS.hf_out, FLAGS.overwrite)
+  results = kind.run(config, bert_config)  # a malformed question: ValueError naming the flag
+  print("\n".join(kind.summary_lines(config, results)))
+  kind.write_hf(config, bert_config, results, FLAGS.hf_out, FLAGS.overwrite)
   if FLAGS.export_dir:
-    print(answer_export.export_finetuned(config, bert_config, FLAGS.export_dir, FLAGS.overwrite))
+    print(kind.export_saved_model(config, bert_config, results, FLAGS.export_dir,
+                                  FLAGS.overwrite))
   return 0
 
 

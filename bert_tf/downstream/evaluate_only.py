@@ -13,8 +13,8 @@ are the task's. A folder without a fine-tuned head (a pretraining one,
 BertForPreTraining), one of another task, and any other checkpoint (bert_tf's
 own checkpoints keep no label names) are refused in one line.
 
-`run_task(config, bert_config)` trains (downstream.tagging.tagging.run_task) when
-config.do_train, else `run`: evaluates on the dev files (do_eval:
+`run(config, bert_config)`, which the classification and tagging kinds
+call for config.do_train false (`TaskKind.run`), evaluates on the dev files (do_eval:
 eval_results.txt, a tagger's dev_predictions.conll) and predicts the test
 file (do_predict: test_results.tsv), as the trained runs write them.
 """
@@ -228,7 +228,7 @@ def run(config, bert_config):
   """
   config.validate(bert_config)
   if config.do_train:
-    raise ValueError("do_train=true: downstream.tagging.tagging.run_task trains")
+    raise ValueError("do_train=true: the task kind's run trains")
   if getattr(config, "frozen_encoder", False):
     raise ValueError("frozen_encoder: a transformers *ForTokenClassification reads the last "
                      "layer alone; do_train=false evaluates one as it is")
@@ -236,7 +236,3 @@ def run(config, bert_config):
   tagger = isinstance(config, tagging.TaggingConfig)
   return (run_tagger if tagger else run_classifier)(config, bert_config)
 
-
-def run_task(config, bert_config):
-  """Trains (downstream.tagging.tagging.run_task) when config.do_train, else `run`."""
-  return (tagging.run_task if config.do_train else run)(config, bert_config)

@@ -1,122 +1,79 @@
-"""`--hf_out` of a fine-tuned model: the classifier or tagger the finetune
-tool trained, or the span model run_squad trained, read from the checkpoint
-the run saved and written as a transformers *ForSequenceClassification,
-*ForTokenClassification or *ForQuestionAnswering folder
-(serving.hf_export.write_hf_head_folder writes the folder).
-"""
+"""`--hf_out` of a fine-tuned model, for every task kind: the model a run
+saved, read from its checkpoint and written as a transformers folder of the
+kind's head class (`TaskKind.hf_head`: *ForSequenceClassification,
+*ForTokenClassification, *ForQuestionAnswering; the kind's `write_hf` and
+`check_outputs` call `write_head` and `check_out` here;
+serving.hf_export.write_hf_head_folder writes the folder).
 
-import os
+The family written (transformers' model_type) is the network's
+(models.tf1_checkpoint.model_type): the fine-tuned model's own encoder, or,
+when init_checkpoint's objective builds its own encoder
+(`Objective.builds_own_encoder`, ELECTRA's discriminator), the network that
+objective builds, whose encoder fine-tuning trained.
+"""
 
 import tensorflow as tf
 
 from bert_tf.io import file_io as files_lib
 from bert_tf.models import hf_config
+from bert_tf.models import tf1_checkpoint
 from bert_tf.serving import hf_export
 
 FROZEN_TAGGER = ("hf_out: a --frozen_encoder tagger's head reads the last four layers "
                  "concatenated, which no transformers *ForTokenClassification has")
 
 
-def _model_type(bert_config, init_checkpoint):
-  """"bert", "albert" or "electra": the family a model fine-tuned from
-  init_checkpoint has (ELECTRA fine-tunes its discriminator's encoder:
-  finetune.build_classifier)."""
+def _own_encoder_objective(init_checkpoint):
+  """The objective of init_checkpoint when it builds its own encoder
+  (fine-tuning then trains that encoder: finetune.build_classifier); None
+  for any other checkpoint, a keras-hub preset or none."""
   from bert_tf.downstream.classification import classifier  # pylint: disable=g-import-not-at-top
   from bert_tf.training import checkpoints, objectives  # pylint: disable=g-import-not-at-top
-  if init_checkpoint and not classifier.is_keras_hub_preset(init_checkpoint):
-    saved = objectives.from_checkpoint(checkpoints.resolve_checkpoint(init_checkpoint))
-    if saved.builds_own_encoder:
-      return "electra"
-  return "albert" if bert_config.is_albert else "bert"
+  if not init_checkpoint or classifier.is_keras_hub_preset(init_checkpoint):
+    return None
+  saved = objectives.from_checkpoint(checkpoints.resolve_checkpoint(init_checkpoint))
+  return saved if saved.builds_own_encoder else None
 
 
-def _fine_tuned_model(build, bert_config, init_checkpoint, prefix):
-  """(model_type, the model `build(encoder)` gives, read from the checkpoint
-  `prefix` a fine-tuning run wrote)."""
-  from bert_tf.models import electra  # pylint: disable=g-import-not-at-top
-  model_type, encoder = _model_type(bert_config, init_checkpoint), None
-  if model_type == "electra":
-    encoder = electra.build_discriminator_encoder(bert_config)
-  model = build(encoder)
-  tf.train.Checkpoint(model=model).read(prefix).assert_existing_objects_matched()
-  return model_type, model
-
-
-def check_finetuned_out(config, bert_config, out_dir, overwrite=False):
-  """Refuses, before any training, an `out_dir` (--hf_out) that
-  write_finetuned would refuse after it: one that exists (without
-  overwrite), a run that trains nothing (do_train false), a frozen-encoder
-  tagger, an ELECTRA sequence classifier. Nothing for an empty out_dir.
+def check_out(config, bert_config, hf_head, out_dir, overwrite=False):
+  """Refuses, before any training, an `out_dir` (--hf_out) that write_head
+  would refuse after it: one that exists (without overwrite), a run that
+  trains nothing (do_train false), a sequence classifier on an encoder its
+  objective builds (ELECTRA's: transformers' head is not ours). Nothing for
+  an empty out_dir.
 
   Raises:
     FileExistsError, ValueError: one line naming --hf_out.
   """
+  del bert_config  # the family comes from the checkpoint's objective
   if not out_dir:
     return
   if not config.do_train:
     raise ValueError(f"--hf_out={out_dir}: --do_train=false trains nothing to write "
                      f"(--init_checkpoint is the transformers folder already)")
   files_lib.check_absent(out_dir, overwrite, "--hf_out")
-  if config.task_type == "tagging":
-    if getattr(config, "frozen_encoder", False):
-      raise ValueError(FROZEN_TAGGER)
-  elif _model_type(bert_config, config.init_checkpoint) == "electra":
+  if (hf_head == hf_config.SEQUENCE_CLASSIFICATION
+      and _own_encoder_objective(config.init_checkpoint) is not None):
     raise ValueError(hf_export.ELECTRA_CLASSIFIER)
 
 
-def write_finetuned(config, bert_config, results, out_dir, overwrite=False):
-  """Writes the classifier `classification.finetune_tsv.run(config, bert_config)`
-  saved (its first seed's) as a transformers *ForSequenceClassification
-  folder, or the tagger `downstream.tagging.tagging.run` saved as a
-  *ForTokenClassification one, its labels as id2label (see write_hf_head_folder), and prints
-  where; nothing for an empty out_dir. Returns the architecture or None."""
-  if not out_dir:
-    return None
-  from bert_tf.downstream.classification import classifier  # pylint: disable=g-import-not-at-top
-  from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
-  labels = results["labels"]
-  regression = results.get("task_type") == "regression"
-  tagger = results.get("task_type") == "tagging"
-  if tagger and getattr(config, "frozen_encoder", False):
-    raise ValueError(FROZEN_TAGGER)
-  prefix = os.path.join(config.output_dir, f"seed_{config.seed}", finetune.CHECKPOINT_NAME)
-  if tagger:
-    from bert_tf.downstream.tagging import token_head  # pylint: disable=g-import-not-at-top
-    build = lambda encoder: token_head.BertTokenTagger(bert_config, len(labels), encoder=encoder)
-  else:
-    build = lambda encoder: classifier.BertClassifier(bert_config, len(labels) or 1,
-                                                      encoder=encoder)
-  model_type, model = _fine_tuned_model(build, bert_config, config.init_checkpoint, prefix)
+def write_head(config, bert_config, hf_head, build, prefix, out_dir, labels=None,
+               regression=False, overwrite=False):
+  """Reads the model `build(encoder)` makes (encoder None: its own) from
+  the checkpoint `prefix` a fine-tuning run wrote, writes it as a
+  transformers folder of `hf_head` in out_dir (labels as id2label;
+  regression: problem_type "regression"; an ALBERT fine-tuned with a
+  SentencePiece model, config.spm_model_file, gets its spiece.model and an
+  AlbertTokenizer), and prints where. Returns the architecture."""
+  saved = _own_encoder_objective(config.init_checkpoint)
+  network = None if saved is None else saved.export_objective.build_model(bert_config)
+  model = build(None if network is None else network.encoder)
+  tf.train.Checkpoint(model=model).read(prefix).assert_existing_objects_matched()
+  model_type = tf1_checkpoint.model_type(model if network is None else network)
   architecture = hf_export.write_hf_head_folder(
-      model.encoder, bert_config, model_type,
-      hf_config.TOKEN_CLASSIFICATION if tagger else hf_config.SEQUENCE_CLASSIFICATION,
-      model.head.kernel.numpy(), model.head.bias.numpy(), config.vocab_file,
-      config.do_lower_case, out_dir, labels=labels, regression=regression, overwrite=overwrite,
-      spm_model_file=config.spm_model_file or None)
-  print(f"wrote {out_dir} {architecture}")
-  return architecture
-
-
-def write_span_model(config, bert_config, out_dir, overwrite=False):
-  """Writes the span model `downstream.span.squad_finetune.run` saved
-  (output_dir/model) as a transformers *ForQuestionAnswering folder, and
-  prints where; nothing for an empty out_dir. An ALBERT fine-tuned with a
-  SentencePiece model (config.spm_model_file) gets its spiece.model and an
-  AlbertTokenizer. Returns the architecture or None."""
-  if not out_dir:
-    return None
-  from bert_tf.downstream.span import span_head  # pylint: disable=g-import-not-at-top
-  from bert_tf.downstream.span import squad_finetune  # pylint: disable=g-import-not-at-top
-  prefix = os.path.join(config.output_dir, squad_finetune.CHECKPOINT_NAME)
-  if not files_lib.exists(prefix + ".index"):
-    raise FileNotFoundError(f"hf_out: no fine-tuned span model {prefix} (train with do_train)")
-  model_type, model = _fine_tuned_model(
-      lambda encoder: span_head.BertSpanModel(bert_config, encoder=encoder),
-      bert_config, config.init_checkpoint, prefix)
-  architecture = hf_export.write_hf_head_folder(
-      model.encoder, bert_config, model_type, hf_config.QUESTION_ANSWERING,
-      model.head.kernel.numpy(), model.head.bias.numpy(), config.vocab_file,
-      config.do_lower_case, out_dir, overwrite=overwrite,
+      model.encoder, bert_config, model_type, hf_head, model.head.kernel.numpy(),
+      model.head.bias.numpy(), config.vocab_file, config.do_lower_case, out_dir,
+      labels=labels, regression=regression, overwrite=overwrite,
       spm_model_file=config.spm_model_file or None)
   print(f"wrote {out_dir} {architecture}")
   return architecture

@@ -6,6 +6,7 @@ works one through.
 """
 
 from bert_tf.downstream.classification import kind as classification_kind
+from bert_tf.downstream.features import kind as features_kind
 from bert_tf.downstream.span import kind as span_kind
 from bert_tf.downstream.tagging import kind as tagging_kind
 
@@ -13,6 +14,7 @@ KINDS = {
     classification_kind.KIND.name: classification_kind.KIND,
     span_kind.KIND.name: span_kind.KIND,
     tagging_kind.KIND.name: tagging_kind.KIND,
+    features_kind.KIND.name: features_kind.KIND,
 }
 # The kind of a task whose spec names columns but no kind.
 DEFAULT = classification_kind.KIND.name
@@ -42,5 +44,25 @@ def metric_keys(result):
 def named_kinds():
   """The kinds a --task spec names (NAME=<kind>:DIR), as opposed to the
   column-spec kind."""
-  return [k for k in KINDS.values() if not k.named_columns]
+  return [k for k in KINDS.values() if k.compared and not k.named_columns]
+
+
+def tool_task_types(tool):
+  """The --task_type values of `tool` (a top-level module's name), its
+  kinds' in registry order."""
+  return [t for k in KINDS.values() if k.tool == tool for t in k.task_types]
+
+
+def for_tool(tool, task_type=None):
+  """The kind `tool` runs: the one whose task_types hold `task_type` (for a
+  tool with --task_type), else the tool's only kind; ValueError naming the
+  task type."""
+  kinds = [k for k in KINDS.values() if k.tool == tool]
+  if task_type is not None:
+    kinds = [k for k in kinds if task_type in k.task_types]
+  if len(kinds) != 1:
+    raise ValueError(f"task_type={task_type!r}: choose one of "
+                     f"{', '.join(tool_task_types(tool))}" if task_type is not None
+                     else f"{tool}: {len(kinds)} task kinds run it, not one")
+  return kinds[0]
 

@@ -10,6 +10,14 @@ it without naming it. `registry.KINDS` lists the kinds by name; adding one
 is its module plus one line there (docs/architecture.md, "Adding a task
 kind", works an example through).
 
+The tools use a kind the same way: `finetune` (classification and tagging,
+picked by --task_type), `run_squad` (span answers) and `extract_features`
+(features) find theirs with `registry.for_tool`, then call its `config_for`,
+`check_outputs`, `run`, `summary_lines`, `export_saved_model` and
+`write_hf`: the kind owns its config, its SavedModel signature and its
+transformers head class (`hf_head`); a kind a tool does not run leaves them
+unimplemented.
+
 A comparison's task is an `experiments.plan.Task`: its name, its folder,
 its kind's name and (for kinds whose spec names them) its columns. The
 kind reads the folder's `file_pattern` files, train and dev.
@@ -33,6 +41,17 @@ class TaskKind:
     frozen_probe: the comparison fits a linear probe on the frozen
       encoder's features of its rows (`frozen_data` reads them).
     size_unit: what its `sizes` count ("rows", "questions", "sentences").
+    compared: compare_objectives can fine-tune it (a --task spec may name
+      it); False for a kind only a tool runs (features).
+
+  What a tool reads of it:
+    tool: the tool (top-level module) that runs it: "finetune", "run_squad",
+      "extract_features"; "" for a kind no tool runs.
+    task_types: the values of that tool's --task_type that pick it (in the
+      flag's order); () for a tool without the flag.
+    hf_head: the transformers head task (models.hf_config's
+      SEQUENCE_CLASSIFICATION, TOKEN_CLASSIFICATION, QUESTION_ANSWERING) its
+      --hf_out writes; "" for none.
   """
   name = ""
   file_pattern = ""
@@ -41,6 +60,10 @@ class TaskKind:
   named_columns = False
   frozen_probe = False
   size_unit = "rows"
+  compared = True
+  tool = ""
+  task_types = ()
+  hf_head = ""
 
   def file(self, task, split_name):
     """The path of `task`'s `split_name` file in its folder."""
@@ -97,3 +120,54 @@ class TaskKind:
     """The metric names (without the task's) a fine-tuning result reports."""
     del result
     return self.metric_keys
+
+  # What a tool calls (see the module doc); a kind implements those of the
+  # tool that runs it.
+
+  def default_config(self):
+    """Its tool's config with every default (the flags' defaults)."""
+    raise NotImplementedError(f"task kind {self.name}: default_config")
+
+  def preset_fields(self, preset, data_dir, given, need_train=True, need_dev=True):
+    """The config fields a named task `preset` (the finetune tool's
+    --task_name: a GLUE task) in data_dir fills, checked against the
+    fields `given` explicitly; {} without a preset. ValueError naming it."""
+    del data_dir, given, need_train, need_dev
+    if preset:
+      raise ValueError(f"task kind {self.name}: no preset {preset!r}")
+    return {}
+
+  def config_for(self, values, **options):
+    """Its tool's config of `values` (the config's fields, from the tool's
+    flags) and `options` (the tool's flags that only some kinds take);
+    ValueError naming the field."""
+    raise NotImplementedError(f"task kind {self.name}: config_for")
+
+  def check_outputs(self, config, bert_config, export_dir, hf_out, overwrite=False):
+    """Refuses, before any training, an export_dir (--export_dir) or hf_out
+    (--hf_out) that the run could not write after it (FileExistsError,
+    ValueError: one line naming the flag). Nothing when both are empty."""
+    if export_dir or hf_out:
+      raise ValueError(f"task kind {self.name}: no --export_dir or --hf_out")
+
+  def run(self, config, bert_config):
+    """Runs `config` (trains and evaluates, or evaluates a model as it is)
+    and returns its results dict."""
+    raise NotImplementedError(f"task kind {self.name}: run")
+
+  def summary_lines(self, config, results):
+    """What its tool prints of `run`'s results."""
+    raise NotImplementedError(f"task kind {self.name}: summary_lines")
+
+  def export_saved_model(self, config, bert_config, results, export_dir, overwrite=False):
+    """Writes the model `run` saved as a SavedModel with its signatures in
+    export_dir; returns the line saying what was written."""
+    raise NotImplementedError(f"task kind {self.name}: export_saved_model")
+
+  def write_hf(self, config, bert_config, results, out_dir, overwrite=False):
+    """Writes the model `run` saved as a transformers folder of its hf_head
+    in out_dir, prints where; nothing for an empty out_dir. Returns the
+    architecture or None."""
+    if out_dir:
+      raise NotImplementedError(f"task kind {self.name}: write_hf")
+    return None

@@ -101,14 +101,51 @@ def test_the_measure_sees_a_kind_named_in_code(tmp_path, monkeypatch):
 
 
 def test_every_kind_is_a_task_kind_under_its_name():
-  assert set(registry.KINDS) == {"tsv", "squad", "conll"}
+  assert set(registry.KINDS) == {"tsv", "squad", "conll", "features"}
   for name, kind in registry.KINDS.items():
     assert isinstance(kind, task_lib.TaskKind) and kind.name == name
     assert registry.get(name) is kind
-    assert "{}" in kind.file_pattern and kind.metric_keys
+    if kind.compared:
+      assert "{}" in kind.file_pattern and kind.metric_keys
   assert registry.DEFAULT == "tsv" and registry.get(registry.DEFAULT).named_columns
+  # features has no fine-tuning: no --task spec names it.
+  assert [k.name for k in registry.named_kinds()] == ["squad", "conll"]
   with pytest.raises(ValueError, match=r"task kind 'mcq' is not one of tsv, squad, conll"):
     registry.get("mcq")
+
+
+def test_each_tool_finds_its_kind():
+  # The tools name no kind: finetune picks one by --task_type, the others
+  # have one each; the --task_type flag's values are the kinds' in order.
+  assert registry.tool_task_types("finetune") == ["auto", "classification", "regression",
+                                                   "tagging"]
+  assert registry.for_tool("finetune", "auto").name == "tsv"
+  assert registry.for_tool("finetune", "regression").name == "tsv"
+  assert registry.for_tool("finetune", "tagging").name == "conll"
+  assert registry.for_tool("run_squad").name == "squad"
+  assert registry.for_tool("extract_features").name == "features"
+  with pytest.raises(ValueError, match=r"task_type='mcq': choose one of auto, "):
+    registry.for_tool("finetune", "mcq")
+  heads = {k.name: k.hf_head for k in registry.KINDS.values()}
+  assert heads == {"tsv": "ForSequenceClassification", "conll": "ForTokenClassification",
+                   "squad": "ForQuestionAnswering", "features": ""}
+
+
+def test_a_tools_kind_makes_its_config():
+  tagger = registry.for_tool("finetune", "tagging").config_for(
+      {"train_file": "t.txt", "task_type": "tagging"}, frozen_encoder=True, window_stride=5)
+  assert (tagger.frozen_encoder, tagger.window_stride, tagger.train_file) == (True, 5, "t.txt")
+  with pytest.raises(ValueError, match=r"task_type=auto: frozen_encoder and window_stride "
+                     r"are for task_type=tagging"):
+    registry.for_tool("finetune", "auto").config_for({"task_type": "auto"}, window_stride=5)
+  features = registry.for_tool("extract_features")
+  config = features.config_for({"input_file": "in.txt", "layers": "-1"})
+  assert (config.input_file, config.layers, config.max_seq_length) == ("in.txt", "-1", 128)
+  assert features.summary_lines(config, {"init": "read x", "num_examples": 3}) == [
+      "read x", "wrote 3 examples to "]
+  # It exports nothing: an --export_dir is refused, naming the kind.
+  with pytest.raises(ValueError, match=r"task kind features: no --export_dir or --hf_out"):
+    features.check_outputs(config, None, "/tmp/out", "")
 
 
 def test_a_task_reads_its_kinds_files():

@@ -168,15 +168,3 @@ def check_export_dir(config, export_dir, overwrite=False):
     except ValueError as e:
       raise ValueError(f"--export_dir={export_dir}: {e}") from None
 
-
-def export_task_model(config, bert_config, results, export_dir, overwrite=False):
-  """Exports what `finetune` trained: a classifier (`export_finetuned`) or,
-  for task_type "tagging", a tagger (downstream/tagging/tagger_export.py). Returns the
-  line saying what was written."""
-  if config.task_type == "tagging":
-    from bert_tf.downstream.tagging import tagger_export  # pylint: disable=g-import-not-at-top
-    tagger_export.export_finetuned(config, bert_config, results, export_dir,
-                                   overwrite=overwrite)
-    return f"wrote SavedModel {export_dir} (signatures tag, tag_ids)"
-  export_finetuned(config, bert_config, results, export_dir, overwrite=overwrite)
-  return f"wrote SavedModel {export_dir} (signatures classify, classify_ids)"

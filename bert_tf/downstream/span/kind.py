@@ -6,7 +6,10 @@ script of its version; metrics f1 and exact_match as fractions (the
 script's percent / 100), mean and sd over the seeds. Each seed's model is
 removed once scored (its results are kept). Windows at compare's
 max_seq_length take --squad_max_query_length question pieces and start
-every --squad_doc_stride document pieces."""
+every --squad_doc_stride document pieces. The run_squad tool runs it: a
+SquadConfig, trained and predicted by squad_finetune, exported with an
+`answer` signature (answer_export) and as a transformers
+*ForQuestionAnswering."""
 
 import os
 
@@ -30,6 +33,12 @@ class SpanKind(task.TaskKind):
   result_types = ("squad",)
   metric_keys = ("f1", "exact_match")
   size_unit = "questions"
+  tool = "run_squad"
+
+  @property
+  def hf_head(self):
+    from bert_tf.models import hf_config  # pylint: disable=g-import-not-at-top
+    return hf_config.QUESTION_ANSWERING
 
   def sizes(self, task_):
     from bert_tf.downstream.span import squad  # pylint: disable=g-import-not-at-top
@@ -97,6 +106,57 @@ class SpanKind(task.TaskKind):
             f"exact match on dev.json as fractions; windows of {options.max_seq_length} "
             f"pieces, {options.squad_max_query_length} of the question, starting every "
             f"{options.squad_doc_stride} document pieces"]
+
+  def default_config(self):
+    from bert_tf.downstream.span import squad_finetune  # pylint: disable=g-import-not-at-top
+    return squad_finetune.SquadConfig()
+
+  def config_for(self, values, **options):
+    """A SquadConfig of `values` (it takes no other options)."""
+    from bert_tf.downstream.span import squad_finetune  # pylint: disable=g-import-not-at-top
+    if options:
+      raise ValueError(f"{', '.join(options)}: not a SQuAD setting")
+    return squad_finetune.SquadConfig(**values)
+
+  def check_outputs(self, config, bert_config, export_dir, hf_out, overwrite=False):
+    from bert_tf.downstream.span import answer_export  # pylint: disable=g-import-not-at-top
+    answer_export.check_outputs(config, bert_config, export_dir, hf_out, overwrite)
+
+  def run(self, config, bert_config):
+    """squad_finetune.run; a malformed training question is a ValueError
+    naming --skip_malformed_questions."""
+    from bert_tf.downstream.span import squad  # pylint: disable=g-import-not-at-top
+    from bert_tf.downstream.span import squad_finetune  # pylint: disable=g-import-not-at-top
+    try:
+      return squad_finetune.run(config, bert_config)
+    except squad.MalformedQuestion as e:
+      raise ValueError(f"{e} (--skip_malformed_questions skips such questions)") from None
+
+  def summary_lines(self, config, results):
+    from bert_tf.downstream.span import squad_finetune  # pylint: disable=g-import-not-at-top
+    return squad_finetune.summary_lines(config, results)
+
+  def export_saved_model(self, config, bert_config, results, export_dir, overwrite=False):
+    from bert_tf.downstream.span import answer_export  # pylint: disable=g-import-not-at-top
+    del results
+    return answer_export.export_finetuned(config, bert_config, export_dir, overwrite)
+
+  def write_hf(self, config, bert_config, results, out_dir, overwrite=False):
+    """The span model squad_finetune.run saved (output_dir/model) as a
+    *ForQuestionAnswering."""
+    del results
+    if not out_dir:
+      return None
+    from bert_tf.downstream import hf_out  # pylint: disable=g-import-not-at-top
+    from bert_tf.downstream.span import span_head  # pylint: disable=g-import-not-at-top
+    from bert_tf.downstream.span import squad_finetune  # pylint: disable=g-import-not-at-top
+    prefix = os.path.join(config.output_dir, squad_finetune.CHECKPOINT_NAME)
+    if not files.exists(prefix + ".index"):
+      raise FileNotFoundError(f"hf_out: no fine-tuned span model {prefix} (train with do_train)")
+    return hf_out.write_head(
+        config, bert_config, self.hf_head,
+        lambda encoder: span_head.BertSpanModel(bert_config, encoder=encoder),
+        prefix, out_dir, overwrite=overwrite)
 
 
 KIND = SpanKind()

@@ -37,7 +37,6 @@ from bert_tf.models import hf_checkpoint
 from bert_tf.downstream.tagging import token_head
 from bert_tf.downstream.tagging import conlleval
 from bert_tf.downstream import finetune
-from bert_tf.downstream.classification import finetune_tsv
 
 METRICS = ("entity_f1", "entity_precision", "entity_recall", "token_accuracy")
 # What the finetune tool prints, of whichever task ran.
@@ -75,26 +74,6 @@ class TaggingConfig(finetune.FinetuneConfig):
   @property
   def stride(self):
     return self.window_stride or max(1, (self.max_seq_length - 2) // 2)
-
-
-def config_for(values, frozen_encoder=False, window_stride=0):
-  """The FinetuneConfig of `values` (its fields), a TaggingConfig with
-  frozen_encoder and window_stride when values["task_type"] is "tagging".
-
-  Raises:
-    ValueError: frozen_encoder or window_stride for a task that is not tagging.
-  """
-  if values.get("task_type") == "tagging":
-    return TaggingConfig(**values, frozen_encoder=frozen_encoder, window_stride=window_stride)
-  if frozen_encoder or window_stride:
-    raise ValueError(f"task_type={values.get('task_type')}: frozen_encoder and window_stride "
-                     f"are for task_type=tagging")
-  return finetune.FinetuneConfig(**values)
-
-
-def run_task(config, bert_config):
-  """`run` for a TaggingConfig, finetune_tsv.run for a FinetuneConfig."""
-  return (run if isinstance(config, TaggingConfig) else finetune_tsv.run)(config, bert_config)
 
 
 @dataclasses.dataclass(frozen=True)
