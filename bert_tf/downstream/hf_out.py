@@ -12,8 +12,6 @@ when init_checkpoint's objective builds its own encoder
 objective builds, whose encoder fine-tuning trained.
 """
 
-import tensorflow as tf
-
 from bert_tf.io import file_io as files_lib
 from bert_tf.models import hf_config
 from bert_tf.models import tf1_checkpoint
@@ -58,17 +56,21 @@ def check_out(config, bert_config, hf_head, out_dir, overwrite=False):
 
 
 def write_head(config, bert_config, hf_head, build, prefix, out_dir, labels=None,
-               regression=False, overwrite=False):
+               regression=False, overwrite=False, missing=None):
   """Reads the model `build(encoder)` makes (encoder None: its own) from
   the checkpoint `prefix` a fine-tuning run wrote, writes it as a
   transformers folder of `hf_head` in out_dir (labels as id2label;
   regression: problem_type "regression"; an ALBERT fine-tuned with a
   SentencePiece model, config.spm_model_file, gets its spiece.model and an
-  AlbertTokenizer), and prints where. Returns the architecture."""
+  AlbertTokenizer), and prints where. missing: the FileNotFoundError's
+  message when prefix holds no checkpoint (export.read_finetuned). Returns
+  the architecture."""
+  from bert_tf.downstream import export  # pylint: disable=g-import-not-at-top
+  if missing is not None and not files_lib.exists(prefix + ".index"):
+    raise FileNotFoundError(missing)  # before any network is built
   saved = _own_encoder_objective(config.init_checkpoint)
   network = None if saved is None else saved.export_objective.build_model(bert_config)
-  model = build(None if network is None else network.encoder)
-  tf.train.Checkpoint(model=model).read(prefix).assert_existing_objects_matched()
+  model = export.read_finetuned(build(None if network is None else network.encoder), prefix)
   model_type = tf1_checkpoint.model_type(model if network is None else network)
   architecture = hf_export.write_hf_head_folder(
       model.encoder, bert_config, model_type, hf_head, model.head.kernel.numpy(),

@@ -23,12 +23,8 @@ Keras): `tf.saved_model.load(dir).signatures["classify"](text=...)`, and
 `bert_tf.predict --saved_model=dir --text=...` (or --text_a, --text_b).
 """
 
-import os
-
 import tensorflow as tf
-from absl import logging
 
-from bert_tf.io import file_io as files_lib
 # The pretraining SavedModel's: one way of packing text into ids (the
 # original's pair truncation), one way of tracking a Keras model's variables.
 from bert_tf.serving import saved_model
@@ -116,19 +112,17 @@ def export_classifier(model, vocab_file, do_lower_case, labels, pair, export_dir
     FileExistsError: export_dir exists and overwrite is false.
     ValueError: see ClassifierServingModule.
   """
-  files_lib.check_absent(export_dir, overwrite, "export_dir")
-  module = ClassifierServingModule(model, vocab_file, do_lower_case, labels, pair,
-                                   max_seq_length=max_seq_length,
-                                   spm_model_file=spm_model_file)
-  module.write(export_dir, overwrite)
-  logging.info("Wrote classifier SavedModel (signatures classify, classify_ids) to %s",
-               export_dir)
-  return module
+  from bert_tf.downstream import export  # pylint: disable=g-import-not-at-top
+  return export.write_module(
+      lambda: ClassifierServingModule(model, vocab_file, do_lower_case, labels, pair,
+                                      max_seq_length=max_seq_length,
+                                      spm_model_file=spm_model_file),
+      export_dir, overwrite, "classifier")
 
 
 def export_finetuned(config, bert_config, results, export_dir, overwrite=False):
   """Exports the classifier that `classification.finetune_tsv.run(config, bert_config)`
-  saved (its first seed's, output_dir/seed_<seed>/model).
+  saved (its first seed's: export.finetuned_prefix).
 
   Args:
     config: the finetune.FinetuneConfig of the run (save_model True).
@@ -136,35 +130,12 @@ def export_finetuned(config, bert_config, results, export_dir, overwrite=False):
     results: what run returned (labels, task_type).
     export_dir: the SavedModel directory to create.
   """
+  from bert_tf.downstream import export  # pylint: disable=g-import-not-at-top
   from bert_tf.downstream.classification import classifier as classifier_lib  # pylint: disable=g-import-not-at-top
-  from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
   labels = results["labels"]
-  model = classifier_lib.BertClassifier(bert_config, len(labels) or 1)
-  prefix = os.path.join(config.output_dir, f"seed_{config.seed}", finetune.CHECKPOINT_NAME)
-  tf.train.Checkpoint(model=model).read(prefix).assert_existing_objects_matched()
+  model = export.read_finetuned(classifier_lib.BertClassifier(bert_config, len(labels) or 1),
+                                export.finetuned_prefix(config))
   return export_classifier(model, config.vocab_file, config.do_lower_case, labels,
                            bool(config.text_b_column), export_dir,
                            max_seq_length=config.max_seq_length, overwrite=overwrite,
                            spm_model_file=config.spm_model_file)
-
-
-def check_export_dir(config, export_dir, overwrite=False):
-  """Refuses, before any training, an export_dir (--export_dir) that
-  exists (without overwrite), a run that trains nothing (do_train
-  false), or a SentencePiece tokenizer.json (no graph tokenizer). Nothing
-  for an empty export_dir.
-
-  Raises:
-    FileExistsError, ValueError: one line naming --export_dir.
-  """
-  if not export_dir:
-    return
-  if not config.do_train:
-    raise ValueError(f"--export_dir={export_dir}: --do_train=false trains nothing to export")
-  files_lib.check_absent(export_dir, overwrite, "--export_dir")
-  if config.spm_model_file:
-    try:
-      saved_model.graph_sentencepiece(config.spm_model_file)
-    except ValueError as e:
-      raise ValueError(f"--export_dir={export_dir}: {e}") from None
-

@@ -28,6 +28,7 @@ from absl import logging
 
 from bert_tf.io import file_io as files
 from bert_tf.data.input import length_buckets
+from bert_tf.downstream import export
 from bert_tf.downstream import finetune
 from bert_tf.downstream.classification import glue
 from bert_tf.downstream.classification import tsv as classification
@@ -257,7 +258,7 @@ def run(config: finetune.FinetuneConfig, bert_config: BertConfig):
   per_seed, results = [], {}
   for i in range(config.seeds):
     seed = config.seed + i
-    seed_dir = os.path.join(config.output_dir, f"seed_{seed}")
+    seed_dir = export.seed_dir(config.output_dir, seed)
     model, metrics, described = train_seed(config, bert_config, task, seed, seed_dir)
     for name, features, labels in task.extra_dev:
       outputs = finetune.predict(model, features, config.eval_batch_size, lengths=lengths)

@@ -45,7 +45,6 @@ or `bert_tf.predict --saved_model=dir --text_a=QUESTION --text_b=CONTEXT`.
 import os
 
 import tensorflow as tf
-from absl import logging
 
 from bert_tf.io import file_io as files_lib
 from bert_tf.serving import saved_model
@@ -194,33 +193,31 @@ def export_answerer(model, vocab_file, do_lower_case, export_dir, overwrite=Fals
   """Writes the span model's SavedModel to export_dir (atomically).
   settings: AnswerServingModule's (max_seq_length, ..., spm_model_file).
   Returns the module."""
-  files_lib.check_absent(export_dir, overwrite, "export_dir")
-  module = AnswerServingModule(model, vocab_file, do_lower_case, **settings)
-  module.write(export_dir, overwrite)
-  logging.info("Wrote span-model SavedModel (signature answer) to %s", export_dir)
-  return module
+  from bert_tf.downstream import export  # pylint: disable=g-import-not-at-top
+  return export.write_module(
+      lambda: AnswerServingModule(model, vocab_file, do_lower_case, **settings),
+      export_dir, overwrite, "span-model")
 
 
 def export_finetuned(config, bert_config, export_dir, overwrite=False):
   """Exports the span model `downstream.span.squad_finetune.run(config, ...)`
   trained (output_dir/model), with config's window and answer settings.
-  Returns the line that says what was written."""
+  Returns the AnswerServingModule saved."""
+  from bert_tf.downstream import export  # pylint: disable=g-import-not-at-top
   from bert_tf.downstream.span import span_head  # pylint: disable=g-import-not-at-top
   from bert_tf.downstream.span import squad_finetune  # pylint: disable=g-import-not-at-top
   prefix = os.path.join(config.output_dir, squad_finetune.CHECKPOINT_NAME)
-  if not files_lib.exists(prefix + ".index"):
-    raise FileNotFoundError(f"{prefix}: no fine-tuned span model to export (train with "
-                            f"--do_train into this --output_dir first)")
-  model = span_head.BertSpanModel(bert_config)
-  tf.train.Checkpoint(model=model).read(prefix).assert_existing_objects_matched()
-  export_answerer(
+  model = export.read_finetuned(
+      span_head.BertSpanModel(bert_config), prefix,
+      missing=f"{prefix}: no fine-tuned span model to export (train with --do_train into "
+              f"this --output_dir first)")
+  return export_answerer(
       model, config.vocab_file, config.do_lower_case, export_dir, overwrite=overwrite,
       max_seq_length=config.max_seq_length, max_query_length=config.max_query_length,
       n_best_size=config.n_best_size, max_answer_length=config.max_answer_length,
       version_2_with_negative=config.version_2_with_negative,
       null_score_diff_threshold=config.null_score_diff_threshold,
       spm_model_file=config.spm_model_file or None)
-  return f"wrote SavedModel {export_dir} (signature answer)"
 
 
 def check_outputs(config, bert_config, export_dir, hf_out, overwrite=False):

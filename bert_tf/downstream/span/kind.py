@@ -68,6 +68,7 @@ class SpanKind(task.TaskKind):
     """{f1, exact_match, their _sd and seed_<s>_ values, num_seeds,
     num_train_examples, num_dev_examples, task_type: "squad", version}."""
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    from bert_tf.downstream import export  # pylint: disable=g-import-not-at-top
     from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
     from bert_tf.downstream.span import squad_finetune  # pylint: disable=g-import-not-at-top
     version_2 = is_squad_v2(files.read_json(self.file(task_, "dev"), "SQuAD file"))
@@ -75,7 +76,7 @@ class SpanKind(task.TaskKind):
     for i in range(options.seeds):
       seed = options.seed + i
       config = squad_finetune.SquadConfig(
-          vocab_file=vocab_file, output_dir=os.path.join(output_dir, f"seed_{seed}"),
+          vocab_file=vocab_file, output_dir=export.seed_dir(output_dir, seed),
           train_file=self.file(task_, "train"), predict_file=self.file(task_, "dev"),
           init_checkpoint=init_checkpoint, do_lower_case=options.do_lower_case,
           max_seq_length=options.max_seq_length, doc_stride=options.squad_doc_stride,
@@ -137,9 +138,11 @@ class SpanKind(task.TaskKind):
     return squad_finetune.summary_lines(config, results)
 
   def export_saved_model(self, config, bert_config, results, export_dir, overwrite=False):
+    from bert_tf.downstream import export  # pylint: disable=g-import-not-at-top
     from bert_tf.downstream.span import answer_export  # pylint: disable=g-import-not-at-top
     del results
-    return answer_export.export_finetuned(config, bert_config, export_dir, overwrite)
+    return export.written_line(export_dir, answer_export.export_finetuned(
+        config, bert_config, export_dir, overwrite))
 
   def write_hf(self, config, bert_config, results, out_dir, overwrite=False):
     """The span model squad_finetune.run saved (output_dir/model) as a
@@ -151,12 +154,11 @@ class SpanKind(task.TaskKind):
     from bert_tf.downstream.span import span_head  # pylint: disable=g-import-not-at-top
     from bert_tf.downstream.span import squad_finetune  # pylint: disable=g-import-not-at-top
     prefix = os.path.join(config.output_dir, squad_finetune.CHECKPOINT_NAME)
-    if not files.exists(prefix + ".index"):
-      raise FileNotFoundError(f"hf_out: no fine-tuned span model {prefix} (train with do_train)")
     return hf_out.write_head(
         config, bert_config, self.hf_head,
         lambda encoder: span_head.BertSpanModel(bert_config, encoder=encoder),
-        prefix, out_dir, overwrite=overwrite)
+        prefix, out_dir, overwrite=overwrite,
+        missing=f"hf_out: no fine-tuned span model {prefix} (train with do_train)")
 
 
 KIND = SpanKind()

@@ -62,11 +62,11 @@ class TaggingKind(task.TaskKind):
   def check_outputs(self, config, bert_config, export_dir, hf_out, overwrite=False):
     """As the classifier's; a frozen-encoder tagger has no transformers class."""
     from bert_tf.downstream import hf_out as hf_out_lib  # pylint: disable=g-import-not-at-top
-    from bert_tf.downstream.classification import classifier_export  # pylint: disable=g-import-not-at-top
+    from bert_tf.downstream import export  # pylint: disable=g-import-not-at-top
     hf_out_lib.check_out(config, bert_config, self.hf_head, hf_out, overwrite)
     if hf_out and config.frozen_encoder:
       raise ValueError(hf_out_lib.FROZEN_TAGGER)
-    classifier_export.check_export_dir(config, export_dir, overwrite)
+    export.check_export_dir(config, export_dir, overwrite)
 
   def run(self, config, bert_config):
     """tagging.run when config.do_train, else the model as it is
@@ -81,9 +81,9 @@ class TaggingKind(task.TaskKind):
 
   def export_saved_model(self, config, bert_config, results, export_dir, overwrite=False):
     from bert_tf.downstream.tagging import tagger_export  # pylint: disable=g-import-not-at-top
-    tagger_export.export_finetuned(config, bert_config, results, export_dir,
-                                   overwrite=overwrite)
-    return f"wrote SavedModel {export_dir} (signatures tag, tag_ids)"
+    from bert_tf.downstream import export  # pylint: disable=g-import-not-at-top
+    return export.written_line(export_dir, tagger_export.export_finetuned(
+        config, bert_config, results, export_dir, overwrite=overwrite))
 
   def write_hf(self, config, bert_config, results, out_dir, overwrite=False):
     """The first seed's tagger as a *ForTokenClassification."""

@@ -27,12 +27,8 @@ Keras): `tf.saved_model.load(dir).signatures["tag"](text=...)`, and
 `bert_tf.predict --saved_model=dir --text=...`.
 """
 
-import os
-
 import tensorflow as tf
-from absl import logging
 
-from bert_tf.io import file_io as files_lib
 from bert_tf.serving import saved_model
 
 # Windows of one text, at most: the tie-break key packs a window index below it.
@@ -167,18 +163,17 @@ def export_tagger(model, vocab_file, do_lower_case, labels, export_dir, max_seq_
     FileExistsError: export_dir exists and overwrite is false.
     ValueError: see TaggerServingModule.
   """
-  files_lib.check_absent(export_dir, overwrite, "export_dir")
-  module = TaggerServingModule(model, vocab_file, do_lower_case, labels,
-                               max_seq_length=max_seq_length, stride=stride,
-                               spm_model_file=spm_model_file)
-  module.write(export_dir, overwrite)
-  logging.info("Wrote tagger SavedModel (signatures tag, tag_ids) to %s", export_dir)
-  return module
+  from bert_tf.downstream import export  # pylint: disable=g-import-not-at-top
+  return export.write_module(
+      lambda: TaggerServingModule(model, vocab_file, do_lower_case, labels,
+                                  max_seq_length=max_seq_length, stride=stride,
+                                  spm_model_file=spm_model_file),
+      export_dir, overwrite, "tagger")
 
 
 def export_finetuned(config, bert_config, results, export_dir, overwrite=False):
   """Exports the tagger that `downstream.tagging.tagging.run(config, bert_config)`
-  saved (its first seed's, output_dir/seed_<seed>/model).
+  saved (its first seed's: export.finetuned_prefix).
 
   Args:
     config: the tagging.TaggingConfig of the run (save_model True).
@@ -186,13 +181,12 @@ def export_finetuned(config, bert_config, results, export_dir, overwrite=False):
     results: what run returned (labels).
     export_dir: the SavedModel directory to create.
   """
+  from bert_tf.downstream import export  # pylint: disable=g-import-not-at-top
   from bert_tf.downstream.tagging import token_head  # pylint: disable=g-import-not-at-top
-  from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
   labels = results["labels"]
-  model = token_head.BertTokenTagger(bert_config, len(labels),
-                                     frozen_encoder=config.frozen_encoder)
-  prefix = os.path.join(config.output_dir, f"seed_{config.seed}", finetune.CHECKPOINT_NAME)
-  tf.train.Checkpoint(model=model).read(prefix).assert_existing_objects_matched()
+  model = export.read_finetuned(
+      token_head.BertTokenTagger(bert_config, len(labels), frozen_encoder=config.frozen_encoder),
+      export.finetuned_prefix(config))
   return export_tagger(model, config.vocab_file, config.do_lower_case, labels, export_dir,
                        max_seq_length=config.max_seq_length, stride=config.stride,
                        overwrite=overwrite, spm_model_file=config.spm_model_file)

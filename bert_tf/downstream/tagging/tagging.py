@@ -36,6 +36,7 @@ from bert_tf.data.input import length_buckets
 from bert_tf.models import hf_checkpoint
 from bert_tf.downstream.tagging import token_head
 from bert_tf.downstream.tagging import conlleval
+from bert_tf.downstream import export
 from bert_tf.downstream import finetune
 
 METRICS = ("entity_f1", "entity_precision", "entity_recall", "token_accuracy")
@@ -249,7 +250,7 @@ def run(config: TaggingConfig, bert_config):
   per_seed, results = [], {}
   for i in range(config.seeds):
     seed = config.seed + i
-    seed_dir = os.path.join(config.output_dir, f"seed_{seed}")
+    seed_dir = export.seed_dir(config.output_dir, seed)
     model, metrics, guesses, described = train_seed(config, bert_config, task, seed, seed_dir)
     per_seed.append(metrics)
     results.update({f"seed_{seed}_{k}": v for k, v in metrics.items()})
