@@ -104,7 +104,8 @@ def classifier_space(config, head):
 def _check_dev_labels(config, labels, read):
   """Each dev label is among the model's (`labels`), naming file and line."""
   known = set(labels)
-  for path in [config.dev_file] + [p for _, p in config.extra_dev_files]:
+  extra = getattr(config, "extra_dev_files", ())  # a TSV task's (FinetuneConfig)
+  for path in [config.dev_file] + [p for _, p in extra]:
     for label, line in read(path):
       if label not in known:
         raise ValueError(f"{path}:{line}: label {label!r} is not among the model's labels "

@@ -62,16 +62,15 @@ REGRESSION_METRICS = ("pearson", "spearman", "mse")
 
 
 @dataclasses.dataclass(frozen=True)
-class FinetuneConfig:
-  """One fine-tuning task and its recipe (defaults: the original run_classifier's).
+class FinetuneRecipe:
+  """What every task of the finetune tool has (defaults: the original
+  run_classifier's): its files, its model files, its recipe (the fields
+  training/recipe.py checks) and steps. FinetuneConfig (TSV columns) and
+  tagging.TaggingConfig extend it.
 
-  Columns are header names or 0-based indices (as str); text_b_column ""
-  for single-sentence tasks; test_file "" for none. init_checkpoint "":
-  random initialization. seeds: how many runs (seed, seed + 1, ...).
-  task_type: "auto", "classification" or "regression". task_name: a GLUE
-  task (downstream/classification/glue.py) whose layouts read the files and whose label list is
-  the classes. extra_dev_files: (name, path) pairs evaluated after training,
-  their metrics prefixed `<name>_`. do_train, do_eval, do_predict: the
+  test_file "" for none. init_checkpoint "": random initialization. seeds:
+  how many runs (seed, seed + 1, ...). task_type: what the run is, one of
+  the finetune tool's --task_type values. do_train, do_eval, do_predict: the
   original run_classifier's steps: train (on train_file), evaluate on the
   dev files, predict test_file (when there is one). do_train False takes
   the model as it is from init_checkpoint, a fine-tuned transformers
@@ -83,9 +82,6 @@ class FinetuneConfig:
   output_dir: str = ""
   vocab_file: str = ""
   spm_model_file: str = ""
-  text_a_column: str = "sentence"
-  text_b_column: str = ""
-  label_column: str = "label"
   test_file: str = ""
   do_lower_case: bool = True
   max_seq_length: int = 128
@@ -100,8 +96,6 @@ class FinetuneConfig:
   seed: int = 0
   task_type: str = "auto"
   save_model: bool = True
-  task_name: str = ""
-  extra_dev_files: tuple = ()
   # Batches cut to the shortest of this many lengths that holds their
   # longest example (data/input/length_buckets.py); 1: padded to max_seq_length,
   # the original's.
@@ -110,12 +104,17 @@ class FinetuneConfig:
   do_eval: bool = True
   do_predict: bool = True
 
+  def required_fields(self):
+    """The fields that must not be empty."""
+    return (("train_file",) if self.do_train else ()) + (
+        ("dev_file",) if self.do_eval else ()) + ("output_dir",)
+
+  def check_task(self):
+    """Raises ValueError naming a task field out of its range (task_type)."""
+
   def validate(self, bert_config=None):
     """Raises ValueError naming the field for a value that cannot run."""
-    required = (("train_file",) if self.do_train else ()) + (
-        ("dev_file",) if self.do_eval else ()) + (
-            "output_dir", "text_a_column", "label_column")
-    for name in required:
+    for name in self.required_fields():
       if not getattr(self, name):
         raise ValueError(f"{name} is required")
     if not (self.vocab_file or self.spm_model_file):
@@ -135,14 +134,37 @@ class FinetuneConfig:
     for name, ok in checks:
       if not ok:
         raise ValueError(f"{name}={getattr(self, name)} is out of range")
+    self.check_task()
+    if bert_config is not None and self.max_seq_length > bert_config.max_position_embeddings:
+      raise ValueError(f"max_seq_length={self.max_seq_length} exceeds the bert_config's "
+                       f"max_position_embeddings={bert_config.max_position_embeddings}")
+
+
+@dataclasses.dataclass(frozen=True)
+class FinetuneConfig(FinetuneRecipe):
+  """A sentence classification or regression task on TSVs: FinetuneRecipe's
+  files and recipe, plus its columns, header names or 0-based indices (as
+  str); text_b_column "" for single-sentence tasks. task_type: "auto",
+  "classification" or "regression". task_name: a GLUE task
+  (downstream/classification/glue.py) whose layouts read the files and
+  whose label list is the classes. extra_dev_files: (name, path) pairs
+  evaluated after training, their metrics prefixed `<name>_`.
+  """
+  text_a_column: str = "sentence"
+  text_b_column: str = ""
+  label_column: str = "label"
+  task_name: str = ""
+  extra_dev_files: tuple = ()
+
+  def required_fields(self):
+    return super().required_fields() + ("text_a_column", "label_column")
+
+  def check_task(self):
     if self.task_name:
       glue.preset(self.task_name)
     if self.task_type not in classification.TASK_TYPES:
       raise ValueError(f"task_type={self.task_type!r}: choose one of "
                        f"{', '.join(classification.TASK_TYPES)}")
-    if bert_config is not None and self.max_seq_length > bert_config.max_position_embeddings:
-      raise ValueError(f"max_seq_length={self.max_seq_length} exceeds the bert_config's "
-                       f"max_position_embeddings={bert_config.max_position_embeddings}")
 
 
 # ------------------------------------------------------------------------------
@@ -454,12 +476,13 @@ def summary_lines(config, results):
       ("train", "num_train_examples" in results), ("dev", config.do_eval)) if shown]
   seeds = f", {results['num_seeds']} seed(s)" if "num_seeds" in results else ""
   lines = [f"{results['init']}; {', '.join(counts) or 'no'} examples{seeds}"]
-  if config.task_name and names:
-    lines.append(f"{config.task_name} official metrics (dev):")
+  task_name = getattr(config, "task_name", "")  # a GLUE task's (FinetuneConfig)
+  if task_name and names:
+    lines.append(f"{task_name} official metrics (dev):")
   lines += [f"{name} = {results[name]:.4f}" + (
       f" (median {results[name + '_median']:.4f}, sd {results[name + '_sd']:.4f})"
       if name + "_median" in results else "") for name in names if name in results]
-  if config.task_name and config.do_predict:
+  if task_name and config.do_predict:
     lines.append(f"test predictions: {config.output_dir}/test_results.tsv" if config.test_file
                  else "test predictions: none (no test file in --data_dir)")
   lines += list(results["notes"])

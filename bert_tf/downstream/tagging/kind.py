@@ -10,6 +10,10 @@ transformers *ForTokenClassification."""
 from bert_tf.downstream import task
 
 
+# The finetune tool's flags for a TSV's columns, which a tagging task has not.
+COLUMN_FIELDS = ("text_a_column", "text_b_column", "label_column")
+
+
 class TaggingKind(task.TaskKind):
   name = "conll"
   file_pattern = "{}.txt"
@@ -53,9 +57,11 @@ class TaggingKind(task.TaskKind):
     return tagging.TaggingConfig()
 
   def config_for(self, values, frozen_encoder=False, window_stride=0):
-    """A TaggingConfig of `values` (the FinetuneConfig fields it has),
-    frozen_encoder and window_stride."""
+    """A TaggingConfig of `values`, frozen_encoder and window_stride. The
+    finetune tool's TSV column flags are not read: a CoNLL file's columns
+    are fixed (token first, label last)."""
     from bert_tf.downstream.tagging import tagging  # pylint: disable=g-import-not-at-top
+    values = {k: v for k, v in values.items() if k not in COLUMN_FIELDS}
     return tagging.TaggingConfig(**values, frozen_encoder=frozen_encoder,
                                  window_stride=window_stride)
 

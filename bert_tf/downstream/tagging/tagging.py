@@ -50,9 +50,8 @@ TEST_PREDICTIONS_FILE = "test_predictions.conll"
 
 
 @dataclasses.dataclass(frozen=True)
-class TaggingConfig(finetune.FinetuneConfig):
-  """A tagging task: FinetuneConfig's files and recipe (the column fields
-  unused), plus:
+class TaggingConfig(finetune.FinetuneRecipe):
+  """A tagging task: FinetuneRecipe's files, recipe and steps, plus:
 
   frozen_encoder: train only the head on the last four layers' outputs.
   window_stride: pieces between the starts of a long sentence's windows
@@ -62,12 +61,13 @@ class TaggingConfig(finetune.FinetuneConfig):
   frozen_encoder: bool = False
   window_stride: int = 0
 
-  def validate(self, bert_config=None):
-    """Raises ValueError naming the field for a value that cannot run."""
-    # The classifier's checks of the shared fields (its task types aside).
-    finetune.FinetuneConfig.validate(dataclasses.replace(self, task_type="auto"), bert_config)
+  def check_task(self):
     if self.task_type != "tagging":
       raise ValueError(f"task_type={self.task_type!r}: a TaggingConfig's is 'tagging'")
+
+  def validate(self, bert_config=None):
+    """Raises ValueError naming the field for a value that cannot run."""
+    super().validate(bert_config)
     if not 0 <= self.window_stride <= self.max_seq_length - 2:
       raise ValueError(f"window_stride={self.window_stride} must lie in [0, "
                        f"max_seq_length - 2 = {self.max_seq_length - 2}] (0: half a window)")
