@@ -1,4 +1,6 @@
-"""Builds downstream tasks from an installed WordNet 3.0 or from a cased corpus.
+"""Builds corpus-made task folders (the task builders of
+bert_tf/downstream/builders/) from an installed WordNet 3.0 or from a cased
+corpus; fine-tuning on them is the finetune and run_squad tools' job.
 
     apt-get install wordnet-base      # Debian/Ubuntu: WordNet's files, offline
     python -m bert_tf.tasks --wordnet_dir=/usr/share/wordnet --output_dir=tasks
