@@ -106,10 +106,10 @@ def main(argv):
     print("\n".join(wordnet.describe_counts(built)))
     print(f"wrote {os.path.join(FLAGS.output_dir, 'summary.json')}")
   if ENTAILMENT in tasks:
-    from bert_tf.downstream.builders import lexical_entailment  # pylint: disable=g-import-not-at-top
+    builder = importlib.import_module("bert_tf.downstream.builders.lexical_entailment")
     folder = os.path.join(FLAGS.output_dir, ENTAILMENT)
-    counts = lexical_entailment.write_task(FLAGS.wordnet_dir, folder)
-    print("\n".join(lexical_entailment.describe_counts(counts)))
+    counts = builder.write_task(FLAGS.wordnet_dir, folder)
+    print("\n".join(builder.describe_counts(counts)))
     print(f"wrote {os.path.join(folder, 'summary.json')}")
   for task in (t for t in CORPUS_TASKS if t in tasks):
     module = importlib.import_module(CORPUS_MODULES[task])
