@@ -70,15 +70,21 @@ def _decode(record):
           for name in feature}
 
 
-def test_sentence_pair_records(tmp_path):
-  vocab = doc_corpus.write_vocab(tmp_path / "vocab.txt")
-  docs = doc_corpus.write_corpus(tmp_path / "corpus.txt")
+def _write(tmp_path, name, num_workers=1):
   options = writer.DataOptions(max_seq_length=64, max_predictions_per_seq=8, dupe_factor=1,
                                random_seed=7, block_bytes=4000, packing="sentence_pair")
-  outputs = writer.Outputs(directory=str(tmp_path / "out"), num_shards=2)
-  manifest = writer.create_pretraining_data(str(tmp_path / "corpus.txt"), outputs, vocab,
-                                            options)
-  records = [_decode(r) for r in doc_corpus.read_records(outputs.paths())]
+  outputs = writer.Outputs(directory=str(tmp_path / name), num_shards=2)
+  manifest = writer.create_pretraining_data(str(tmp_path / "corpus.txt"), outputs,
+                                            str(tmp_path / "vocab.txt"), options,
+                                            num_workers=num_workers)
+  return manifest, doc_corpus.read_records(outputs.paths())
+
+
+def test_sentence_pair_records(tmp_path):
+  doc_corpus.write_vocab(tmp_path / "vocab.txt")
+  docs = doc_corpus.write_corpus(tmp_path / "corpus.txt")
+  manifest, raw = _write(tmp_path, "out")
+  records = [_decode(r) for r in raw]
   assert manifest["flags"]["packing"] == "sentence_pair"
   assert len(records) == sum(len(d) - 1 for d in docs)
   period = doc_corpus.TOKEN_ID["."]
@@ -101,6 +107,8 @@ def test_sentence_pair_records(tmp_path):
     assert (docs_a != docs_b) == random_next
     randoms += random_next
   assert abs(randoms / len(records) - 0.5) < 5 * 0.5 / np.sqrt(len(records))
+  # The same bytes with two workers (each block's rule is seeded by the block).
+  assert _write(tmp_path, "two", num_workers=2)[1] == raw
 
 
 @pytest.mark.parametrize("task", ("sop", "none"))
