@@ -11,7 +11,8 @@ New: --output_dir with --num_output_shards (resumable shards), --num_workers,
 --gzip, --block_bytes (the unit of work and memory), --decode_errors (input
 bytes that are not UTF-8: dropped and counted, or an error as in the original).
 RoBERTa / ALBERT variants (defaults: the original's records, same bytes):
---sentence_task=nsp|sop|none, --packing=segment_pair|full_sentences|doc_sentences,
+--sentence_task=nsp|sop|none,
+--packing=segment_pair|full_sentences|doc_sentences|sentence_pair,
 --max_ngram, --dynamic_masking, and the masking rule's shares
 --masked_token_share / --random_token_share / --kept_token_share (0.8 / 0.1 /
 0.1; see bert_tf.data.pretraining.writer.DataOptions).
@@ -72,7 +73,10 @@ def define_flags(flag_values):
                     "segment_pair: [CLS] A [SEP] B [SEP] (the original); full_sentences: "
                     "RoBERTa's FULL-SENTENCES, whole sentences packed up to max_seq_length - 2 "
                     "tokens across documents ([SEP] between documents), one segment; "
-                    "doc_sentences: the same within one document.", flag_values=f)
+                    "doc_sentences: the same within one document; sentence_pair: RoBERTa's "
+                    "SENTENCE-PAIR, A and B one natural sentence each (B the next one or, "
+                    "half the time, one of another document), with --sentence_task=nsp.",
+                    flag_values=f)
   flags.DEFINE_integer("max_ngram", writer.DataOptions.max_ngram,
                        "Mask spans of 1..N units (words with --do_whole_word_mask, else "
                        "WordPieces), n with probability proportional to 1/n (ALBERT uses 3).",

@@ -4,6 +4,8 @@ corpus; fine-tuning on them is the finetune and run_squad tools' job.
 
     apt-get install wordnet-base      # Debian/Ubuntu: WordNet's files, offline
     python -m bert_tf.tasks --wordnet_dir=/usr/share/wordnet --output_dir=tasks
+    python -m bert_tf.tasks --wordnet_dir=/usr/share/wordnet --tasks=lexical_entailment \
+      --output_dir=tasks
     python -m bert_tf.tasks --corpus=topics.txt --heldout_every=5 --output_dir=tasks
 
 From WordNet (--wordnet_dir), each with train.tsv, dev.tsv and test.tsv
@@ -15,6 +17,11 @@ From WordNet (--wordnet_dir), each with train.tsv, dev.tsv and test.tsv
           by lemma (no lemma in two splits).
   gloss/  synset, words, definition, label (its lexicographer file, e.g.
           noun.animal: 45 classes).
+  lexical_entailment/ (with --lexical_entailment or --tasks=lexical_entailment)
+          synset, lemma, sentence1, sentence2, label: a noun's example
+          sentence and the same with the noun replaced, 1 by a hypernym's
+          word (entailed), 0 by a co-hyponym's (not); balanced; no sentence
+          in two splits (bert_tf/downstream/builders/lexical_entailment.py).
 
 From a cased corpus (--corpus, one sentence a line, a blank line between
 documents):
@@ -52,7 +59,8 @@ WORDNET_TASKS = ("wic", "gloss")
 CORPUS_TASKS = ("names", "name_cloze")
 CORPUS_MODULES = {"names": "bert_tf.downstream.builders.name_tagging",
                   "name_cloze": "bert_tf.downstream.builders.name_cloze"}
-TASKS = WORDNET_TASKS + CORPUS_TASKS
+ENTAILMENT = "lexical_entailment"  # from --wordnet_dir, when asked for
+TASKS = WORDNET_TASKS + CORPUS_TASKS + (ENTAILMENT,)
 
 
 def define_flags(flag_values):
@@ -60,6 +68,9 @@ def define_flags(flag_values):
   f = flag_values
   flags.DEFINE_string("wordnet_dir", None, "WordNet's dict folder (data.noun, index.noun, "
                       "...; Debian: /usr/share/wordnet).", flag_values=f)
+  flags.DEFINE_bool("lexical_entailment", False, "With --wordnet_dir: also build "
+                    "lexical_entailment/ (a noun replaced by a hypernym: entailed; by a "
+                    "co-hyponym: not).", flag_values=f)
   flags.DEFINE_string("corpus", None, "A cased corpus (one sentence a line, a blank line "
                       "between documents) for the names and name_cloze tasks.", flag_values=f)
   flags.DEFINE_integer("heldout_every", 0, "With --corpus: tag only every N-th document, "
@@ -82,18 +93,26 @@ def main(argv):
     raise app.UsageError("--output_dir is required")
   tasks = FLAGS.tasks or ((WORDNET_TASKS if FLAGS.wordnet_dir else ()) +
                           (CORPUS_TASKS if FLAGS.corpus else ()))
+  tasks = list(tasks) + ([ENTAILMENT] if FLAGS.lexical_entailment and ENTAILMENT not in tasks
+                         else [])
   if not tasks:
     raise app.UsageError("give --wordnet_dir (wic, gloss) or --corpus (names, name_cloze)")
   for task in tasks:
-    source = "wordnet_dir" if task in WORDNET_TASKS else "corpus"
+    source = "corpus" if task in CORPUS_TASKS else "wordnet_dir"
     if task in TASKS and not FLAGS[source].value:
       raise app.UsageError(f"--tasks={task} needs --{source}")
-  wordnet_tasks = [t for t in tasks if t not in CORPUS_TASKS]
+  wordnet_tasks = [t for t in tasks if t not in CORPUS_TASKS + (ENTAILMENT,)]
   if wordnet_tasks:
     from bert_tf.downstream.builders import wordnet  # pylint: disable=g-import-not-at-top
     built = wordnet.write_tasks(FLAGS.wordnet_dir, FLAGS.output_dir, wordnet_tasks)
     print("\n".join(wordnet.describe_counts(built)))
     print(f"wrote {os.path.join(FLAGS.output_dir, 'summary.json')}")
+  if ENTAILMENT in tasks:
+    builder = importlib.import_module("bert_tf.downstream.builders.lexical_entailment")
+    folder = os.path.join(FLAGS.output_dir, ENTAILMENT)
+    counts = builder.write_task(FLAGS.wordnet_dir, folder)
+    print("\n".join(builder.describe_counts(counts)))
+    print(f"wrote {os.path.join(folder, 'summary.json')}")
   for task in (t for t in CORPUS_TASKS if t in tasks):
     module = importlib.import_module(CORPUS_MODULES[task])
     folder = os.path.join(FLAGS.output_dir, task)

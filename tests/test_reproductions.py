@@ -75,6 +75,14 @@ def test_a_reproduction_runs_at_a_toy_budget(flagfile, tmp_path):
     (tmp_path / task_dir).mkdir(parents=True)
     for split, n in (("train", 64), ("dev", 24)):
       tagging_task.write_task(tmp_path / task_dir / f"{split}.txt", n, seed=len(split))
+  for task_dir in re.findall(r"^--task=\w+=([^:,\s]+),sentence1,sentence2,label$", text,
+                            re.M):
+    # A pair task in TSV (bert_tf.tasks' wic and lexical_entailment).
+    (tmp_path / task_dir).mkdir(parents=True)
+    for split, n in (("train", 48), ("dev", 24)):
+      (tmp_path / task_dir / f"{split}.tsv").write_text("sentence1\tsentence2\tlabel\n" + "".join(
+          f"the dog {i} ran\tthe {'animal' if i % 2 else 'cat'} {i} ran\t{i % 2}\n"
+          for i in range(n)))
   for task_dir in re.findall(r"^--task=\w+=squad:(\S+)$", text, re.M):
     # As bert_tf.tasks builds it, from a corpus of names.
     names = tmp_path / "names.txt"

@@ -98,7 +98,7 @@ class BertPretrainer(keras.Model):
   """
 
   def __init__(self, config: BertConfig, encoder=None, dtype=None, sentence_head=True,
-               **kwargs):
+               causal=False, **kwargs):
     """Makes the model, with all weights created.
 
     Args:
@@ -106,6 +106,8 @@ class BertPretrainer(keras.Model):
       encoder: an encoder made by `build_encoder(config)`; None makes one.
       dtype: dtype policy of the encoder (None: the global policy).
       sentence_head: False builds no sentence-pair head (MLM alone).
+      causal: a left-to-right LM (`call`): each position attends to itself
+        and those before it; no sentence-pair head. BERT encoders only.
       **kwargs: passed to keras.Model (name, ...).
     """
     if isinstance(config, dict):
@@ -113,6 +115,10 @@ class BertPretrainer(keras.Model):
     kwargs.setdefault("name", "bert_pretrainer")
     super().__init__(**kwargs)
     self.config = config
+    self.causal = bool(causal)
+    if self.causal and (sentence_head or config.is_albert):
+      raise ValueError("causal: a left-to-right LM has no sentence-pair head and needs a BERT "
+                       "encoder (ALBERT's shared layers are not run one by one)")
     # === Layers ===
     self.encoder = encoder if encoder is not None else build_encoder(config, dtype=dtype)
     token_embedding = self.encoder.token_embedding
@@ -160,7 +166,17 @@ class BertPretrainer(keras.Model):
         nsp_logits: float32 [batch, 2] (with a sentence-pair head),
         sequence_output: [batch, seq, H] (encoder compute dtype),
         pooled_output: [batch, H] (encoder compute dtype).
+
+    With `causal` (a left-to-right LM) the text is read as written: where
+    the inputs carry `masked_lm_ids` and `masked_lm_weights`, the records'
+    masking is undone first (`original_ids`, int32 [batch, seq]); the
+    encoder runs with the causal mask; `lm_logits` (float32 [batch, seq,
+    vocab_size]) at position t predict the token at t + 1, and
+    `mlm_logits` at a given position predict the token there from the
+    positions before it (the logits of the position before).
     """
+    if self.causal:
+      return self._call_causal(inputs, training)
     encoded = self.encoder(
         {
             "token_ids": tf.cast(inputs["input_ids"], tf.int32),
@@ -179,18 +195,59 @@ class BertPretrainer(keras.Model):
           self.mlm_head(sequence_output, mask_positions=positions), tf.float32)
     return outputs
 
+  def _call_causal(self, inputs, training):
+    """`call` for a left-to-right LM (see there)."""
+    ids = tf.cast(inputs["input_ids"], tf.int32)
+    if "masked_lm_ids" in inputs and "masked_lm_weights" in inputs:
+      # Integer ops only (models.electra.scatter_at_positions' rule).
+      positions = tf.cast(inputs["masked_lm_positions"], tf.int32)
+      real = tf.cast(inputs["masked_lm_weights"], tf.float32) > 0
+      hits = tf.equal(positions[:, :, None], tf.range(tf.shape(ids)[1])) & real[..., None]
+      labels = tf.cast(inputs["masked_lm_ids"], tf.int32)
+      restored = tf.reduce_max(tf.where(hits, labels[:, :, None], labels.dtype.min), axis=1)
+      ids = tf.where(tf.reduce_any(hits, axis=1), restored, ids)
+    sequence_output = causal_sequence_output(
+        self.encoder, ids, tf.cast(inputs["segment_ids"], tf.int32),
+        tf.cast(inputs["input_mask"], tf.int32), training=training)
+    every = tf.broadcast_to(tf.range(tf.shape(ids)[1])[None], tf.shape(ids))
+    outputs = {"sequence_output": sequence_output, "original_ids": ids,
+               "lm_logits": tf.cast(self.mlm_head(sequence_output, mask_positions=every),
+                                    tf.float32)}
+    if "masked_lm_positions" in inputs:
+      before = tf.maximum(tf.cast(inputs["masked_lm_positions"], tf.int32) - 1, 0)
+      outputs["mlm_logits"] = tf.gather(outputs["lm_logits"], before, batch_dims=1)
+    return outputs
+
   def get_config(self):
     # The whole model is a function of the BertConfig; layer configs are not
     # serialized (the MLM head would otherwise lose its tie to the encoder).
     return {"name": self.name, "config": self.config.to_dict(),
             "dtype": keras.dtype_policies.serialize(self.encoder.dtype_policy),
-            "sentence_head": self.nsp_head is not None}
+            "sentence_head": self.nsp_head is not None, "causal": self.causal}
 
   @classmethod
   def from_config(cls, config):
     config = dict(config)
     dtype = pop_dtype(config)
     return cls(BertConfig.from_dict(config.pop("config")), dtype=dtype, **config)
+
+
+def causal_sequence_output(encoder, token_ids, segment_ids, padding_mask, training=False):
+  """The sequence output of a BertBackbone `encoder` with each position
+  attending only to itself and the positions before it (a left-to-right
+  LM's encoder): the backbone's own layers and weights, run in its order
+  with a lower-triangular attention mask beside the padding mask. int32
+  [b, s] inputs; [b, s, H] in the encoder's compute dtype."""
+  tokens = encoder.token_embedding(token_ids)
+  x = encoder.embeddings_add((tokens, encoder.position_embedding(tokens),
+                              encoder.segment_embedding(segment_ids)))
+  x = encoder.embeddings_dropout(encoder.embeddings_layer_norm(x), training=training)
+  seq = tf.shape(token_ids)[1]
+  causal = tf.linalg.band_part(tf.ones([seq, seq], tf.int32), -1, 0)  # [query, key]: key <= query
+  causal = tf.broadcast_to(causal[None], [tf.shape(token_ids)[0], seq, seq])
+  for layer in encoder.transformer_layers:
+    x = layer(x, padding_mask=padding_mask, attention_mask=causal, training=training)
+  return x
 
 
 def pop_dtype(config):

@@ -35,17 +35,22 @@ REPLACE_MLM = "replace_mlm"
 ALL_TOKENS_MLM = "all_tokens_mlm"
 ELECTRA_VARIANTS = (ELECTRA_15, REPLACE_MLM, ALL_TOKENS_MLM)
 
+# BERT's "LTR & No NSP" (Devlin et al. 2019, Table 5): a left-to-right LM
+# (causal attention, the next token at every position), a member of the
+# BERT family that reads any records and leaves their sentence labels unused.
+LTR = "ltr"
+
 # DistilBERT: named after the student's heads (distill_mlm; distill_mlm_nsp
 # or distill_mlm_sop with a sentence-pair loss).
 DISTILL_PREFIX = "distill_"
 DISTILL_STUDENTS = ("mlm", "mlm_nsp", "mlm_sop")
 
 OBJECTIVE_NAMES = (tuple(BERT_NAMES.values()) + (ELECTRA,) + ELECTRA_VARIANTS
-                   + tuple(DISTILL_PREFIX + s for s in DISTILL_STUDENTS))
+                   + tuple(DISTILL_PREFIX + s for s in DISTILL_STUDENTS) + (LTR,))
 # The family of each --objective value.
 FAMILY_OF = {**{f: f for f in FAMILIES}, **{n: BERT for n in BERT_NAMES.values()},
              **{n: ELECTRA for n in ELECTRA_VARIANTS},
-             **{DISTILL_PREFIX + s: DISTILL for s in DISTILL_STUDENTS}}
+             **{DISTILL_PREFIX + s: DISTILL for s in DISTILL_STUDENTS}, LTR: BERT}
 
 
 def family_of(objective):

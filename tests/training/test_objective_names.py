@@ -22,7 +22,7 @@ def test_the_names_import_without_tensorflow():
 def test_every_objective_has_a_family_and_unknown_names_are_one_line_errors():
   assert names.OBJECTIVE_NAMES == ("mlm_nsp", "mlm_sop", "mlm", "electra", "electra_15",
                                    "replace_mlm", "all_tokens_mlm", "distill_mlm",
-                                   "distill_mlm_nsp", "distill_mlm_sop")
+                                   "distill_mlm_nsp", "distill_mlm_sop", "ltr")
   assert {names.family_of(n) for n in names.OBJECTIVE_NAMES} == set(names.FAMILIES)
   assert names.family_of("mlm_sop") == "bert" and names.family_of("distill") == "distill"
   with pytest.raises(ValueError, match="--objective='electric' is not one of bert, electra, "

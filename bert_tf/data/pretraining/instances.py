@@ -274,6 +274,49 @@ def create_sop_pairs_from_document(document, max_seq_length, short_seq_prob, rng
   return pairs
 
 
+def sentence_pairs_from_document(documents, document_index, max_seq_length, rng):
+  """RoBERTa's SENTENCE-PAIR input (Liu et al. 2019, section 4.2): each
+  input a pair of natural sentences, with next-sentence prediction.
+
+  Each sentence of the document that has a next one is an A; with
+  probability 0.5 its B is that next sentence (is_random_next False), else
+  one sentence of another document (`random_b_source`: uniform over the
+  others, a uniform sentence of it). A pair longer than max_seq_length - 3
+  tokens is trimmed at random ends (`truncate_pair_at_random_ends`). A
+  document of one sentence gives no pair (it has no next sentence, so it
+  would give only negatives). The pairs are much shorter than
+  max_seq_length; the paper raised the batch size to keep the tokens per
+  batch.
+
+  Args:
+    documents: list of documents, each a list of non-empty lists of int ids
+      (sentences); B's documents are drawn from these.
+    document_index: the document whose sentences are the As.
+    max_seq_length: int, the length of [CLS] A [SEP] B [SEP] at most.
+    rng: random.Random.
+  Returns:
+    list of Pair, A one sentence and B one sentence (both copies), both
+    non-empty; random_from_same_document only when there is no other
+    document.
+  """
+  document = documents[document_index]
+  max_num_tokens = max_seq_length - 3
+  pairs = []
+  for i in range(len(document) - 1):
+    tokens_a = list(document[i])
+    is_random = rng.random() < 0.5
+    same_document = False
+    if is_random:
+      source, start, same_document = random_b_source(documents, document_index, NO_NEGATIVES,
+                                                     rng)
+      tokens_b = list(source[start])
+    else:
+      tokens_b = list(document[i + 1])
+    truncate_pair_at_random_ends(tokens_a, tokens_b, max_num_tokens, rng)
+    pairs.append(Pair(tokens_a, tokens_b, is_random, same_document))
+  return pairs
+
+
 def pack_sentences(documents, max_seq_length, rng, cross_documents=True, sep_id=None):
   """RoBERTa's FULL-SENTENCES (cross_documents) / DOC-SENTENCES packing.
 

@@ -147,7 +147,16 @@ def _pass_instances(sentences, options, masking_vocab, rng, stats):
   documents = list(sentences.document_lists())
   rng.shuffle(documents)
   sequences, num_as, labels = [], [], []
-  if options.packing != "segment_pair":
+  if options.packing == "sentence_pair":
+    for doc_index in range(len(documents)):
+      for pair in instances.sentence_pairs_from_document(documents, doc_index,
+                                                         options.max_seq_length, rng):
+        ids, num_a = instances.build_instance(pair.tokens_a, pair.tokens_b, cls_id, sep_id)
+        sequences.append(ids)
+        num_as.append(num_a)
+        labels.append(schema.IS_RANDOM if pair.is_random_next else schema.IS_NEXT)
+    labels = np.array(labels, np.int64)
+  elif options.packing != "segment_pair":
     for packed in instances.pack_sentences(
         documents, options.max_seq_length, rng,
         cross_documents=options.packing == "full_sentences", sep_id=sep_id):

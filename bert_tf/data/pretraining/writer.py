@@ -75,7 +75,7 @@ from bert_tf.data.pretraining import token_cache
 from bert_tf.data.pretraining import worker_pool
 
 SENTENCE_TASKS = ("nsp", "sop", "none")
-PACKINGS = ("segment_pair", "full_sentences", "doc_sentences")
+PACKINGS = ("segment_pair", "full_sentences", "doc_sentences", "sentence_pair")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,7 +100,9 @@ class DataOptions:
   sentence_task: str = "nsp"
   # packing: "segment_pair" ([CLS] A [SEP] B [SEP], the original),
   # "full_sentences" / "doc_sentences" (RoBERTa's: one segment of whole
-  # sentences, across / within documents; see instances.pack_sentences).
+  # sentences, across / within documents; see instances.pack_sentences),
+  # "sentence_pair" (RoBERTa's SENTENCE-PAIR: A and B one natural sentence
+  # each, with NSP; instances.sentence_pairs_from_document).
   packing: str = "segment_pair"
   # Masked spans of 1..max_ngram units, n with probability ~ 1/n (ALBERT's).
   max_ngram: int = 1
@@ -142,7 +144,11 @@ class DataOptions:
                        f"{', '.join(SENTENCE_TASKS)}")
     if self.packing not in PACKINGS:
       raise ValueError(f"--packing={self.packing}: must be one of {', '.join(PACKINGS)}")
-    if self.sentence_task != "none" and self.packing != "segment_pair":
+    if self.packing == "sentence_pair" and self.sentence_task != "nsp":
+      raise ValueError(f"--packing=sentence_pair needs --sentence_task=nsp (a pair of "
+                       f"sentences, B next or from another document), not "
+                       f"--sentence_task={self.sentence_task}")
+    if self.sentence_task != "none" and self.packing not in ("segment_pair", "sentence_pair"):
       raise ValueError(f"--sentence_task={self.sentence_task} needs --packing=segment_pair "
                        f"(a sentence pair), not --packing={self.packing}; use "
                        "--sentence_task=none with it")

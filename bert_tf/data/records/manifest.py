@@ -334,7 +334,8 @@ class Manifest:
   # The writer's record variants and their values: DataOptions' defaults
   # (the original's records) for a manifest written before they existed.
   VARIANTS = {"sentence_task": ("nsp", "sop", "none"),
-              "packing": ("segment_pair", "full_sentences", "doc_sentences")}
+              "packing": ("segment_pair", "full_sentences", "doc_sentences",
+                          "sentence_pair")}
 
   @property
   def sentence_task(self):

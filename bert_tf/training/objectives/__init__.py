@@ -4,6 +4,7 @@
   bert              mlm_nsp (BERT), mlm_sop (ALBERT), mlm (RoBERTa)
   electra           ELECTRA: generator + replaced-token discriminator
   electra_variants  ELECTRA 15%, Replace MLM, All-Tokens MLM (ELECTRA's Table 5)
+  ltr               a left-to-right LM, no NSP (BERT's Table 5 "LTR & No NSP")
   distillation      DistilBERT: a student against a frozen teacher
   registry          the objectives by name; the objective of --objective and the
                     records (`resolve`), of a model, of a checkpoint

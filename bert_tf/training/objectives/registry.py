@@ -23,12 +23,13 @@ from bert_tf.training.objectives import checkpoint_tag
 from bert_tf.training.objectives import distillation
 from bert_tf.training.objectives import electra
 from bert_tf.training.objectives import electra_variants
+from bert_tf.training.objectives import ltr
 
 # Each family's class (objective_names.FAMILIES) first, then the classes of
-# further members of a family (ELECTRA's variants), whose `resolve` a
-# --objective naming them takes.
+# further members of a family (ELECTRA's variants, BERT's left-to-right LM),
+# whose `resolve` a --objective naming them takes.
 CLASSES = (bert.BertObjective, electra.ElectraObjective, distillation.DistillationObjective,
-           *electra_variants.VARIANTS)
+           *electra_variants.VARIANTS, ltr.LtrObjective)
 FAMILY_CLASSES = {}
 for _cls in CLASSES:
   FAMILY_CLASSES.setdefault(_cls.family, _cls)
