@@ -22,14 +22,11 @@ CONSTANTS = {k for k, v in vars(objective_names).items()
 #   "electra"), read from the network (tf1_checkpoint.model_type) except
 #   for a fine-tuned model, whose family _model_type reads from its
 #   init_checkpoint's objective (`builds_own_encoder`).
-# - heldout_reading: its table of readings, keyed by ELECTRA's names, is to
-#   move onto the objectives (an objective's `heldout_reading`).
 # Fine-tuning from an ELECTRA checkpoint (finetune._electra_model,
 # squad_finetune) asks `builds_own_encoder` and is moved into the downstream
 # package in parallel work.
 PENDING = {"training/optimization.py": 3, "serving/hf_export.py": 5,
-           "downstream/hf_out.py": 2,
-           "experiments/heldout_reading.py": 4}
+           "downstream/hf_out.py": 2}
 
 
 def _is_name(node):
