@@ -22,6 +22,7 @@ from absl import logging
 
 from bert_tf import cli
 from bert_tf.io import file_io
+from bert_tf.training import recipe
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,22 +42,19 @@ class QuickstartOptions:
   corpus: str
   vocab_size: int
   bert_config_template: str
-  train_steps: int
+  train_steps: int = recipe.positive()
   dupe_factor: int
-  batch_size: int
+  batch_size: int = recipe.batch_size()
   max_seq_length: int
-  learning_rate: float
-  adam_beta2: float = 0.98
-  dropout: float = 0.0
+  learning_rate: float = recipe.learning_rate()
+  adam_beta2: float = recipe.adam_beta(0.98)
+  dropout: float = recipe.dropout(0.0)
   jit_compile: bool = True
   overwrite: bool = True
 
   def __post_init__(self):
-    # Checked before stage 1 writes anything.
-    if not 0.0 <= self.dropout < 1.0:
-      raise ValueError(f"--dropout={self.dropout} must lie in [0, 1)")
-    if not 0.0 < self.adam_beta2 < 1.0:
-      raise ValueError(f"--adam_beta2={self.adam_beta2} must lie in (0, 1)")
+    # Checked before stage 1 writes anything, as the tools check them.
+    recipe.check(self, prefix="--")
 
 
 DEMO_SENTENCES = (
