@@ -26,6 +26,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.io import file_io as files_lib
+from bert_tf.data.tokenizers import sentencepiece_vocab
 from bert_tf.data.tokenizers import wordpiece_vocab
 from bert_tf.models import hf_checkpoint as hf
 from bert_tf.models import hf_config
@@ -86,7 +87,6 @@ def write_hf_folder(pretrainer, objective, vocab_file, do_lower_case, out_dir,
   """
   config = pretrainer.config
   if spm_model_file:
-    from bert_tf.data.tokenizers import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
     if tf1_checkpoint.model_type(pretrainer) != hf_config.ALBERT_MODEL_TYPE:
       raise ValueError(SENTENCEPIECE_NOT_ALBERT)
     spm_model = sentencepiece_vocab.load_sentencepiece(spm_model_file)
@@ -138,7 +138,6 @@ def _vocab_of(vocab_file, spm_model_file, vocab_size):
   """(Vocab, the spm file to copy or None) of an export; raises ValueError
   when its size is not the config's."""
   if spm_model_file:
-    from bert_tf.data.tokenizers import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
     spm_model = sentencepiece_vocab.load_sentencepiece(spm_model_file)
     vocab, spm_model_file = spm_model.vocab, spm_model.path
   else:
