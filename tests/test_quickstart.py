@@ -38,7 +38,7 @@ def test_quickstart_runs_every_stage(tmp_path):
   assert "dropout 0 ->" in text
 
 
-@pytest.mark.parametrize("flag", ["--dropout=1.5", "--adam_beta2=1.0"])
+@pytest.mark.parametrize("flag", ["--dropout=1.5", "--adam_beta2=1.0", "--learning_rate=0"])
 def test_quickstart_rejects_a_bad_recipe_flag_before_writing(tmp_path, flag):
   out = tmp_path / "run"
   proc = subprocess.run([sys.executable, "-m", "bert_tf.quickstart", f"--output_dir={out}", flag],

@@ -133,6 +133,7 @@ def model_files(flag_values=None):
     app.UsageError: hf_checkpoint.model_files' one line.
   """
   flag_values = flags.FLAGS if flag_values is None else flag_values
+  # TensorFlow: every tool imports this module before its flags are read.
   from bert_tf.models import hf_checkpoint  # pylint: disable=g-import-not-at-top
   spm = flag_values["spm_model_file"].value
   if spm:

@@ -22,6 +22,15 @@ from absl import logging
 
 from bert_tf import cli
 from bert_tf.io import file_io
+from bert_tf.data.text import split
+from bert_tf.data.pretraining import writer
+from bert_tf.models import config as config_lib
+from bert_tf.training import objectives
+from bert_tf.training import recipe
+from bert_tf.training import train_config
+# The modules that import TensorFlow (seconds) are imported by the stage that
+# uses them, so the first stages print before TensorFlow has loaded and
+# tests of the helpers below do without it.
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,22 +50,19 @@ class QuickstartOptions:
   corpus: str
   vocab_size: int
   bert_config_template: str
-  train_steps: int
+  train_steps: int = recipe.positive()
   dupe_factor: int
-  batch_size: int
+  batch_size: int = recipe.batch_size()
   max_seq_length: int
-  learning_rate: float
-  adam_beta2: float = 0.98
-  dropout: float = 0.0
+  learning_rate: float = recipe.learning_rate()
+  adam_beta2: float = recipe.adam_beta(0.98)
+  dropout: float = recipe.dropout(0.0)
   jit_compile: bool = True
   overwrite: bool = True
 
   def __post_init__(self):
-    # Checked before stage 1 writes anything.
-    if not 0.0 <= self.dropout < 1.0:
-      raise ValueError(f"--dropout={self.dropout} must lie in [0, 1)")
-    if not 0.0 < self.adam_beta2 < 1.0:
-      raise ValueError(f"--adam_beta2={self.adam_beta2} must lie in (0, 1)")
+    # Checked before stage 1 writes anything, as the tools check them.
+    recipe.check(self, prefix="--")
 
 
 DEMO_SENTENCES = (
@@ -145,7 +151,6 @@ def run_quickstart(options):
 def corpus_stage(options):
   """Stage 1: the corpus (generated when missing), split by document into
   train.txt and heldout.txt in output_dir; returns their paths."""
-  from bert_tf.data.text import split
   out = options.output_dir
   t = _stage(1, "sample corpus")
   corpus = options.corpus
@@ -175,8 +180,7 @@ def corpus_stage(options):
 def vocab_stage(options, train_txt):
   """Stage 2: the WordPiece vocab of train_txt and the model config sized to
   it; returns (vocab file, its tokens, the BertConfig)."""
-  from bert_tf.models import config as config_lib
-  from bert_tf.data.tokenizers import vocab_learning as vocab_lib
+  from bert_tf.data.tokenizers import vocab_learning as vocab_lib  # TensorFlow (see the top)
   out = options.output_dir
   t = _stage(2, "WordPiece vocab and model config")
   vocab_file = os.path.join(out, "vocab.txt")
@@ -196,7 +200,6 @@ def vocab_stage(options, train_txt):
 def records_stage(options, train_txt, held_txt, vocab_file):
   """Stage 3: pretraining records of both splits; returns ({"train", "heldout"}
   -> records glob, max_predictions_per_seq)."""
-  from bert_tf.data.pretraining import writer
   out = options.output_dir
   t = _stage(3, "pretraining records (original schema, 80/10/10 masking + NSP)")
   seq = options.max_seq_length
@@ -223,7 +226,6 @@ def records_stage(options, train_txt, held_txt, vocab_file):
 def quickstart_train_config(options, records, max_predictions, model_dir):
   """The TrainConfig of stage 4: the quickstart's recipe (QuickstartOptions)
   on its records, warmup over the first 10% of the steps."""
-  from bert_tf.training import train_config
   return train_config.TrainConfig(
       input_file=records["train"], eval_input_file=records["heldout"], output_dir=model_dir,
       do_train=True, do_eval=True, train_batch_size=options.batch_size, eval_batch_size=64,
@@ -236,7 +238,7 @@ def quickstart_train_config(options, records, max_predictions, model_dir):
 
 def train_stage(options, records, max_predictions, bert_config):
   """Stage 4: trains and evaluates on the records; returns the model dir."""
-  from bert_tf.training import loop
+  from bert_tf.training import loop  # TensorFlow (see the top)
   t = _stage(4, f"train a small BERT for {options.train_steps} steps")
   model_dir = os.path.join(options.output_dir, "model")
   train_config = quickstart_train_config(options, records, max_predictions, model_dir)
@@ -252,9 +254,8 @@ def train_stage(options, records, max_predictions, bert_config):
 
 def export_stage(options, bert_config, model_dir, vocab_file):
   """Stage 5: the latest checkpoint as a SavedModel; returns its directory."""
-  from bert_tf.serving import saved_model
-  from bert_tf.training import checkpoints
-  from bert_tf.training import objectives
+  from bert_tf.serving import saved_model  # TensorFlow (see the top)
+  from bert_tf.training import checkpoints  # TensorFlow (see the top)
   t = _stage(5, "export SavedModel")
   export_dir = os.path.join(options.output_dir, "saved_model")
   pretrainer, checkpoint = checkpoints.load_pretrainer(bert_config, model_dir,
@@ -269,9 +270,9 @@ def export_stage(options, bert_config, model_dir, vocab_file):
 def fill_mask_stage(export_dir, vocab, train_txt, held_txt):
   """Stage 6: the exported model's fill_mask on the demo sentences, then its
   figure on held-out sentences against the frequency baseline."""
-  import tensorflow as tf
+  import tensorflow as tf  # see the top
   t = _stage(6, "fill-mask with the exported model (loaded by stock TensorFlow + tensorflow_text)")
-  import tensorflow_text  # noqa: F401  pylint: disable=unused-import
+  import tensorflow_text  # noqa: F401  pylint: disable=unused-import  (its ops, for the SavedModel)
   loaded = tf.saved_model.load(export_dir)
   fill = loaded.signatures["fill_mask"]
   result = fill(text=tf.constant(list(DEMO_SENTENCES)))

@@ -18,6 +18,7 @@ from bert_tf.experiments import arms as arms_lib
 from bert_tf.experiments import paper_figures
 from bert_tf.training import loop
 from bert_tf.training import objectives
+from bert_tf.training import recipe
 
 # --budget values: equal steps, or equal training FLOPs.
 BUDGETS = ("steps", "flops")
@@ -104,19 +105,19 @@ class CompareOptions:
   dupe_factor: int = 5
   num_train_steps: int = 1000
   budget: str = "steps"
-  train_batch_size: int = 32
-  learning_rate: float = 1e-3
+  train_batch_size: int = recipe.batch_size(32)
+  learning_rate: float = recipe.learning_rate(1e-3)
   # The pair tasks (data.pair_tasks) fine-tuned from each model: --probes.
   pair_tasks: tuple = pair_tasks.TASKS
   tasks: tuple = ()  # of Task
-  seeds: int = 3
-  finetune_epochs: float = 3.0
-  finetune_learning_rate: float = 1e-4
+  seeds: int = recipe.seeds(3)
+  finetune_epochs: float = recipe.num_train_epochs(3.0)
+  finetune_learning_rate: float = recipe.learning_rate(1e-4)
   # A tagger on the frozen encoder trains its head alone: at the fine-tuning
   # rate it barely moves in a few epochs (entity F1 0.16 against 0.55 at
   # 1e-3 on the names task, docs/reproductions.md).
-  frozen_learning_rate: float = 1e-3
-  finetune_batch_size: int = 32
+  frozen_learning_rate: float = recipe.learning_rate(1e-3)
+  finetune_batch_size: int = recipe.batch_size(32)
   max_probe_examples: int = 4000
   # SQuAD windows (--task=NAME=squad:DIR): question pieces kept, and pieces
   # between the starts of a long document's windows; both fit max_seq_length=64.
@@ -146,6 +147,7 @@ class CompareOptions:
   def validate(self):
     """One-line ValueError naming the first impossible option (an arm's
     flags included: nothing has run yet)."""
+    recipe.check(self, prefix="--")
     if not self.arms:
       if not self.objectives:
         raise ValueError("--objectives is empty")
@@ -169,8 +171,7 @@ class CompareOptions:
     for name in self.pair_tasks:
       if name not in pair_tasks.TASKS:
         raise ValueError(f"--probes: {name!r} is not one of {', '.join(pair_tasks.TASKS)}")
-    for name in ("num_train_steps", "train_batch_size", "seeds", "dupe_factor",
-                 "max_probe_examples", "pretrain_seeds"):
+    for name in ("num_train_steps", "dupe_factor", "max_probe_examples", "pretrain_seeds"):
       if getattr(self, name) < 1:
         raise ValueError(f"--{name}={getattr(self, name)}: must be at least 1")
     paper_figures.check(self.paper_figures, [a.name for a in arm_list])

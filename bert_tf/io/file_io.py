@@ -24,7 +24,7 @@ _GZIP_HEADER = b"\x1f\x8b\x08"
 
 
 def _gfile():
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top  (on first use: see above)
   return tf.io.gfile
 
 

@@ -23,6 +23,8 @@ from typing import Any, Mapping, Optional
 
 from absl import logging
 
+from bert_tf.io import file_io as files
+
 # Activations the original `bert_config.json` may name, and ours
 # "gelu_exact". The model runs "gelu" (the tanh approximation, as the
 # original's `gelu`) and "gelu_exact" (the erf GELU, transformers' "gelu";
@@ -269,7 +271,6 @@ class BertConfig:
       FileNotFoundError: no file at `path`.
       ValueError: the file is not JSON, or has a missing or invalid key.
     """
-    from bert_tf.io import file_io as files  # pylint: disable=g-import-not-at-top
     return cls.from_dict(files.read_json(path, "BERT config file"), source=path)
 
   def to_dict(self):
@@ -289,7 +290,6 @@ class BertConfig:
 
   def to_json_file(self, path):
     """Writes the config as JSON (local path or gs://), via a temporary name."""
-    from bert_tf.io import file_io as files  # pylint: disable=g-import-not-at-top
     files.atomic_write(path, self.to_json_string())
 
   def replace(self, **kw):

@@ -33,6 +33,7 @@ import json
 import os
 
 import keras
+import keras_hub
 import tensorflow as tf
 
 from bert_tf.io import file_io
@@ -246,7 +247,6 @@ def load_keras_hub_teacher(preset_dir, bert_config=None):
     ValueError: the preset has no BertMaskedLM task (no masked-LM head), or
       `bert_config` (when given) differs from the preset's in a shape.
   """
-  import keras_hub  # pylint: disable=g-import-not-at-top
   task_path = os.path.join(preset_dir, "task.json")
   task_class = (_read_json(task_path).get("class_name")
                 if file_io.exists(task_path) else None)

@@ -59,6 +59,7 @@ import keras_hub
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.data.records import schema
 from bert_tf.models import activations
 from bert_tf.models import modeling
 from bert_tf.models import precision
@@ -522,7 +523,6 @@ def mask_token_id_from_records(files, max_seq_length, max_predictions_per_seq,
   Raises:
     ValueError: the first records have no such position.
   """
-  from bert_tf.data.records import schema  # pylint: disable=g-import-not-at-top
   dataset = tf.data.TFRecordDataset(list(files), compression_type=compression or None)
   counts = {}
   for batch in dataset.take(num_records).batch(num_records):

@@ -18,8 +18,12 @@ import os
 
 from absl import logging
 import numpy as np
+from safetensors import numpy as st_numpy
 
 from bert_tf.io import file_io
+from bert_tf.data.tokenizers import sentencepiece_vocab
+from bert_tf.data.tokenizers import tokenizer_json
+from bert_tf.data.tokenizers import wordpiece_vocab
 from bert_tf.models import hf_config
 from bert_tf.models import hf_names
 from bert_tf.models import tf1_checkpoint
@@ -116,7 +120,6 @@ def read_hf_model(folder):
   tokens, vocab_source = vocab_tokens(folder)
   spiece = spm_path(folder) if tokens is None else None
   if spiece:
-    from bert_tf.data.tokenizers import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
     tokens, vocab_source = sentencepiece_vocab.load_sentencepiece(spiece).vocab.tokens, spiece
   if tokens is not None and len(tokens) != config.vocab_size:
     raise ValueError(f"{vocab_source} has {len(tokens)} tokens but {source} says vocab_size="
@@ -144,7 +147,6 @@ def vocab_tokens(folder):
   Raises:
     ValueError: WordPiece ids with gaps.
   """
-  from bert_tf.data.tokenizers import tokenizer_json  # pylint: disable=g-import-not-at-top
   path = os.path.join(folder, VOCAB_NAME)
   if file_io.exists(path):
     with file_io.open_file(path, "r") as f:
@@ -162,7 +164,6 @@ def spm_path(folder):
   """The folder's SentencePiece model when it has no WordPiece vocab:
   spiece.model, else a tokenizer.json with a Unigram model (transformers 5
   saves ALBERT's so); None otherwise."""
-  from bert_tf.data.tokenizers import tokenizer_json  # pylint: disable=g-import-not-at-top
   if file_io.exists(os.path.join(folder, VOCAB_NAME)):
     return None
   if file_io.exists(os.path.join(folder, SPIECE_NAME)):
@@ -189,7 +190,6 @@ def vocab_path(folder):
                      f"--spm_model_file={spm_path(folder)}")
   if tokens is None:
     raise ValueError(f"{folder} has no {VOCAB_NAME} or {TOKENIZER_NAME}: give --vocab_file")
-  from bert_tf.data.tokenizers import wordpiece_vocab  # pylint: disable=g-import-not-at-top
   return wordpiece_vocab.vocab_txt_path(source)
 
 
@@ -232,7 +232,6 @@ def _normalized(name, prefix):
 def read_safetensors(folder, prefix=""):
   """dict name -> np.ndarray of a folder's model.safetensors (or its
   shards), under transformers' current names (`_normalized`)."""
-  from safetensors import numpy as st_numpy  # pylint: disable=g-import-not-at-top
   weights = {}
   for name in _weight_files(folder):
     with file_io.open_file(os.path.join(folder, name), "rb") as f:
@@ -255,7 +254,6 @@ def tensor_names(folder, prefix=""):
 def safetensors_bytes(weights):
   """The bytes of a model.safetensors holding `weights` (name -> array),
   with the metadata transformers writes ({"format": "pt"})."""
-  from safetensors import numpy as st_numpy  # pylint: disable=g-import-not-at-top
   return st_numpy.save({k: np.ascontiguousarray(v) for k, v in sorted(weights.items())},
                        metadata={"format": "pt"})
 
@@ -480,6 +478,5 @@ def model_files(checkpoint, bert_config_file, vocab_file, spm_model_file="",
       return config, "", spiece, casing
     vocab_file = vocab_path(folder)
   else:  # a tokenizer.json, or a folder, given as --vocab_file
-    from bert_tf.data.tokenizers import wordpiece_vocab  # pylint: disable=g-import-not-at-top
     vocab_file = wordpiece_vocab.vocab_txt_path(vocab_file)
   return config, vocab_file, "", casing

@@ -15,6 +15,15 @@ from bert_tf.models.config import BertConfig
 
 LAYER_NORM_EPSILON = 1e-12
 
+# transformers' model families (config.json's `model_type`): which original
+# weight names and transformers classes a network has
+# (tf1_checkpoint.model_type). Data of the transformers format, not
+# objective names: ELECTRA_MODEL_TYPE is any network with ELECTRA's
+# generator-and-discriminator names, whatever objective trained it.
+BERT_MODEL_TYPE = "bert"
+ALBERT_MODEL_TYPE = "albert"
+ELECTRA_MODEL_TYPE = "electra"
+
 # The architectures we read and write, the model_type of each, and those
 # whose encoder has no pooler (the masked-LM ones, ELECTRA's).
 BERT_PRETRAINING = "BertForPreTraining"
@@ -26,10 +35,11 @@ ELECTRA_MASKED_LM = "ElectraForMaskedLM"
 # Encoders alone (many published domain models are saved so), read only: their
 # tensors lack the prefix the pretraining classes put before the encoder's.
 BASE_MODELS = {"BertModel": "bert.", "AlbertModel": "albert.", "ElectraModel": "electra."}
-MODEL_TYPES = {BERT_PRETRAINING: "bert", BERT_MASKED_LM: "bert",
-               ALBERT_PRETRAINING: "albert", ALBERT_MASKED_LM: "albert",
-               ELECTRA_PRETRAINING: "electra", ELECTRA_MASKED_LM: "electra",
-               "BertModel": "bert", "AlbertModel": "albert", "ElectraModel": "electra"}
+MODEL_TYPES = {BERT_PRETRAINING: BERT_MODEL_TYPE, BERT_MASKED_LM: BERT_MODEL_TYPE,
+               ALBERT_PRETRAINING: ALBERT_MODEL_TYPE, ALBERT_MASKED_LM: ALBERT_MODEL_TYPE,
+               ELECTRA_PRETRAINING: ELECTRA_MODEL_TYPE, ELECTRA_MASKED_LM: ELECTRA_MODEL_TYPE,
+               "BertModel": BERT_MODEL_TYPE, "AlbertModel": ALBERT_MODEL_TYPE,
+               "ElectraModel": ELECTRA_MODEL_TYPE}
 # Fine-tuned models: the family's class name + the task's suffix; the head's
 # module (a Linear: weight [num_labels, hidden], bias) and whether it reads
 # the pooled output (sequence classification) or every position's vector.
@@ -38,12 +48,13 @@ QUESTION_ANSWERING = "ForQuestionAnswering"
 TOKEN_CLASSIFICATION = "ForTokenClassification"
 HEAD_MODULES = {SEQUENCE_CLASSIFICATION: "classifier", QUESTION_ANSWERING: "qa_outputs",
                 TOKEN_CLASSIFICATION: "classifier"}
-_FAMILY = {"bert": "Bert", "albert": "Albert", "electra": "Electra"}
+_FAMILY = {BERT_MODEL_TYPE: "Bert", ALBERT_MODEL_TYPE: "Albert", ELECTRA_MODEL_TYPE: "Electra"}
 HEAD_ARCHITECTURES = {_FAMILY[m] + task: (m, task) for m in _FAMILY for task in HEAD_MODULES}
 MODEL_TYPES.update({a: m for a, (m, _) in HEAD_ARCHITECTURES.items()})
 NO_POOLER = (BERT_MASKED_LM, ALBERT_MASKED_LM, ELECTRA_PRETRAINING, ELECTRA_MASKED_LM,
              "ElectraModel") + tuple(a for a, (m, task) in HEAD_ARCHITECTURES.items()
-                                     if m == "electra" or task != SEQUENCE_CLASSIFICATION)
+                                     if m == ELECTRA_MODEL_TYPE
+                                     or task != SEQUENCE_CLASSIFICATION)
 # transformers' hidden_act <-> ours. "gelu_pytorch_tanh" and "gelu_fast" are
 # other implementations of the tanh GELU.
 _ACT_FROM_HF = {"gelu": activations.EXACT, "gelu_new": activations.TANH,
@@ -81,9 +92,9 @@ def bert_config_from_hf(d, source="config.json"):
   fields = {k: d[k] for k in _SHARED_KEYS if k in d}
   fields["hidden_act"] = _ACT_FROM_HF[act]
   model_type = d.get("model_type")
-  if model_type == "albert":
+  if model_type == ALBERT_MODEL_TYPE:
     fields.update({k: d[k] for k in ALBERT_KEYS if k in d})
-  elif model_type == "electra" and d.get("embedding_size", d.get("hidden_size")) != d.get(
+  elif model_type == ELECTRA_MODEL_TYPE and d.get("embedding_size", d.get("hidden_size")) != d.get(
       "hidden_size"):
     # ELECTRA-small's factorized embeddings (our configs say so by the key).
     fields["embedding_size"] = d["embedding_size"]
@@ -93,9 +104,9 @@ def bert_config_from_hf(d, source="config.json"):
 def architecture_for(model_type, sentence_head):
   """The transformers class of our model: BERT/ALBERT pretraining with a
   sentence-pair head, masked LM without; ELECTRA's discriminator."""
-  if model_type == "electra":
+  if model_type == ELECTRA_MODEL_TYPE:
     return ELECTRA_PRETRAINING
-  if model_type == "albert":
+  if model_type == ALBERT_MODEL_TYPE:
     return ALBERT_PRETRAINING if sentence_head else ALBERT_MASKED_LM
   return BERT_PRETRAINING if sentence_head else BERT_MASKED_LM
 
@@ -142,12 +153,12 @@ def config_json(config: BertConfig, architecture, special_ids):
   d["tie_word_embeddings"] = True
   d["dtype"] = "float32"
   d["pad_token_id"] = special_ids.get("[PAD]", 0)
-  if model_type == "albert":
+  if model_type == ALBERT_MODEL_TYPE:
     d.update({k: config.albert_value(k) for k in ALBERT_KEYS})
     d["classifier_dropout_prob"] = config.hidden_dropout_prob
     d["bos_token_id"] = special_ids.get("[CLS]")
     d["eos_token_id"] = special_ids.get("[SEP]")
-  if model_type == "electra":
+  if model_type == ELECTRA_MODEL_TYPE:
     d["embedding_size"] = config.embedding_size or config.hidden_size
   return d
 
@@ -164,7 +175,8 @@ def tokenizer_config(model_type, do_lower_case, max_length, pad_token="[PAD]",
             "unk_token": "<unk>", "pad_token": "<pad>", "cls_token": "[CLS]",
             "sep_token": "[SEP]", "mask_token": "[MASK]", "bos_token": "[CLS]",
             "eos_token": "[SEP]"}
-  return {"tokenizer_class": "ElectraTokenizer" if model_type == "electra" else "BertTokenizer",
+  electra = model_type == ELECTRA_MODEL_TYPE
+  return {"tokenizer_class": "ElectraTokenizer" if electra else "BertTokenizer",
           "do_lower_case": bool(do_lower_case), "strip_accents": None,
           "tokenize_chinese_chars": True, "model_max_length": int(max_length),
           "unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": pad_token,

@@ -33,6 +33,7 @@ import tensorflow as tf
 
 from bert_tf.io import file_io
 from bert_tf.models import albert
+from bert_tf.models import hf_config
 
 # Names in original checkpoints that hold no model weight.
 _IGNORED_SUFFIXES = ("/adam_m", "/adam_v", "/Momentum", "/ExponentialMovingAverage")
@@ -203,7 +204,7 @@ def _name_map(model):
       `AlbertBackbone` (only `bert/` names then), or an
       `electra.ElectraPretrainer` (ELECTRA's names).
   """
-  if model_type(model) == "electra":
+  if model_type(model) == hf_config.ELECTRA_MODEL_TYPE:
     return _electra_name_map(model)
   encoder = getattr(model, "encoder", model)
   entries = _embedding_entries("bert", encoder)
@@ -311,10 +312,13 @@ def tf1_shapes(model):
 
 
 def model_type(model):
-  """"bert", "albert" or "electra": which original names `model` has."""
+  """Which original names `model` has: transformers' model family
+  (hf_config.BERT_MODEL_TYPE, ALBERT_MODEL_TYPE or ELECTRA_MODEL_TYPE)."""
   if hasattr(model, "generator_layers"):
-    return "electra"
-  return "albert" if albert.is_albert_encoder(getattr(model, "encoder", model)) else "bert"
+    return hf_config.ELECTRA_MODEL_TYPE
+  if albert.is_albert_encoder(getattr(model, "encoder", model)):
+    return hf_config.ALBERT_MODEL_TYPE
+  return hf_config.BERT_MODEL_TYPE
 
 
 def checkpoint_model_kind(names):

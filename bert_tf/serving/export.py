@@ -18,6 +18,7 @@ its vocab (vocab.txt, or tokenizer.json's WordPiece vocab) when no vocab_file is
 import dataclasses
 
 from bert_tf.io import file_io as files_lib
+from bert_tf.data.tokenizers import sentencepiece_vocab
 from bert_tf.data.tokenizers import wordpiece_vocab
 from bert_tf.models import hf_checkpoint
 from bert_tf.serving import hf_export
@@ -83,7 +84,6 @@ def run_export(options):
     if "keras_hub_preset_out" in outputs:
       raise ValueError("keras_hub_preset_out with spm_model_file: not supported (its "
                        "tokenizer is WordPiece); write export_dir, tf1_checkpoint_out or hf_out")
-    from bert_tf.data.tokenizers import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
     bert_config = hf_checkpoint.config_for(options.bert_config_file, options.checkpoint,
                                            "bert_config_file")
     vocab = sentencepiece_vocab.load_sentencepiece(options.spm_model_file).vocab

@@ -26,6 +26,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.io import file_io as files_lib
+from bert_tf.data.tokenizers import sentencepiece_vocab
 from bert_tf.data.tokenizers import wordpiece_vocab
 from bert_tf.models import hf_checkpoint as hf
 from bert_tf.models import hf_config
@@ -86,8 +87,7 @@ def write_hf_folder(pretrainer, objective, vocab_file, do_lower_case, out_dir,
   """
   config = pretrainer.config
   if spm_model_file:
-    from bert_tf.data.tokenizers import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
-    if tf1_checkpoint.model_type(pretrainer) != "albert":
+    if tf1_checkpoint.model_type(pretrainer) != hf_config.ALBERT_MODEL_TYPE:
       raise ValueError(SENTENCEPIECE_NOT_ALBERT)
     spm_model = sentencepiece_vocab.load_sentencepiece(spm_model_file)
     vocab, spm_model_file = spm_model.vocab, spm_model.path
@@ -102,11 +102,11 @@ def write_hf_folder(pretrainer, objective, vocab_file, do_lower_case, out_dir,
   model_type = tf1_checkpoint.model_type(pretrainer)
   export = objective.export_objective
   architecture = hf_config.architecture_for(model_type, export.sentence_name is not None)
-  if export.sentence_task == "nsp" and model_type == "albert":
+  if export.sentence_task == "nsp" and model_type == hf_config.ALBERT_MODEL_TYPE:
     logging.warning("hf_out: the ALBERT model's next-sentence head becomes "
                     "AlbertForPreTraining's sop_classifier (index 1: B is random, not "
                     "swapped)")
-  if export.sentence_task == "sop" and model_type == "bert":
+  if export.sentence_task == "sop" and model_type == hf_config.BERT_MODEL_TYPE:
     logging.info("hf_out: the sentence-order head becomes BertForPreTraining's "
                  "seq_relationship (index 1: A and B swapped)")
   weights = hf_names.to_hf(tf1_checkpoint.tf1_weights_from_model(pretrainer), model_type,
@@ -115,9 +115,12 @@ def write_hf_folder(pretrainer, objective, vocab_file, do_lower_case, out_dir,
       model_type, do_lower_case, config.max_position_embeddings,
       pad_token=vocab.tokens[vocab.pad_id], sentencepiece=bool(spm_model_file))
   configs = {"": hf_config.config_json(config, architecture, special_ids)}
-  if model_type == "electra":
+  # A network with a generator (ELECTRA's and its variants') says so by its
+  # `generator_config`: the generator goes to its own folder.
+  generator = getattr(pretrainer, "generator_config", None)
+  if generator is not None:
     width = config.embedding_size or config.hidden_size
-    gen = pretrainer.generator_config.replace(embedding_size=width)
+    gen = generator.replace(embedding_size=width)
     configs[hf.GENERATOR_DIR] = hf_config.config_json(gen, hf.ELECTRA_MASKED_LM, special_ids)
     if config.hidden_act == "gelu":
       logging.info("hf_out: transformers' ElectraForMaskedLM runs its head's GELU exactly; "
@@ -127,7 +130,7 @@ def write_hf_folder(pretrainer, objective, vocab_file, do_lower_case, out_dir,
       _write_folder(os.path.join(tmp, sub) if sub else tmp, config_dict, weights[sub],
                     vocab_file, tokenizer, spm_model_file)
   logging.info("Wrote transformers folder %s (%s%s)", out_dir, architecture,
-               f", generator in {hf.GENERATOR_DIR}/" if model_type == "electra" else "")
+               f", generator in {hf.GENERATOR_DIR}/" if generator is not None else "")
   return architecture
 
 
@@ -135,7 +138,6 @@ def _vocab_of(vocab_file, spm_model_file, vocab_size):
   """(Vocab, the spm file to copy or None) of an export; raises ValueError
   when its size is not the config's."""
   if spm_model_file:
-    from bert_tf.data.tokenizers import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
     spm_model = sentencepiece_vocab.load_sentencepiece(spm_model_file)
     vocab, spm_model_file = spm_model.vocab, spm_model.path
   else:
@@ -164,7 +166,8 @@ def write_hf_head_folder(encoder, config, model_type, task, kernel, bias, vocab_
     encoder: the fine-tuned model's encoder (a BertBackbone, an ALBERT
       one, or ELECTRA's discriminator).
     config: its BertConfig.
-    model_type: "bert", "albert" or "electra".
+    model_type: transformers' model family (hf_config.BERT_MODEL_TYPE,
+      ALBERT_MODEL_TYPE or ELECTRA_MODEL_TYPE: which names the encoder has).
     task: hf_config.SEQUENCE_CLASSIFICATION, QUESTION_ANSWERING or
       TOKEN_CLASSIFICATION.
     kernel, bias: the head's Dense weights ([hidden, n], [n]; question
@@ -185,9 +188,9 @@ def write_hf_head_folder(encoder, config, model_type, task, kernel, bias, vocab_
       a vocab whose size is not the config's, or spm_model_file with a
       model that is not ALBERT.
   """
-  if model_type == "electra" and task == hf_config.SEQUENCE_CLASSIFICATION:
+  if model_type == hf_config.ELECTRA_MODEL_TYPE and task == hf_config.SEQUENCE_CLASSIFICATION:
     raise ValueError(ELECTRA_CLASSIFIER)
-  if spm_model_file and model_type != "albert":
+  if spm_model_file and model_type != hf_config.ALBERT_MODEL_TYPE:
     raise ValueError(SENTENCEPIECE_NOT_ALBERT)
   kernel, bias = np.asarray(kernel, np.float32), np.asarray(bias, np.float32)
   outputs = 2 if task == hf_config.QUESTION_ANSWERING else (1 if regression else len(labels))
@@ -196,7 +199,8 @@ def write_hf_head_folder(encoder, config, model_type, task, kernel, bias, vocab_
                      f"not fit hidden_size {config.hidden_size} and {outputs} outputs")
   vocab, spm_model_file = _vocab_of(vocab_file, spm_model_file, config.vocab_size)
   architecture = hf_config.head_architecture(model_type, task)
-  tf1 = tf1_checkpoint.encoder_tf1_weights(encoder, electra=model_type == "electra")
+  tf1 = tf1_checkpoint.encoder_tf1_weights(
+      encoder, electra=model_type == hf_config.ELECTRA_MODEL_TYPE)
   weights = hf_names.to_hf(tf1, model_type, architecture)[""]
   module = hf_config.HEAD_MODULES[task]
   weights[f"{module}.weight"], weights[f"{module}.bias"] = kernel.T, bias

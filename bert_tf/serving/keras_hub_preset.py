@@ -6,6 +6,7 @@ import json
 import os
 
 from absl import logging
+import keras_hub
 
 from bert_tf.io import file_io as files_lib
 from bert_tf.models import activations
@@ -48,7 +49,6 @@ def save_keras_hub_preset(pretrainer, vocab_file, do_lower_case, preset_dir,
     ValueError: max_seq_length out of [5, max_position_embeddings], or a
       model with the exact GELU (keras-hub's backbones hard-code the tanh one).
   """
-  import keras_hub  # pylint: disable=g-import-not-at-top
   config = pretrainer.config
   if config.hidden_act != activations.TANH:
     raise ValueError(f"hidden_act={config.hidden_act!r}: keras-hub's backbones run the tanh "

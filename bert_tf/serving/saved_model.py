@@ -65,6 +65,8 @@ from absl import logging
 import tensorflow as tf
 
 from bert_tf.io import file_io as files_lib
+from bert_tf.data.tokenizers import sentencepiece_graph
+from bert_tf.data.tokenizers import sentencepiece_vocab
 from bert_tf.data.tokenizers import tokenizer_graph
 from bert_tf.data.tokenizers import wordpiece_vocab
 from bert_tf.training import objectives
@@ -229,7 +231,6 @@ class BertServingModule(tf.Module):
     bert_config = pretrainer.config
     spm_model = None
     if spm_model_file:
-      from bert_tf.data.tokenizers import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
       spm_model = sentencepiece_vocab.load_sentencepiece(spm_model_file)
       vocab, vocab_file = spm_model.vocab, spm_model.path
       if text_signatures and spm_model.model_proto is None:
@@ -269,7 +270,6 @@ class BertServingModule(tf.Module):
       # The original tokenization (the data writer's) for next_sentence; the
       # same with [MASK] (and the other special tokens) kept whole for fill_mask.
       if spm_model is not None:
-        from bert_tf.data.tokenizers import sentencepiece_graph  # pylint: disable=g-import-not-at-top
         self.tokenizer = sentencepiece_graph.SentencePieceModule(spm_model, do_lower_case)
         self.mask_tokenizer = sentencepiece_graph.SentencePieceModule(
             spm_model, do_lower_case, keep_mask=True)
@@ -430,7 +430,6 @@ def graph_sentencepiece(spm_model_file):
   Raises:
     ValueError: a tokenizer.json's Unigram model, which has no graph tokenizer.
   """
-  from bert_tf.data.tokenizers import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
   spm_model = sentencepiece_vocab.load_sentencepiece(spm_model_file)
   if spm_model.model_proto is None:
     raise ValueError(f"{spm_model.path}: a tokenizer.json's Unigram model has no graph "
@@ -474,7 +473,6 @@ class TaskServingModule(tf.Module):
     self.model_variables = tf_variables(model)
     self.vocab_file = tf.saved_model.Asset(vocab_file)
     if spm_model_file:
-      from bert_tf.data.tokenizers import sentencepiece_graph  # pylint: disable=g-import-not-at-top
       self.tokenizer = sentencepiece_graph.SentencePieceModule(spm_model, do_lower_case)
     else:
       self.tokenizer = tokenizer_graph.TokenizerModule(vocab, do_lower_case,

@@ -7,6 +7,7 @@ import os
 from absl import logging
 
 from bert_tf.io import file_io as files_lib
+from bert_tf.data.tokenizers import sentencepiece_vocab
 from bert_tf.data.tokenizers import wordpiece_vocab
 from bert_tf.models import activations
 from bert_tf.models import tf1_checkpoint
@@ -60,7 +61,6 @@ def write_tf1_checkpoint(pretrainer, prefix, vocab_file, overwrite=False, spm_mo
   for path in files:
     files_lib.check_absent(path, overwrite, "tf1_checkpoint_out file")
   if spm_model_file:
-    from bert_tf.data.tokenizers import sentencepiece_vocab  # pylint: disable=g-import-not-at-top
     vocab, vocab_file = sentencepiece_vocab.load_sentencepiece(spm_model_file).vocab, spm_model_file
   else:
     vocab = wordpiece_vocab.load_vocab(vocab_file)

@@ -54,6 +54,16 @@ def uses_weight_decay(variable):
   return re.search("|".join(WEIGHT_DECAY_EXCLUDE), path) is None
 
 
+# The schedule's shapes (--lr_schedule, train_config.LR_SCHEDULES): named
+# after the papers that used them, not objectives (any objective trains with
+# either). WARMUP_THEN_DECAY switches from the warmup rate to the decayed one
+# at num_warmup_steps (the original BERT's); DECAY_TIMES_WARMUP multiplies
+# the decayed rate by min(1, step / num_warmup_steps) (google-research/electra's).
+WARMUP_THEN_DECAY = "bert"
+DECAY_TIMES_WARMUP = "electra"
+SCHEDULE_SHAPES = (WARMUP_THEN_DECAY, DECAY_TIMES_WARMUP)
+
+
 @keras.saving.register_keras_serializable(package="bert_tf")
 class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
   """The original schedule: linear warmup, then linear decay to 0.
@@ -70,13 +80,14 @@ class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
   share of the run spent warming up) and decay starts at step 0.
   """
 
-  def __init__(self, learning_rate, num_train_steps, num_warmup_steps, warmup="bert"):
+  def __init__(self, learning_rate, num_train_steps, num_warmup_steps,
+               warmup=WARMUP_THEN_DECAY):
     super().__init__()
     if num_train_steps <= 0:
       raise ValueError(f"num_train_steps must be positive, got {num_train_steps}")
     if num_warmup_steps < 0:
       raise ValueError(f"num_warmup_steps must be >= 0, got {num_warmup_steps}")
-    if warmup not in ("bert", "electra"):
+    if warmup not in SCHEDULE_SHAPES:
       raise ValueError(f"warmup must be 'bert' or 'electra', got {warmup!r}")
     self.learning_rate = float(learning_rate)
     self.num_train_steps = int(num_train_steps)
@@ -89,7 +100,7 @@ class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     lr = ops.cast(self.learning_rate, "float32")
     done = ops.minimum(step, float(self.num_train_steps)) / float(self.num_train_steps)
     rate = lr * (1.0 - done)
-    if self.num_warmup_steps and self.warmup == "electra":
+    if self.num_warmup_steps and self.warmup == DECAY_TIMES_WARMUP:
       rate = rate * ops.minimum(1.0, step / float(self.num_warmup_steps))
     elif self.num_warmup_steps:
       warmup_rate = lr * step / float(self.num_warmup_steps)
@@ -213,7 +224,7 @@ OPTIMIZERS = ("adamw_original", "adamw", "lamb")
 def create_optimizer(name="adamw_original", learning_rate=1e-4,
                      num_train_steps=None, num_warmup_steps=0,
                      weight_decay=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
-                     warmup="bert"):
+                     warmup=WARMUP_THEN_DECAY):
   """Makes an optimizer with the original schedule.
 
   Args:
@@ -227,7 +238,8 @@ def create_optimizer(name="adamw_original", learning_rate=1e-4,
     beta_1, beta_2, epsilon: the Adam moments' decay rates and the epsilon
       added to sqrt(v), for every choice (the defaults are the original
       BERT's and ALBERT's; RoBERTa used beta_2 0.98).
-    warmup: "bert" or "electra", the schedule's shape (LinearWarmupLinearDecay).
+    warmup: one of SCHEDULE_SHAPES ("bert", "electra"), the schedule's
+      shape (LinearWarmupLinearDecay).
 
   Returns:
     A Keras optimizer whose learning_rate is a LinearWarmupLinearDecay. It

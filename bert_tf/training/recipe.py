@@ -1,9 +1,11 @@
 """The training recipe's fields, each with its range check, written once.
 
-A config dataclass (TrainConfig, FinetuneConfig, SquadConfig) declares a
+An options dataclass (TrainConfig, FinetuneConfig, SquadConfig, the
+quickstart's QuickstartOptions, the comparison's CompareOptions) declares a
 recipe field with the helper of its name, which carries the field's check;
 `check(config)` applies the checks of every such field, in declaration
-order. Each config keeps its own field names and defaults.
+order. Each config keeps its own field names and defaults (a helper called
+without a default declares a field without one).
 
     learning_rate: float = recipe.learning_rate(5e-5)
 """
@@ -13,51 +15,57 @@ import dataclasses
 _POSITIVE = (lambda v: v > 0, "must be positive")
 _NON_NEGATIVE = (lambda v: v >= 0, "must be >= 0")
 _FRACTION = (lambda v: 0 <= v < 1, "must be in [0, 1)")
+_NO_DEFAULT = dataclasses.MISSING
 
 
 def _field(default, rule):
   return dataclasses.field(default=default, metadata={"recipe_check": rule})
 
 
-def learning_rate(default):
+def learning_rate(default=_NO_DEFAULT):
   """The peak learning rate (> 0)."""
   return _field(default, _POSITIVE)
 
 
-def batch_size(default):
+def batch_size(default=_NO_DEFAULT):
   """Examples per batch: train_batch_size, eval_batch_size, predict_batch_size (> 0)."""
   return _field(default, _POSITIVE)
 
 
-def num_train_epochs(default):
+def num_train_epochs(default=_NO_DEFAULT):
   return _field(default, _POSITIVE)
 
 
-def warmup_proportion(default):
+def warmup_proportion(default=_NO_DEFAULT):
   """The share of the steps of linear warmup, in [0, 1)."""
   return _field(default, _FRACTION)
 
 
-def num_warmup_steps(default):
+def num_warmup_steps(default=_NO_DEFAULT):
   return _field(default, _NON_NEGATIVE)
 
 
-def seeds(default):
+def seeds(default=_NO_DEFAULT):
   """Runs over seeds seed, seed + 1, ... (> 0)."""
   return _field(default, _POSITIVE)
 
 
-def save_checkpoints_steps(default):
+def save_checkpoints_steps(default=_NO_DEFAULT):
   return _field(default, _POSITIVE)
 
 
-def adam_beta(default):
+def adam_beta(default=_NO_DEFAULT):
   """adam_beta1, adam_beta2: a moment's decay rate, in [0, 1)."""
   return _field(default, _FRACTION)
 
 
-def positive(default):
-  """adam_epsilon, clip_norm and other recipe values that must be > 0."""
+def dropout(default=_NO_DEFAULT):
+  """A dropout probability, in [0, 1)."""
+  return _field(default, _FRACTION)
+
+
+def positive(default=_NO_DEFAULT):
+  """adam_epsilon, clip_norm, a step count and other recipe values that must be > 0."""
   return _field(default, _POSITIVE)
 
 

@@ -30,6 +30,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.io import file_io
+from bert_tf.training import checkpoints
 
 IDENTITY_NAME = "run_identity.json"
 # Manifest parts that differ between two writes of the same records.
@@ -107,7 +108,6 @@ def check(output_dir, identity):
   """
   latest = tf.train.latest_checkpoint(output_dir)
   if latest:
-    from bert_tf.training import checkpoints  # pylint: disable=g-import-not-at-top
     checkpoints.check_readable(latest)  # a missing shard: named here, not in a restore
   saved = read(output_dir)
   if saved is None:

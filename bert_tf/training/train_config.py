@@ -22,7 +22,8 @@ MIXED_PRECISION_POLICIES = {"none": None, "bfloat16": "mixed_bfloat16",
 MIXED_PRECISION = tuple(MIXED_PRECISION_POLICIES)
 # Kept in step with optimization.create_optimizer (a test checks).
 OPTIMIZERS = ("adamw_original", "adamw", "lamb")
-# How warmup meets the linear decay (optimization.LinearWarmupLinearDecay):
+# How warmup meets the linear decay (optimization.SCHEDULE_SHAPES; kept in
+# step, a test checks):
 # bert switches from the warmup rate to the decayed one at num_warmup_steps
 # (the original BERT's); electra multiplies the decayed rate by
 # min(1, step / num_warmup_steps) (google-research/electra's).

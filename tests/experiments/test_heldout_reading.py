@@ -8,6 +8,7 @@ from bert_tf.experiments import heldout_reading
 from bert_tf.experiments import run_rows
 from bert_tf.training import objective_names as names
 from bert_tf.training import objectives
+from bert_tf.training.objectives import heldout
 
 GENERATOR_FAMILY = (names.ELECTRA, names.ELECTRA_15, names.REPLACE_MLM, names.ALL_TOKENS_MLM)
 
@@ -66,4 +67,4 @@ def test_the_mlm_variants_share_a_column_only_for_the_same_quantity():
 def test_bert_reads_its_accuracy_split_by_input_kind():
   reading = heldout_reading.reading(names.BERT_NAMES["nsp"])
   assert reading.mlm_metric == "masked_lm_accuracy"
-  assert reading.rows == heldout_reading.MLM_KINDS
+  assert reading.rows == heldout.MLM_KINDS

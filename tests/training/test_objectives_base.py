@@ -144,3 +144,17 @@ def test_the_worked_examples_options_are_flags_as_the_page_shows(registered, cap
   # A comparison's arm takes it too.
   arm = arms.Arm.parse("smooth2:objective=mlm_smooth,label_smoothing=0.2")
   assert arm.training_options() == {"objective_options": registered.SmoothingOptions(0.2)}
+
+
+def test_the_page_lists_every_member_of_the_base_and_why():
+  # docs/architecture.md's table of the base's members: each member in one
+  # group with who asks for it, the count in its title, nothing left out.
+  with open(DOC, encoding="utf-8") as f:
+    page = f.read()
+  title = re.search(r"The base's members \((\d+)\), by what asks for them", page)
+  table = page[title.end():page.index("Options and Settings:", title.end())]
+  listed = [m for row in re.findall(r"^\| [a-z ]+ \| (.*?) \|", table, re.M)
+            for m in re.findall(r"`(\w+)`", row)]
+  members = [k for k in vars(base.Objective) if not k.startswith("_")]
+  assert sorted(listed) == sorted(members)
+  assert int(title.group(1)) == len(members)

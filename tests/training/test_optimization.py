@@ -9,6 +9,7 @@ import tensorflow as tf
 from bert_tf.models import modeling
 from bert_tf.training import loop
 from bert_tf.training import optimization
+from bert_tf.training import train_config
 from bert_tf.models.config import BertConfig
 
 from helpers.golden_optimizer import GOLDEN_STEPS, golden_optimizer_case, variables_named_as_in_bert
@@ -42,6 +43,15 @@ def test_schedule_rejects_bad_steps():
     optimization.LinearWarmupLinearDecay(1e-4, 0, 0)
   with pytest.raises(ValueError, match="num_warmup_steps"):
     optimization.LinearWarmupLinearDecay(1e-4, 10, -1)
+  with pytest.raises(ValueError, match="warmup must be 'bert' or 'electra', got 'linear'"):
+    optimization.LinearWarmupLinearDecay(1e-4, 10, 1, warmup="linear")
+
+
+def test_the_lr_schedule_flag_offers_the_schedule_shapes():
+  # --lr_schedule's choices (train_config, no TensorFlow) are the shapes
+  # the schedule computes, the original BERT's first (the default).
+  assert train_config.LR_SCHEDULES == optimization.SCHEDULE_SHAPES
+  assert train_config.TrainConfig().lr_schedule == optimization.WARMUP_THEN_DECAY
 
 
 def _tiny_layers():

@@ -13,6 +13,8 @@
                     flag names, validation (no TensorFlow)
   electra_options   `ElectraOptions` (no TensorFlow)
   distill_options   `DistillOptions` (no TensorFlow)
+  heldout           `HeldoutReading`: how an objective's held-out figures read in
+                    the comparison's table (no TensorFlow)
 
 Names live in `training/objective_names.py`, the options of each family in
 `OPTIONS` here; both without TensorFlow, so the tools define their flags

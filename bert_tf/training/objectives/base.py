@@ -31,6 +31,7 @@ import tensorflow as tf
 
 from bert_tf.training import checkpoints
 from bert_tf.training import losses
+from bert_tf.training.objectives import heldout
 
 INPUT_FEATURES = ("input_ids", "input_mask", "segment_ids")
 MLM_FEATURES = ("masked_lm_positions", "masked_lm_ids", "masked_lm_weights")
@@ -189,6 +190,11 @@ class Objective:
     raise NotImplementedError
 
   # -- held-out figures of compare_objectives ---------------------------------
+
+  # How `heldout_figures` read in the comparison's table (a
+  # heldout.HeldoutReading: the masked-LM accuracy's column, the rows, a
+  # note); the default is BERT's, masked_lm_accuracy split by input kind.
+  heldout_reading = heldout.HeldoutReading()
 
   def heldout_sums(self, outputs, features):
     """Additive sums of a held-out batch: the masked-LM ones (mlm_ce_sum,

@@ -14,6 +14,7 @@ import dataclasses
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.data.records import manifest as manifest_lib
 from bert_tf.models import distillation
 from bert_tf.models import hf_checkpoint
 from bert_tf.models import softmax
@@ -109,7 +110,6 @@ def default_student_config(options):
 def check_teacher_vocab(config):
   """A one-line ValueError when the records' manifest says another vocab
   size than the teacher's config (records without a manifest: nothing)."""
-  from bert_tf.data.records import manifest as manifest_lib  # pylint: disable=g-import-not-at-top
   options = config.objective_options or distill_options.DistillOptions()
   teacher_config = teacher_config_of(options.teacher_config_file, options.teacher_checkpoint)
   source = options.teacher_config_file or options.teacher_checkpoint

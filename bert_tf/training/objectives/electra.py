@@ -22,6 +22,7 @@ from bert_tf.training import losses
 from bert_tf.training import objective_names as names
 from bert_tf.training.objectives import base
 from bert_tf.training.objectives import electra_options
+from bert_tf.training.objectives import heldout
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,6 +123,7 @@ class ElectraObjective(base.Objective):
   builds_own_encoder = True
   has_discriminator = True
   has_pooler = False
+  heldout_reading = heldout.DISCRIMINATOR
   EPSILON = 1e-6  # the original's, for both losses
 
   def __init__(self, options=None):

@@ -28,6 +28,7 @@ from bert_tf.training import objective_names as names
 from bert_tf.training.objectives import base
 from bert_tf.training.objectives import electra
 from bert_tf.training.objectives import electra_options
+from bert_tf.training.objectives import heldout
 
 
 def masked_positions(features):
@@ -46,6 +47,9 @@ class Electra15Objective(electra.ElectraObjective):
   only; the discriminator still reads every token."""
 
   name = names.ELECTRA_15
+  # Its figures are over the masked positions, most of them replaced: its
+  # prior is not ELECTRA's, so they get columns of their own.
+  heldout_reading = heldout.DISCRIMINATOR.on_masked_positions()
 
   def discriminated(self, features):
     return masked_positions(features)
@@ -104,6 +108,16 @@ class ReplaceMlmObjective(electra.ElectraObjective):
   all_tokens = False
 
   has_discriminator = False  # the main network is a masked LM
+  # Its main_mlm_* figures are over the masked positions, All-Tokens MLM's
+  # over every token: the columns say which (main_masked_accuracy is the
+  # one both measure).
+  heldout_reading = heldout.HeldoutReading(
+      mlm_metric="generator_masked_lm_accuracy",
+      rows=(("main_mlm_accuracy", "main_predictions"), ("main_mlm_loss", None)),
+      columns=(("main_mlm_accuracy", "main_masked_accuracy"),
+               ("main_mlm_loss", "main_masked_loss")),
+      note=heldout.GENERATOR_AND_MAIN_NOTE
+      + "main_masked_accuracy and main_masked_loss at the masked positions")
 
   def __init__(self, options=None):
     super().__init__(options)
@@ -191,6 +205,16 @@ class AllTokensMlmObjective(ReplaceMlmObjective):
                                              "copy_sum")
   metric_keys = ReplaceMlmObjective.metric_keys + ("main_masked_accuracy", "copy_probability")
   all_tokens = True
+  heldout_reading = heldout.HeldoutReading(
+      mlm_metric="generator_masked_lm_accuracy",
+      rows=(("main_masked_accuracy", "predictions"), ("main_mlm_accuracy", "main_predictions"),
+            ("copy_probability", None), ("main_mlm_loss", None)),
+      columns=(("main_mlm_accuracy", "main_all_tokens_accuracy"),
+               ("main_mlm_loss", "main_all_tokens_loss")),
+      note=heldout.GENERATOR_AND_MAIN_NOTE + (
+          "main_masked_accuracy at the masked positions, main_all_tokens_accuracy and _loss "
+          "over every real token (most of them copied: copy_probability is the mean weight "
+          "of the copy mechanism)"))
 
   def main_weights(self, features):
     return tf.cast(features["input_mask"], tf.float32)
