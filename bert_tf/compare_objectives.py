@@ -140,6 +140,10 @@ def define_flags(flag_values):
                        "per pair task and per segment-pair set.", flag_values=f)
   flags.DEFINE_integer("seed", 12345, "Seed of data, initialization and fine-tuning.",
                        flag_values=f)
+  flags.DEFINE_integer("bootstrap_samples", 1000, "Samples of the multi-bootstrap over "
+                       "pretraining runs and dev examples that says which differences are "
+                       "beyond noise (bert_tf/util/bootstrap.py; seeded by --seed).",
+                       flag_values=f)
   flags.DEFINE_multi_string("paper_figure", [], "ARM:METRIC=VALUE: what a paper reports for "
                             "the setting ARM stands for, in METRIC's units (0.905 for 90.5%); "
                             "results.md shows it beside ours and says whether the paper's "

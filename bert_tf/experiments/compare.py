@@ -75,6 +75,7 @@ from bert_tf.experiments import plan as plan_lib
 from bert_tf.experiments import preflight as preflight_lib
 from bert_tf.experiments import eta
 from bert_tf.experiments import report
+from bert_tf.experiments import report_noise
 from bert_tf.experiments import results as results_lib
 from bert_tf.experiments import run_rows
 from bert_tf.experiments import stages
@@ -252,6 +253,8 @@ def _run_stages(options, run, progress, train_txt, vocab_file, bert_config, held
 def _write_results(options, rows, notes):
   """results.md, results.csv, plots/ and hparams/ under output_dir."""
   out = options.output_dir
+  report_noise.analyse(rows, options.bootstrap_samples, options.seed)
+  report_noise.annotate(rows)
   files.atomic_write(os.path.join(out, "results.md"),
                      report.markdown(rows, "Pretraining objectives compared", notes,
                                      paper_figures.lines(options.paper_figures, rows)))

@@ -126,6 +126,8 @@ class CompareOptions:
   # A paper's figures for the arms (experiments.paper_figures.PaperFigure):
   # shown beside ours in results.md; they change no work.
   paper_figures: tuple = ()
+  # The multi-bootstrap's samples (util/bootstrap.py): results.md's noise.
+  bootstrap_samples: int = 1000
 
   @property
   def max_predictions_per_seq(self):
@@ -170,7 +172,7 @@ class CompareOptions:
       if name not in pair_tasks.TASKS:
         raise ValueError(f"--probes: {name!r} is not one of {', '.join(pair_tasks.TASKS)}")
     for name in ("num_train_steps", "train_batch_size", "seeds", "dupe_factor",
-                 "max_probe_examples", "pretrain_seeds"):
+                 "max_probe_examples", "pretrain_seeds", "bootstrap_samples"):
       if getattr(self, name) < 1:
         raise ValueError(f"--{name}={getattr(self, name)}: must be at least 1")
     paper_figures.check(self.paper_figures, [a.name for a in arm_list])

@@ -33,7 +33,8 @@ from bert_tf.io import file_io as files
 COLUMNS = ("arm", "objective", "metric", "mean", "sd", "n", "se", "pretrain_seconds",
            "pretrain_steps", "train_tokens", "train_flops", "parameters",
            "examples_per_second", "flops_per_second", "pretrain_seeds", "eval_examples",
-           "spread", "chance")
+           "spread", "chance", "ci_low", "ci_high", "p_vs_best", "p_vs_best_holm",
+           "p_above_chance_holm")
 
 # What a row's spread measures (its `spread`).
 SPREAD_RUNS = "pretraining runs"

@@ -20,6 +20,7 @@ import dataclasses
 import os
 import time
 
+import numpy as np
 from absl import logging
 
 from bert_tf.io import file_io as files
@@ -37,6 +38,7 @@ from bert_tf.downstream import finetune
 from bert_tf.training import evaluation
 from bert_tf.training import loop
 from bert_tf.training import objectives
+from bert_tf.util import bootstrap
 
 
 class RunStopped(Exception):
@@ -330,13 +332,24 @@ def instrument_figures(options, run, model_dir, bert_config, vocab_file, pair_se
   wanted = wanted_instruments(options, pair_sets, has_head)
 
   def complete(figures):
-    return all(any(k == m or k.startswith(m + "_") for k in figures) for m in wanted)
+    # Every figure wanted, each with its per-example outcomes.
+    return (all(any(k == m or k.startswith(m + "_") for k in figures) for m in wanted)
+            and all("outcomes" in f for f in figures.values()))
 
   def compute(previous):
     return _measure_instruments(options, run, model_dir, bert_config, vocab_file, pair_sets,
                                 task_data, objective, has_head, dict(previous or {}))
 
   return cached(instruments_path(options, run), compute, complete)
+
+
+def _figure(kind, value_or_none, outcomes):
+  """An instruments.json figure: its value, example count and per-example
+  outcomes (util.bootstrap.record; ids: dev rows)."""
+  outcomes = np.asarray(outcomes)
+  value = float(np.mean(outcomes)) if value_or_none is None else float(value_or_none)
+  return {"value": value, "examples": len(outcomes),
+          "outcomes": bootstrap.record(kind, range(len(outcomes)), [outcomes])}
 
 
 def _measure_instruments(options, run, model_dir, bert_config, vocab_file, pair_sets,
@@ -346,27 +359,26 @@ def _measure_instruments(options, run, model_dir, bert_config, vocab_file, pair_
   if has_head:
     pretrainer, _ = checkpoints.load_pretrainer(bert_config, model_dir, objective)
     for name, pairs in pair_sets.items():
-      figures[f"head_{name}_accuracy"] = {
-          "value": instruments.head_accuracy(pretrainer, pairs.dev, pairs.dev_labels),
-          "examples": len(pairs.dev_labels)}
+      figures[f"head_{name}_accuracy"] = _figure(
+          "mean", None, instruments.head_outcomes(pretrainer, pairs.dev, pairs.dev_labels))
       if pairs.seen is not None and len(pairs.seen_labels):
-        figures[f"head_{name}_accuracy_seen"] = {
-            "value": instruments.head_accuracy(pretrainer, pairs.seen, pairs.seen_labels),
-            "examples": len(pairs.seen_labels)}
+        figures[f"head_{name}_accuracy_seen"] = _figure(
+            "mean", None, instruments.head_outcomes(pretrainer, pairs.seen, pairs.seen_labels))
     del pretrainer
   classifier, _ = finetune.build_classifier(bert_config, 2, init_checkpoint=model_dir)
   encoder = classifier.encoder
   for name, pairs in pair_sets.items():
-    _, value = instruments.frozen_probe(encoder, pairs.train, pairs.train_labels, pairs.dev,
-                                        pairs.dev_labels, None, pair=True)
-    figures[f"frozen_{name}_accuracy"] = {"value": value, "examples": len(pairs.dev_labels)}
+    _, value, outcomes = instruments.frozen_probe(encoder, pairs.train, pairs.train_labels,
+                                                  pairs.dev, pairs.dev_labels, None, pair=True)
+    figures[f"frozen_{name}_accuracy"] = _figure("mean", value, outcomes)
   for task in tsv_tasks(options):
     if task.name not in task_data:
       task_data[task.name] = task.kind_of.frozen_data(options, task, vocab_file,
                                                       run.directory(options))
     data = task_data[task.name]
-    kind, value = instruments.frozen_probe(encoder, data.train, data.train_labels, data.dev,
-                                           data.dev_labels, data.space,
-                                           pair=bool(task.text_b_column))
-    figures[f"frozen_{task.name}_{kind}"] = {"value": value, "examples": len(data.dev_labels)}
+    kind, value, outcomes = instruments.frozen_probe(encoder, data.train, data.train_labels,
+                                                     data.dev, data.dev_labels, data.space,
+                                                     pair=bool(task.text_b_column))
+    figures[f"frozen_{task.name}_{kind}"] = _figure(
+        "pearson" if kind == "pearson" else "mean", value, outcomes)
   return figures

@@ -53,6 +53,7 @@ import numpy as np
 KINDS = {"mean": 1, "ratio": 2, "f1": 3, "pearson": 2}
 DEFAULT_SAMPLES = 1000
 LEVEL = 0.05
+TINY = 1e-18
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,6 +178,21 @@ class Draws:
   examples_only: np.ndarray
   run_ids: tuple
   examples: int
+  sample_variance: float = 0.0
+  by_example: bool = True
+
+
+def run_draws(values, samples=DEFAULT_SAMPLES, seed=0, key="", sample_variance=0.0,
+              examples=0):
+  """Draws of a figure whose per-example outcomes were not kept: {pretraining
+  seed index: value}, the runs alone resampled; `sample_variance`: the
+  figure's own sampling variance where known (one run's binomial standard
+  error squared), read beside the runs' (never resampled, never paired)."""
+  runs = tuple(sorted(values))
+  v = np.array([float(values[k]) for k in runs])
+  counts = run_counts(runs, samples, seed, key)
+  return Draws(float(v.mean()), v, counts @ v / len(v), np.full(samples, v.mean()), runs,
+               int(examples or 0), float(sample_variance), False)
 
 
 def draws(outcomes, samples=DEFAULT_SAMPLES, seed=0, key=""):
@@ -331,9 +347,13 @@ def _run_parts(a, b):
   return parts, sd, paired
 
 
-def _reading(value, joint, examples_only, parts, examples, runs, paired, run_sd, null=0.0):
+def _reading(value, joint, examples_only, parts, examples, runs, paired, run_sd, null=0.0,
+             sample_variance=0.0):
   var_examples = float(np.var(examples_only, ddof=1)) if len(examples_only) > 1 else 0.0
-  parts = list(parts) + [(var_examples, max(examples - 1, 1))]
+  parts = list(parts) + [(var_examples, max(examples - 1, 1)),
+                         (sample_variance, float("inf"))]
+  # Below TINY a variance is the float rounding of a constant: none.
+  parts = [(v if v > TINY else 0.0, d) for v, d in parts]
   se = math.sqrt(sum(v for v, _ in parts))
   shift = value - null
   half = banerjee(shift, parts, LEVEL)
@@ -351,18 +371,20 @@ def estimate(a, null=0.0):
   a task's majority share; one-sided readings halve it on the right side)."""
   parts, sd, _ = _run_parts(a, None)
   return _reading(a.value, a.joint, a.examples_only, parts, a.examples,
-                  len(a.runs), False, sd, null)
+                  len(a.runs), False, sd, null, a.sample_variance)
 
 
 def contrast(a, b):
   """The Reading of a - b (Draws of the same metric: drawn with the same
   examples; paired by run when they share their runs' seeds)."""
-  if a.examples != b.examples or len(a.joint) != len(b.joint):
+  if (a.by_example and b.by_example and a.examples != b.examples) or len(a.joint) != len(
+      b.joint):
     raise ValueError(f"contrast of draws over {a.examples} and {b.examples} examples, "
                      f"{len(a.joint)} and {len(b.joint)} samples: not one design")
   parts, sd, paired = _run_parts(a, b)
   return _reading(a.value - b.value, a.joint - b.joint, a.examples_only - b.examples_only,
-                  parts, a.examples, min(len(a.runs), len(b.runs)), paired, sd)
+                  parts, a.examples, min(len(a.runs), len(b.runs)), paired, sd,
+                  sample_variance=a.sample_variance + b.sample_variance)
 
 
 def holm(pvalues):
@@ -375,3 +397,29 @@ def holm(pvalues):
     running = max(running, min(1.0, (len(pvalues) - rank) * pvalues[i]))
     adjusted[i] = running
   return adjusted
+
+
+# ------------------------------------------------------------------------------
+# The JSON form of per-example outcomes (in a run's stage results)
+# ------------------------------------------------------------------------------
+
+
+def record(kind, ids, per_seed):
+  """One metric's per-example pieces as its stage result keeps them:
+  {"kind", "ids" (str), "seeds": [each fine-tuning seed's pieces, one per
+  example (a number, or a list of KINDS[kind])]}."""
+  if kind not in KINDS:
+    raise ValueError(f"unknown outcome kind {kind!r} (one of {', '.join(KINDS)})")
+  seeds = [np.asarray(p).tolist() for p in per_seed]
+  for s in seeds:
+    if len(s) != len(ids):
+      raise ValueError(f"{len(s)} pieces for {len(ids)} examples")
+  return {"kind": kind, "ids": [str(i) for i in ids], "seeds": seeds}
+
+
+def from_records(per_run):
+  """Outcomes of [(pretraining seed index, record())] of one metric."""
+  kinds = {r["kind"] for _, r in per_run}
+  if len(kinds) != 1:
+    raise ValueError(f"one metric's outcomes of several kinds: {sorted(kinds)}")
+  return outcomes_from_runs(kinds.pop(), [(k, r["ids"], r["seeds"]) for k, r in per_run])
