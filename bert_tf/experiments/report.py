@@ -25,6 +25,8 @@ number.
 import dataclasses
 
 from bert_tf.downstream import registry
+from bert_tf.experiments import arms as arms_lib
+from bert_tf.experiments import provenance
 from bert_tf.experiments import report_noise
 from bert_tf.experiments import results as results_lib
 
@@ -172,6 +174,27 @@ def read_rows(rows):
     if len(group) >= 2:
       out.append(read_metric(metric, group))
   return out
+
+
+def annotate(rows):
+  """Each row's interval and p-values as CSV cells: ci_low, ci_high (its
+  95% interval), p_vs_best and p_vs_best_holm (against its metric's best
+  arm; "" for the best), p_above_chance_holm."""
+  analysis = report_noise.of(rows)
+  leaders = {m.metric: m.leader["arm"] for m in read_rows(rows)}
+  for r in rows:
+    reading = analysis.estimates[(r["metric"], r["arm"])]
+    r.update(ci_low=round(reading.low, 6), ci_high=round(reading.high, 6),
+             p_vs_best="", p_vs_best_holm="", p_above_chance_holm="")
+    leader = leaders.get(r["metric"])
+    if leader is not None and leader != r["arm"]:
+      contrast, holm = analysis.contrast(r["metric"], leader, r["arm"])
+      r.update(p_vs_best=round(contrast.p, 6),
+               p_vs_best_holm="" if holm is None else round(holm, 6))
+    p = analysis.above_chance(r["metric"], r["arm"])
+    if p is not None:
+      r["p_above_chance_holm"] = round(p, 6)
+  return rows
 
 
 def noise_line(reading):
@@ -374,7 +397,8 @@ def notes(options, bert_config, runs, summaries, size_notes):
       seen.add(run.arm.name)
       s = summaries[run.key]
       steps.append(f"{run.arm.name} {s['steps']} steps ({s['train_flops']:.3g} FLOPs)")
-  out = [f"corpus {options.corpus}; model {options.bert_config_file} "
+  out = [f"corpus {provenance.shown_path(options.corpus)}; model "
+         f"{provenance.shown_path(options.bert_config_file)} "
          f"({bert_config.num_hidden_layers} layers, hidden {bert_config.hidden_size}); "
          f"budget {budget[options.budget]}: {', '.join(steps)}; batch "
          f"{options.train_batch_size} x {options.max_seq_length} tokens, lr "
@@ -387,8 +411,10 @@ def notes(options, bert_config, runs, summaries, size_notes):
   same = sorted({" = ".join(dict.fromkeys(v)) for v in shared.values() if len(set(v)) > 1})
   if same:
     out.append("identical pretraining (one run shared): " + "; ".join(same))
-  spread = ("its ± is the sd over the pretraining runs" if options.pretrain_seeds > 1 else
-            "its se is the binomial standard error over the predictions")
+  spread = ("its ± is the sd over the pretraining runs; its interval and noise are over "
+            "the pretraining runs only (its per-prediction outcomes are not kept)"
+            if options.pretrain_seeds > 1 else
+            "its interval is the binomial standard error over the predictions")
   mlm_metrics = sorted({heldout_reading.reading(arm.objective).mlm_metric
                         for arm in options.arm_list})
   out.append(f"{', '.join(mlm_metrics)}: on the same static held-out records for every arm; "
@@ -420,5 +446,13 @@ def notes(options, bert_config, runs, summaries, size_notes):
         f"fine-tuned (all weights) for {options.finetune_epochs:g} epochs at lr "
         f"{options.finetune_learning_rate:g} from each pretrained model, {options.seeds} "
         "fine-tuning seed(s) inside each pretraining run")
+  if any(arms_lib.never_pretrained(a) for a in options.arm_list):
+    out.append(f"{arms_lib.RANDOM_INIT}: the same encoder as initialized by each pretraining "
+               "seed, never pretrained (0 steps), through the same held-out reading, probes "
+               "and fine-tuning: what the fine-tuning and probes reach without pretraining")
+  reused = sorted({s["reused_from"] for s in summaries.values() if s.get("reused_from")})
+  if reused:
+    out.append("pretraining runs read from --reuse_runs_from: " + ", ".join(
+        provenance.shown_path(r) for r in reused))
   out += [f"warning: {n}" for n in size_notes]
   return out

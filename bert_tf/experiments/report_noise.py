@@ -127,25 +127,3 @@ def of(rows, attach=True):
   if found is None or any(r.get("analysis") is not found for r in rows):
     return analyse(rows, attach=attach)
   return found
-
-
-def annotate(rows):
-  """Each row's interval and p-values as CSV cells: ci_low, ci_high (its
-  95% interval), p_vs_best and p_vs_best_holm (against its metric's best
-  arm; "" for the best), p_above_chance_holm."""
-  analysis = of(rows)
-  from bert_tf.experiments import report  # pylint: disable=g-import-not-at-top
-  leaders = {m.metric: m.leader["arm"] for m in report.read_rows(rows)}
-  for r in rows:
-    reading = analysis.estimates[(r["metric"], r["arm"])]
-    r.update(ci_low=round(reading.low, 6), ci_high=round(reading.high, 6),
-             p_vs_best="", p_vs_best_holm="", p_above_chance_holm="")
-    leader = leaders.get(r["metric"])
-    if leader is not None and leader != r["arm"]:
-      contrast, holm = analysis.contrast(r["metric"], leader, r["arm"])
-      r.update(p_vs_best=round(contrast.p, 6),
-               p_vs_best_holm="" if holm is None else round(holm, 6))
-    p = analysis.above_chance(r["metric"], r["arm"])
-    if p is not None:
-      r["p_above_chance_holm"] = round(p, 6)
-  return rows

@@ -124,13 +124,86 @@ def pretrain_path(options, run):
 
 
 def pretrain(options, run, records, bert_config):
-  """Pretrains `run` on `records`; returns (its summary dict, whether it was
-  done before). The summary is runs/<key>/pretrain.json."""
-  return cached(pretrain_path(options, run),
-                lambda _: _pretrain(options, run, records, bert_config), complete=bool)
+  """Pretrains `run` on `records` (or reads the same run of
+  --reuse_runs_from's comparison); returns (its summary dict, whether it
+  was done before). The summary is runs/<key>/pretrain.json."""
+
+  def compute(_):
+    other = reused_run(options, run)
+    if other is not None:
+      return other
+    return _pretrain(options, run, records, bert_config)
+
+  return cached(pretrain_path(options, run), compute, complete=bool)
+
+
+def check_reuse(options, inputs):
+  """Raises ValueError (one line) when --reuse_runs_from is not a comparison
+  of the same corpus, split, vocab and model (`inputs`: this plan's
+  plan_inputs; the corpus may be named by another path)."""
+  if not options.reuse_runs_from:
+    return
+  path = os.path.join(options.reuse_runs_from, plan_lib.PLAN_NAME)
+  if not plan_lib.exists(path):
+    raise ValueError(f"--reuse_runs_from={options.reuse_runs_from}: no {plan_lib.PLAN_NAME} "
+                     "there (not a comparison's --output_dir)")
+  saved = files.read_json(path, "comparison plan")
+  changed = [k for k in sorted(set(saved) | set(inputs))
+             if k != "corpus" and saved.get(k) != inputs.get(k)]
+  if changed:
+    raise ValueError(f"--reuse_runs_from={options.reuse_runs_from}: a comparison of other "
+                     f"inputs ({', '.join(changed)} differ): its runs are not this plan's")
+
+
+def reused_run(options, run):
+  """The pretraining summary of the same run (the same key: records,
+  training and model) finished in --reuse_runs_from's comparison, its model
+  read in place; None when there is none."""
+  if not options.reuse_runs_from:
+    return None
+  directory = os.path.join(options.reuse_runs_from, "runs", run.key)
+  path = os.path.join(directory, "pretrain.json")
+  if not plan_lib.exists(path):
+    return None
+  summary = files.read_json(path, "pretraining summary")
+  if not summary or summary.get("steps") != run.steps:
+    return None
+  return dict(summary, model_dir=os.path.join(directory, "model"),
+              reused_from=options.reuse_runs_from)
+
+
+def _initialize(options, run, bert_config):
+  """The random_init arm's "pretraining": its model as initialized by the
+  run's seed, saved as a step-0 checkpoint of its objective (what
+  fine-tuning and the instruments read, as any run's); returns its
+  summary."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import strategy as strategies  # pylint: disable=g-import-not-at-top
+  directory = run.directory(options)
+  model_dir = os.path.join(directory, "model")
+  config = plan_lib.train_config(options, run.arm, "", model_dir, 1, run.seed)
+  objective = objectives.get(run.arm.objective)
+  start = time.time()
+  strategy = strategies.make_strategy(config.strategy, config.tpu_name, config.tpu_zone,
+                                      config.gcp_project)
+  model, _, step = loop.build(config, bert_config, strategy, objective)
+  checkpoint = tf.train.Checkpoint(model=model, step=step,
+                                   **objectives.checkpoint_variables(objective))
+  tf.train.CheckpointManager(checkpoint, model_dir, max_to_keep=1).save(checkpoint_number=0)
+  files.write_json(os.path.join(directory, "run.json"),
+                   {"arm": run.arm.describe(), "objective": run.arm.objective,
+                    "pretrain_seed": run.seed_index, "seed": run.seed, "steps": 0,
+                    "never_pretrained": True})
+  return {"objective": run.arm.objective, "arm": run.arm.name, "model_dir": model_dir,
+          "steps": 0, "num_train_steps": 0, "budget": options.budget, "seed": run.seed,
+          "seconds": time.time() - start, "parameters": int(model.count_params()),
+          "train_tokens": 0, "step_flops": 0, "train_flops": 0, "final_train_metrics": {},
+          "examples_per_second": "", "flops_per_second": ""}
 
 
 def _pretrain(options, run, records, bert_config):
+  if run.steps == 0:
+    return _initialize(options, run, bert_config)
   directory = run.directory(options)
   model_dir = os.path.join(directory, "model")
   config = plan_lib.train_config(options, run.arm, records, model_dir, run.steps, run.seed)

@@ -56,7 +56,7 @@ LEVEL = 0.05
 TINY = 1e-18
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Outcomes:
   """One arm's per-example pieces of one metric.
 
@@ -78,6 +78,13 @@ class Outcomes:
         or shape[3] != KINDS[self.kind]:
       raise ValueError(f"pieces of shape {shape} do not match {len(self.runs)} runs, "
                        f"{len(self.ids)} examples and kind {self.kind}")
+
+  def __eq__(self, other):
+    return (isinstance(other, Outcomes) and (self.kind, self.runs, self.ids)
+            == (other.kind, other.runs, other.ids)
+            and np.array_equal(np.asarray(self.pieces), np.asarray(other.pieces)))
+
+  __hash__ = None
 
   def restricted(self, ids):
     """These outcomes on the examples `ids` (in that order)."""

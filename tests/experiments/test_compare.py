@@ -355,6 +355,70 @@ def test_flops_budget_plans_the_first_objectives_flops_for_every_other():
     dataclasses.replace(flops, objectives=("mlm_nsp", "distill_mlm")).validate()
 
 
+def test_random_init_provenance_and_runs_reused_from_another_table(tmp_path, capsys):
+  """The random_init arm (never pretrained: a step-0 checkpoint through the
+  same instruments and fine-tuning), the per-example outcomes kept, how the
+  table was made, and a second table reading the first's finished runs."""
+  first = tiny_options(tmp_path, objectives=("mlm",), random_init=True, tasks=(),
+                       output_dir=str(tmp_path / "first"))
+  rows = compare.run_comparison(first)
+  assert [a.name for a in first.arm_list] == ["mlm", "random_init"]
+  runs = {r.arm.name: r for r in plan.plan_runs(first, BertConfig.from_json_file(
+      str(tmp_path / "first" / "bert_config.json")))}
+  assert runs["random_init"].steps == 0
+  summary = json.loads((tmp_path / "first" / "runs" / runs["random_init"].key
+                        / "pretrain.json").read_text())
+  assert summary["steps"] == 0 and summary["train_flops"] == 0
+  assert not any("random_init" in d for d in os.listdir(tmp_path / "first" / "records"))
+  by = {(r["arm"], r["metric"]): r for r in rows}
+  assert ("random_init", "probe_sop_accuracy") in by
+  assert ("random_init", "frozen_sop_accuracy") in by
+  # Per-example outcomes: in the run's cached results, and behind the rows.
+  instruments = json.loads((tmp_path / "first" / "runs" / runs["mlm"].key
+                            / "instruments.json").read_text())
+  outcomes = instruments["frozen_sop_accuracy"]["outcomes"]
+  assert outcomes["kind"] == "mean" and len(outcomes["ids"]) == len(outcomes["seeds"][0])
+  assert np.mean(outcomes["seeds"][0]) == pytest.approx(
+      instruments["frozen_sop_accuracy"]["value"])
+  probe_dir = next((tmp_path / "first" / "runs" / runs["mlm"].key / "finetune").glob(
+      "probe_sop-*"))
+  probe = json.loads((probe_dir / "results.json").read_text())
+  assert len(probe["outcomes"]["accuracy"]["seeds"]) == first.seeds
+  assert by[("mlm", "probe_sop_accuracy")]["outcomes"].pieces.shape[:2] == (1, first.seeds)
+  table = (tmp_path / "first" / "results.md").read_text()
+  assert "random_init: the same encoder as initialized by each pretraining seed" in table
+  assert "Noise: the multi-bootstrap (Sellam et al. 2022)" in table
+  # How it was made: in results.md, results.csv and provenance.json.
+  made = table[table.index("How this table was made:"):]
+  assert "; Python " in made and "TensorFlow" in made and "sha256 " in made
+  assert "wall time of this invocation by stage: " in made and "machine: " in made
+  with open(tmp_path / "first" / "results.csv", encoding="utf-8") as f:
+    csv_rows = list(csv.DictReader(f))
+  assert csv_rows[0]["corpus_sha256"] == plan.plan_inputs(first)["corpus_sha256"]
+  assert csv_rows[0]["ci_low"] != "" and csv_rows[0]["tensorflow"]
+  assert json.loads((tmp_path / "first" / "provenance.json").read_text())["corpus_bytes"] > 0
+  capsys.readouterr()
+  # A second table: the same runs read from the first, not trained again.
+  second = dataclasses.replace(first, output_dir=str(tmp_path / "second"),
+                               reuse_runs_from=str(tmp_path / "first"))
+  again = compare.run_comparison(second)
+  printed = capsys.readouterr().out
+  assert printed.count(f"its pretraining is read from {tmp_path / 'first'}") == 1
+  reused = json.loads((tmp_path / "second" / "runs" / runs["mlm"].key
+                       / "pretrain.json").read_text())
+  assert reused["reused_from"] == str(tmp_path / "first")
+  assert reused["model_dir"] == str(tmp_path / "first" / "runs" / runs["mlm"].key / "model")
+  assert not (tmp_path / "second" / "records").exists() or not any(
+      d.startswith("train-") for d in os.listdir(tmp_path / "second" / "records"))
+  assert {(r["arm"], r["metric"]): r["mean"] for r in again} == {
+      k: r["mean"] for k, r in by.items()}
+  # Another model: the first table's runs are not this plan's.
+  other = dataclasses.replace(second, output_dir=str(tmp_path / "third"), vocab_size=110)
+  with pytest.raises(ValueError, match=r"--reuse_runs_from=.*: a comparison of other inputs "
+                     r"\(vocab_size differ\)"):
+    compare.run_comparison(other)
+
+
 def test_electra_against_bert_at_equal_flops(tmp_path, capsys):
   options = tiny_options(tmp_path, objectives=("mlm_nsp", "electra"), budget="flops",
                          num_train_steps=6, tasks=(), seeds=1)
@@ -421,7 +485,7 @@ def test_electra_against_bert_at_equal_flops(tmp_path, capsys):
   assert all(table_rows["mlm_nsp"][m] == ""
              for m in ["generator_masked_lm_accuracy"] + discriminator)
   assert table_rows["electra"]["masked_lm_accuracy"] == ""
-  assert table_rows["electra"]["replaced_share"].startswith(f"{share:.4f} (se ")
+  assert table_rows["electra"]["replaced_share"].startswith(f"{share:.4f} [")
   assert "budget equal training FLOPs" in table
   assert "electra: generator_masked_lm_accuracy is a generator's" in table
   assert "not the same quantity as masked_lm_accuracy" in table

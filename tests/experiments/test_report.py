@@ -113,7 +113,7 @@ def test_holm_counts_every_pair_and_every_chance_test():
   analysis = report_noise.analyse(rows, 200, 0)
   assert analysis.tests == 3 + 3  # 3 pairs, 3 arms against the majority share
   assert "Holm-corrected p < 0.05 over the table's 6 tests" in report.verdict(rows)[0]
-  annotated = report_noise.annotate(rows)
+  annotated = report.annotate(rows)
   assert annotated[0]["p_vs_best"] == "" and annotated[1]["p_vs_best_holm"] != ""
   assert annotated[0]["ci_low"] < annotated[0]["mean"] < annotated[0]["ci_high"]
   assert "p_above_chance_holm" in results.to_csv(rows).splitlines()[0]
