@@ -335,6 +335,10 @@ def test_flops_budget_plans_the_first_objectives_flops_for_every_other():
   options = plan.CompareOptions(corpus="c", output_dir="o", bert_config_file="b",
                                    objectives=("mlm_nsp", "electra", "mlm"),
                                    max_seq_length=32, train_batch_size=8, num_train_steps=1000)
+  # The random_init arm (on by default) is never pretrained: 0 steps.
+  assert plan.plan_steps(options, config) == {"mlm_nsp": 1000, "electra": 1000, "mlm": 1000,
+                                              "random_init": 0}
+  options = dataclasses.replace(options, random_init=False)
   assert plan.plan_steps(options, config) == {"mlm_nsp": 1000, "electra": 1000, "mlm": 1000}
   flops = dataclasses.replace(options, budget="flops")
   # round(1000 x 5484576 / 6629568) = round(827.3); round(1000 x 5484576 / 5469888)
@@ -384,6 +388,8 @@ def test_random_init_provenance_and_runs_reused_from_another_table(tmp_path, cap
       "probe_sop-*"))
   probe = json.loads((probe_dir / "results.json").read_text())
   assert len(probe["outcomes"]["accuracy"]["seeds"]) == first.seeds
+  assert np.mean(probe["outcomes"]["accuracy"]["seeds"][1]) == pytest.approx(
+      probe[f"seed_{first.seed + 1}_accuracy"])
   assert by[("mlm", "probe_sop_accuracy")]["outcomes"].pieces.shape[:2] == (1, first.seeds)
   table = (tmp_path / "first" / "results.md").read_text()
   assert "random_init: the same encoder as initialized by each pretraining seed" in table
