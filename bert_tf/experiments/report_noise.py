@@ -74,7 +74,8 @@ def _draws(group, metric, samples, seed):
   examples they all have), else over runs alone."""
   outcomes = [r.get("outcomes") for r in group]
   if all(o is not None for o in outcomes):
-    ids = [e for e in outcomes[0].ids if all(e in set(o.ids) for o in outcomes[1:])]
+    others = [set(o.ids) for o in outcomes[1:]]
+    ids = [e for e in outcomes[0].ids if all(e in o for o in others)]
     if ids:
       return [bootstrap.draws(o.restricted(ids), samples, seed, metric) for o in outcomes], True
   out = []
