@@ -65,10 +65,6 @@ class Gap:
   how: str = ""
   runs: int = 0
 
-  @property
-  def se(self):
-    return (self.high - self.low) / 3.92
-
   def text(self, word):
     """The noise line's words for this arm; `word` is "lower" or "higher"."""
     if self.status == "same":
@@ -411,10 +407,9 @@ def notes(options, bert_config, runs, summaries, size_notes):
   same = sorted({" = ".join(dict.fromkeys(v)) for v in shared.values() if len(set(v)) > 1})
   if same:
     out.append("identical pretraining (one run shared): " + "; ".join(same))
-  spread = ("its ± is the sd over the pretraining runs; its interval and noise are over "
-            "the pretraining runs only (its per-prediction outcomes are not kept)"
-            if options.pretrain_seeds > 1 else
-            "its interval is the binomial standard error over the predictions")
+  spread = ("its ± is the sd over the pretraining runs; its interval and noise resample "
+            "the runs and the held-out records" if options.pretrain_seeds > 1 else
+            "its interval resamples the held-out records")
   mlm_metrics = sorted({heldout_reading.reading(arm.objective).mlm_metric
                         for arm in options.arm_list})
   out.append(f"{', '.join(mlm_metrics)}: on the same static held-out records for every arm; "

@@ -34,7 +34,7 @@ def run_measures(objective, heldout, figures, task_results, order=None):
   p = heldout["masked_lm_accuracy"]
   predictions = int(heldout["predictions"])
   out = [(reading.mlm_metric, p, statistics.binomial_se(p, predictions), 1, sample,
-          predictions, None)]
+          predictions, heldout.get("outcomes"))]
   for metric, count in reading.rows:
     if metric in heldout:
       if count is None:

@@ -251,6 +251,23 @@ def mask_id(vocab_file):
   return wordpiece_vocab.load_vocab(vocab_file).mask_id
 
 
+def record_outcomes(model, dataset, max_batches):
+  """[(masked-LM hits, predictions)] of each held-out record (float [n, 2]),
+  from the model's `mlm_logits` (eager, the evaluator's batches); None for
+  a model without them."""
+  from bert_tf.training import losses  # pylint: disable=g-import-not-at-top
+  out = []
+  for features in dataset.take(max_batches):
+    logits = model(features, training=False).get("mlm_logits")
+    if logits is None:
+      return None
+    _, hit = losses.sparse_cross_entropy_and_hit(features["masked_lm_ids"], logits)
+    weights = np.asarray(features["masked_lm_weights"], np.float64)
+    hits = np.asarray(hit, np.float64).reshape(weights.shape) * weights
+    out.append(np.stack([hits.sum(axis=1), weights.sum(axis=1)], axis=1))
+  return np.concatenate(out) if out else None
+
+
 def heldout_path(options, run):
   return os.path.join(run.directory(options), "heldout_mlm.json")
 
@@ -258,10 +275,11 @@ def heldout_path(options, run):
 def heldout(options, run, bert_config, model_dir, records, mask_id):
   """(the held-out figures of `run`'s model, whether measured before):
   runs/<key>/heldout_mlm.json (measured again when it lacks the split by
-  input kind, which a masked-LM model's figures carry)."""
+  input kind, which a masked-LM model's figures carry, or the per-record
+  outcomes)."""
   return cached(heldout_path(options, run),
                 lambda _: heldout_metrics(options, bert_config, model_dir, records, mask_id),
-                complete=lambda r: "kinds_measured" in r)
+                complete=lambda r: "kinds_measured" in r and "outcomes" in r)
 
 
 def heldout_metrics(options, bert_config, model_dir, records, mask_id, max_batches=50):
@@ -296,6 +314,14 @@ def heldout_metrics(options, bert_config, model_dir, records, mask_id, max_batch
     raise ValueError(f"held-out records {records} hold no masked-LM prediction")
   figures = {"masked_lm_accuracy": totals["mlm_correct"] / weight, "predictions": weight,
              "kinds_measured": "at_mask_weight_sum" in totals}
+  # Each record's (hits, predictions): the masked-LM figure's per-example
+  # pieces for the multi-bootstrap, kept where they add up to it (None: not).
+  outcomes = record_outcomes(model, dataset, max_batches)
+  figures["outcomes"] = (
+      bootstrap.record("ratio", range(len(outcomes)), [outcomes])
+      if outcomes is not None and np.allclose(outcomes.sum(axis=0),
+                                              [totals["mlm_correct"], weight], rtol=1e-4)
+      else None)
   for kind in ("at_mask", "kept") if figures["kinds_measured"] else ():
     n = totals[f"{kind}_weight_sum"]
     if n:

@@ -27,6 +27,7 @@ from bert_tf.experiments import preflight
 from bert_tf.experiments import stages
 from bert_tf.models.config import BertConfig
 from bert_tf.training import objectives
+from bert_tf.util import bootstrap
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from helpers.compare_options import tiny_options
@@ -384,6 +385,13 @@ def test_random_init_provenance_and_runs_reused_from_another_table(tmp_path, cap
   assert outcomes["kind"] == "mean" and len(outcomes["ids"]) == len(outcomes["seeds"][0])
   assert np.mean(outcomes["seeds"][0]) == pytest.approx(
       instruments["frozen_sop_accuracy"]["value"])
+  heldout = json.loads((tmp_path / "first" / "runs" / runs["mlm"].key
+                        / "heldout_mlm.json").read_text())
+  assert heldout["outcomes"]["kind"] == "ratio"  # each held-out record's (hits, predictions)
+  assert bootstrap.run_values(bootstrap.from_records([(0, heldout["outcomes"])]))[0] == (
+      pytest.approx(heldout["masked_lm_accuracy"]))
+  # Drawn by held-out record, paired between the arms.
+  assert "; one pretraining run and " in table_line(tmp_path / "first", "masked_lm_accuracy")
   probe_dir = next((tmp_path / "first" / "runs" / runs["mlm"].key / "finetune").glob(
       "probe_sop-*"))
   probe = json.loads((probe_dir / "results.json").read_text())
@@ -423,6 +431,12 @@ def test_random_init_provenance_and_runs_reused_from_another_table(tmp_path, cap
   with pytest.raises(ValueError, match=r"--reuse_runs_from=.*: a comparison of other inputs "
                      r"\(vocab_size differ\)"):
     compare.run_comparison(other)
+
+
+def table_line(out, metric):
+  """results.md's noise line of `metric`."""
+  text = (out / "results.md").read_text()
+  return next(line for line in text.splitlines() if line.startswith(f"- **{metric}**"))
 
 
 def test_electra_against_bert_at_equal_flops(tmp_path, capsys):
