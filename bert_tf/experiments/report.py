@@ -221,8 +221,9 @@ def _runs_behind(rows):
 
 def _examples_behind(rows):
   analysis = report_noise.of(rows)
-  counts = sorted({r["eval_examples"] for r in rows
-                   if analysis.by_example.get(r["metric"]) and r.get("eval_examples")})
+  # What is resampled: dev rows, questions, sentences, held-out records.
+  counts = sorted({reading.examples for (metric, _), reading in analysis.estimates.items()
+                   if analysis.by_example.get(metric) and reading.examples})
   if not counts:
     return "no metric's dev examples (none kept)"
   span = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,}"
