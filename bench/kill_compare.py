@@ -46,8 +46,11 @@ import kill_sweep  # pylint: disable=g-import-not-at-top,wrong-import-position
 REPO = kill_sweep.REPO
 COMPARE = "bert_tf.compare_objectives"
 # results.csv columns that time the run, and results.md's columns of them.
-TIMING_COLUMNS = ("pretrain_seconds", "examples_per_second", "flops_per_second")
+TIMING_COLUMNS = ("pretrain_seconds", "examples_per_second", "flops_per_second", "command")
 TIMING_HEADERS = ("pretraining (s)", "ex/s", "FLOP/s")
+# results.md's lines of how the table was made that time the run or name
+# its command (its output folder).
+TIMING_LINES = ("- wall time of this invocation", "- pretraining wall time", "- command: ")
 
 
 def make_inputs(work):
@@ -92,7 +95,8 @@ def _without_timing_md(text, out_dir):
       out.append("|".join(cells))
     else:
       drop = []
-      out.append(line)
+      if not line.startswith(TIMING_LINES):
+        out.append(line)
   return out
 
 

@@ -30,9 +30,16 @@ order), frozen linear probes on the encoder for those pairs and each
 TSV --task, and the pair tasks (--probes: sentence pairs from the held-out
 text) and each --task fine-tuned over --seeds (a SQuAD task: F1 and exact
 match; a CoNLL task: entity F1, also with the encoder frozen). Every metric is the mean and
-sd over the pretraining runs. Writes results.md (a verdict first, then the
-table and which differences are beyond pretraining noise), results.csv,
-plots/ and hparams/ (TensorBoard's HPARAMS tab). A rerun skips finished
+sd over the pretraining runs, each example's dev outcome kept. An arm
+random_init (--random_init, on by default) is the same encoder never
+pretrained, through the same instruments and fine-tuning. Writes results.md
+(a verdict first, then the table with 95% intervals and which differences
+are beyond noise: the multi-bootstrap over pretraining runs and dev
+examples, Holm-corrected over the table, docs/statistics.md; and how the
+table was made: commit, versions, corpus sha256, machine, wall times,
+command), results.csv, provenance.json, plots/ and hparams/ (TensorBoard's
+HPARAMS tab). --reuse_runs_from=DIR reads finished pretraining runs of the
+same arm, seed and settings from another comparison's folder. A rerun skips finished
 stages; a rerun with another corpus, split, vocab or length on the same
 --output_dir is refused, printing the command for a folder of its own (a
 run refused by its preflight claims nothing: rerun it there with other
@@ -140,6 +147,18 @@ def define_flags(flag_values):
                        "per pair task and per segment-pair set.", flag_values=f)
   flags.DEFINE_integer("seed", 12345, "Seed of data, initialization and fine-tuning.",
                        flag_values=f)
+  flags.DEFINE_integer("bootstrap_samples", 1000, "Samples of the multi-bootstrap over "
+                       "pretraining runs and dev examples that says which differences are "
+                       "beyond noise (bert_tf/util/bootstrap.py; seeded by --seed).",
+                       flag_values=f)
+  flags.DEFINE_bool("random_init", True, "Add the arm random_init: the encoder as "
+                    "initialized (each pretraining seed), never pretrained, through the same "
+                    "held-out reading, probes and fine-tuning. An arm leads a metric only "
+                    "beyond noise above it (--norandom_init leaves it out).", flag_values=f)
+  flags.DEFINE_string("reuse_runs_from", "", "Another comparison's --output_dir: its "
+                      "finished pretraining runs of the same arm, seed and settings (the "
+                      "same run key, on the same corpus, split, vocab and model: checked) "
+                      "are read from there instead of trained again.", flag_values=f)
   flags.DEFINE_multi_string("paper_figure", [], "ARM:METRIC=VALUE: what a paper reports for "
                             "the setting ARM stands for, in METRIC's units (0.905 for 90.5%); "
                             "results.md shows it beside ours and says whether the paper's "

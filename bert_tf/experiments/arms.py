@@ -226,6 +226,25 @@ def _unknown_flag(key, objective, own_options, where):
                    f"training flags: {', '.join(TRAINING_FLAGS + tuple(own_options))})")
 
 
+# The arm every table may have (--random_init): the encoder as initialized,
+# never pretrained, put through the same held-out reading, probes and
+# fine-tuning; an arm "leads" a metric only beyond noise above it
+# (experiments.report). Its objective only names the heads its checkpoint
+# carries: MLM (no sentence head to read).
+RANDOM_INIT = "random_init"
+RANDOM_INIT_OBJECTIVE = "mlm"
+
+
+def random_init_arm():
+  """The random_init arm: zero pretraining steps (experiments.plan)."""
+  return Arm.of(RANDOM_INIT, RANDOM_INIT_OBJECTIVE, {}, f"the {RANDOM_INIT} arm")
+
+
+def never_pretrained(arm):
+  """Whether `arm` is the random_init arm."""
+  return arm.name == RANDOM_INIT
+
+
 def parse_arms_file(path):
   """The arms of a JSON arms file (a list of objects with "name",
   "objective" and flags); ValueError naming the file and the arm."""

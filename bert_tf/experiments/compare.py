@@ -73,8 +73,10 @@ from bert_tf.experiments import heldout_reading
 from bert_tf.experiments import paper_figures
 from bert_tf.experiments import plan as plan_lib
 from bert_tf.experiments import preflight as preflight_lib
+from bert_tf.experiments import provenance
 from bert_tf.experiments import eta
 from bert_tf.experiments import report
+from bert_tf.experiments import report_noise
 from bert_tf.experiments import results as results_lib
 from bert_tf.experiments import run_rows
 from bert_tf.experiments import stages
@@ -93,6 +95,7 @@ def run_comparison(options):
   for task in options.tasks:
     task.check_files()
   inputs = plan_lib.check_plan(options)
+  stages.check_reuse(options, inputs)
   start = time.time()
   # What the corpus allows each instrument, said (and a shortfall refused)
   # before anything is written; the folder is claimed once the preflight passes.
@@ -144,9 +147,25 @@ def run_comparison(options):
     rows += run_rows.arm_rows(arm.name, arm.objective, per_run)
   for r in rows:
     r["chance"] = chance.get(r["metric"], "")
+  made = _provenance(options, inputs, progress, runs, summaries)
+  for r in rows:
+    r.update({k: made["fields"][k] for k in provenance.CSV_FIELDS})
   _write_results(options, rows,
-                 report.notes(options, bert_config, runs, summaries, size_notes))
+                 report.notes(options, bert_config, runs, summaries, size_notes), made)
   return rows
+
+
+def _provenance(options, inputs, progress, runs, summaries):
+  """How the table was made: {"fields": provenance.fields, "lines": its
+  results.md lines}; also written to output_dir/provenance.json."""
+  info = provenance.fields(options.corpus, inputs["corpus_sha256"])
+  times = provenance.stage_times(progress.seconds, progress.skipped)
+  pretraining = [(r.arm.name, r.seed_index, summaries[r.key]["seconds"]) for r in runs]
+  files.write_json(os.path.join(options.output_dir, "provenance.json"),
+                   dict(info, stage_seconds=progress.seconds,
+                        stages_read_back=progress.skipped,
+                        pretraining_seconds=[list(p) for p in pretraining]))
+  return {"fields": info, "lines": provenance.lines(info, times, pretraining)}
 
 
 # The pairs of pretraining documents a sentence head is also read on come
@@ -180,13 +199,15 @@ def _planned_stages(options, bert_config, unique, train_txt, task_list, train_ro
     records = stages.records_outputs(options, f"train-{run.records_key}", train_txt)
     planned.append(eta.Planned(
         "records", text_bytes * run.data_options.dupe_factor,
-        run.records_key in records_seen or plan_lib.exists(records.manifest_path())))
+        not run.steps or run.records_key in records_seen
+        or plan_lib.exists(records.manifest_path())))
     records_seen.add(run.records_key)
     flops_model = objectives.get(run.arm.objective).train_flops is not None
     planned.append(eta.Planned(
-        "pretrain" if flops_model else f"pretrain {run.arm.objective}",
-        run.steps * (plan_lib.step_flops(options, run.arm, bert_config)
-                     if flops_model else 1),
+        "initialize" if not run.steps else "pretrain" if flops_model
+        else f"pretrain {run.arm.objective}",
+        1 if not run.steps else run.steps * (plan_lib.step_flops(options, run.arm, bert_config)
+                                             if flops_model else 1),
         plan_lib.exists(stages.pretrain_path(options, run))))
     for kind, path in (("heldout", stages.heldout_path(options, run)),
                        ("instruments", stages.instruments_path(options, run))):
@@ -206,9 +227,15 @@ def _run_stages(options, run, progress, train_txt, vocab_file, bert_config, held
   label = f"{run.arm.name} (seed {run.seed_index})"
 
   t = time.time()
-  records, skipped = stages.write_records(options, train_txt, vocab_file,
-                                          f"train-{run.records_key}", run.data_options)
-  progress.stage(f"{label}: records {records}", skipped, time.time() - t)
+  if run.steps and stages.reused_run(options, run) is None:
+    records, skipped = stages.write_records(options, train_txt, vocab_file,
+                                            f"train-{run.records_key}", run.data_options)
+    progress.stage(f"{label}: records {records}", skipped, time.time() - t)
+  else:
+    records = ""
+    progress.stage(f"{label}: no records ("
+                   + ("never pretrained)" if not run.steps else
+                      f"its pretraining is read from {options.reuse_runs_from})"), True)
 
   t = time.time()
   summary, skipped = stages.pretrain(options, run, records, bert_config)
@@ -249,12 +276,15 @@ def _run_stages(options, run, progress, train_txt, vocab_file, bert_config, held
                                         order)
 
 
-def _write_results(options, rows, notes):
+def _write_results(options, rows, notes, made):
   """results.md, results.csv, plots/ and hparams/ under output_dir."""
   out = options.output_dir
+  report_noise.analyse(rows, options.bootstrap_samples, options.seed)
+  report.annotate(rows)
   files.atomic_write(os.path.join(out, "results.md"),
                      report.markdown(rows, "Pretraining objectives compared", notes,
-                                     paper_figures.lines(options.paper_figures, rows)))
+                                     paper_figures.lines(options.paper_figures, rows),
+                                     made["lines"]))
   files.atomic_write(os.path.join(out, "results.csv"), results_lib.to_csv(rows))
   plots = results_lib.write_plots(rows, os.path.join(out, "plots"))
   results_lib.write_hparams(rows, os.path.join(out, "hparams"))

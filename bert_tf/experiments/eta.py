@@ -43,7 +43,7 @@ class Progress:
     self.done = 0
     self.clock = clock
     self.start = clock() if start is None else start
-    self.seconds, self.units = {}, {}
+    self.seconds, self.units, self.skipped = {}, {}, {}
 
   def eta(self):
     """(seconds for the timed stages left, kinds left that are not timed yet)."""
@@ -70,7 +70,9 @@ class Progress:
     found done) and prints its line."""
     planned = self.planned[self.done]
     self.done += 1
-    if not skipped:
+    if skipped:
+      self.skipped[planned.kind] = self.skipped.get(planned.kind, 0) + 1
+    else:
       self.seconds[planned.kind] = self.seconds.get(planned.kind, 0.0) + seconds
       self.units[planned.kind] = self.units.get(planned.kind, 0.0) + planned.units
     elapsed = (self.clock() - self.start) / 60

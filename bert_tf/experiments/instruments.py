@@ -128,15 +128,21 @@ def _batches(features, batch_size):
     yield {k: v[start:start + batch_size] for k, v in features.items()}
 
 
-def head_accuracy(pretrainer, features, labels, batch_size=128):
-  """Accuracy of the pretrainer's sentence head (argmax of nsp_logits) on
-  (features, labels)."""
+def head_outcomes(pretrainer, features, labels, batch_size=128):
+  """Whether the pretrainer's sentence head (argmax of nsp_logits) gets each
+  of (features, labels) right: int 0/1 [n] (its mean is the head's
+  accuracy)."""
   # Eager: a few batches per model, and a tf.function per model would be
   # counted as retracing of one function (TensorFlow keys them by code).
   call = lambda f: pretrainer(f, training=False)["nsp_logits"]  # noqa: E731
   predictions = np.concatenate([np.argmax(call(b).numpy(), axis=1)
                                 for b in _batches(features, batch_size)])
-  return float(np.mean(predictions == labels))
+  return (predictions == np.asarray(labels)).astype(np.int64)
+
+
+def head_accuracy(pretrainer, features, labels, batch_size=128):
+  """Accuracy of the pretrainer's sentence head on (features, labels)."""
+  return float(np.mean(head_outcomes(pretrainer, features, labels, batch_size)))
 
 
 def encoder_features(encoder, features, pair, batch_size=128):
@@ -164,14 +170,18 @@ def encoder_features(encoder, features, pair, batch_size=128):
 
 
 def frozen_probe(encoder, train, train_labels, dev, dev_labels, space, pair):
-  """(metric name suffix, value) of a linear probe on frozen features:
-  ("accuracy", dev accuracy) or, for regression, ("pearson", r)."""
+  """(metric name suffix, value, each dev example's outcome) of a linear
+  probe on frozen features: ("accuracy", dev accuracy, 1/0 correct [n])
+  or, for regression, ("pearson", r, (prediction, target) [n, 2])."""
   from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
   train_x = encoder_features(encoder, train, pair)
   dev_x = encoder_features(encoder, dev, pair)
   if space is not None and space.regression:
     predictions = linear_probe.fit_regression(train_x, train_labels, dev_x)
-    return "pearson", float(finetune.pearson(predictions, np.asarray(dev_labels, np.float64)))
+    targets = np.asarray(dev_labels, np.float64)
+    return ("pearson", float(finetune.pearson(predictions, targets)),
+            np.stack([predictions, targets], axis=1))
   num_classes = 2 if space is None else len(space.labels)
   predictions = linear_probe.fit_predict(train_x, train_labels, dev_x, num_classes)
-  return "accuracy", float(np.mean(predictions == np.asarray(dev_labels)))
+  correct = (predictions == np.asarray(dev_labels)).astype(np.int64)
+  return "accuracy", float(np.mean(correct)), correct

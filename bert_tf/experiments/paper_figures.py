@@ -16,14 +16,16 @@ apart, whether our runs order them the same way:
                   metric says nothing about it
   not measured    a figure this comparison does not have
 
-Noise is report.py's rule (paired by pretraining seed where both arms
-share them). The absolute values are not compared: a paper's model, corpus
+Noise is the table's multi-bootstrap (experiments.report_noise: paired by
+example, and by pretraining seed where both arms share them; "beyond" is a
+Holm-corrected p below 0.05 over the table's tests). The absolute values are not compared: a paper's model, corpus
 and budget are not ours, only the direction of a difference can carry over.
 """
 
 import dataclasses
 
 from bert_tf.experiments import report
+from bert_tf.experiments import report_noise
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,7 +89,7 @@ def direction_reading(paper_high, paper_low, rows, metric):
           (False, "within"): "reversed", (False, "beyond"): "contradicted"}[(ahead,
                                                                              gap.status)]
   return (f"{word}: {leader['arm']} ahead by {gap.gap:.4f} ({gap.status} noise, "
-          f"{gap.gap / gap.se:.1f} SE)")
+          f"Holm-corrected p {gap.holm:.3g})")
 
 
 def _better(metric, a, b):
@@ -100,6 +102,7 @@ def lines(figures, rows):
   figures)."""
   if not figures:
     return []
+  report_noise.of(rows)  # one analysis for the whole table
   out = ["The paper beside ours (only a direction can carry over: the paper's model, "
          "corpus and budget are not these):", "",
          "| metric | arm | paper | ours |", "|---|---|---|---|"]

@@ -127,6 +127,14 @@ class CompareOptions:
   # A paper's figures for the arms (experiments.paper_figures.PaperFigure):
   # shown beside ours in results.md; they change no work.
   paper_figures: tuple = ()
+  # The multi-bootstrap's samples (util/bootstrap.py): results.md's noise.
+  bootstrap_samples: int = 1000
+  # An arm `random_init` (arms.RANDOM_INIT): the encoder never pretrained,
+  # through the same instruments and fine-tuning (--random_init).
+  random_init: bool = True
+  # Finished pretraining runs of the same keys are read from this
+  # comparison's folder instead of trained again (--reuse_runs_from).
+  reuse_runs_from: str = ""
 
   @property
   def max_predictions_per_seq(self):
@@ -134,8 +142,12 @@ class CompareOptions:
 
   @property
   def arm_list(self):
-    """The arms compared: `arms`, or one preset per objective."""
-    return tuple(self.arms) or tuple(arms_lib.Arm.preset(name) for name in self.objectives)
+    """The arms compared: `arms`, or one preset per objective; then the
+    random_init arm (`random_init`, unless an arm already has its name)."""
+    listed = tuple(self.arms) or tuple(arms_lib.Arm.preset(name) for name in self.objectives)
+    if self.random_init and not any(arms_lib.never_pretrained(a) for a in listed):
+      listed += (arms_lib.random_init_arm(),)
+    return listed
 
   def base_data_options(self, seed):
     """The writer options every arm's records start from, for `seed`."""
@@ -171,7 +183,8 @@ class CompareOptions:
     for name in self.pair_tasks:
       if name not in pair_tasks.TASKS:
         raise ValueError(f"--probes: {name!r} is not one of {', '.join(pair_tasks.TASKS)}")
-    for name in ("num_train_steps", "dupe_factor", "max_probe_examples", "pretrain_seeds"):
+    for name in ("num_train_steps", "dupe_factor", "max_probe_examples", "pretrain_seeds",
+                 "bootstrap_samples"):
       if getattr(self, name) < 1:
         raise ValueError(f"--{name}={getattr(self, name)}: must be at least 1")
     paper_figures.check(self.paper_figures, [a.name for a in arm_list])
@@ -357,7 +370,7 @@ def plan_steps(options, bert_config):
   budget "steps": num_train_steps each. budget "flops": num_train_steps for
   the first arm, round(num_train_steps x F(first) / F(arm)) (at least 1)
   for the others, F = `step_flops`. An arm's own num_train_steps flag
-  overrides either.
+  overrides either. The random_init arm: 0.
   """
   arm_list = options.arm_list
 
@@ -366,6 +379,9 @@ def plan_steps(options, bert_config):
 
   steps = {}
   for arm in arm_list:
+    if arms_lib.never_pretrained(arm):
+      steps[arm.name] = 0
+      continue
     if options.budget == "steps" or arm is arm_list[0]:
       steps[arm.name] = options.num_train_steps
     else:

@@ -1,36 +1,36 @@
 """results.md: what a user reads from a comparison.
 
-It opens with a VERDICT in plain words: how many pretraining runs stand
-behind the table, which differences are beyond noise, which are not, and
-which metrics sit at chance and so say nothing about the arms. Then the
-table (arm x metric, and the compute each arm spent), one noise line per
-metric, and notes on what each figure is.
+It opens with a VERDICT in plain words: the noise it is read against, which
+differences are beyond it, which not, which arms are not shown above a
+never-pretrained encoder (`random_init`) or above chance, and so say
+nothing about pretraining. Then the table (arm x metric: each figure with
+its 95% interval and the sd over pretraining runs; the compute each arm
+spent; each metric's majority-class share), one noise line per metric, and
+notes on what each figure is.
 
-Noise rule: the leading arm on a metric (the highest; the lowest for a
-loss) against each other arm, with the difference's standard error, is
-"beyond noise" when the difference exceeds the two-sided 95% t quantile
-times that error, else "within noise".
-  - Both arms with the same pretraining seeds (2 or more): PAIRED by seed
-    (seed k of every arm uses the same seed: the same initialization, and
-    the same data order where the records agree), SE = sd(differences) /
-    sqrt(runs), runs - 1 degrees of freedom.
-  - Otherwise: SE = sqrt(se_a^2 + se_b^2), Welch's degrees of freedom (a
-    normal quantile for binomial errors).
-  - A metric without a measured spread (a loss; an sd of 0 from one
-    fine-tuning seed; every run equal) is "not compared", never "within
-    noise".
-A metric with a majority-class share (`chance`) is not shown above chance
-for an arm whose value is not beyond noise above that share (the same t
-rule, one-sided against a constant); nothing at or below chance, or not
-shown above it, is called best. Differences are written with their direction in
-words ("lower by 0.0161"), never as a bare signed number.
+Noise (experiments.report_noise): the multi-bootstrap over pretraining runs
+and dev examples together (util/bootstrap.py), paired by example and by
+pretraining seed where arms share them, every pair of arms on every metric
+and every arm against its majority share tested, the p-values
+Holm-corrected over the whole table; "beyond noise" is a corrected p below
+0.05. The leading arm of a metric (the highest; the lowest for a loss) is
+"best" only when it is beyond noise above the majority share and above
+random_init (where the table has them); else the line says which it is not
+shown above. A metric without any spread (a loss of one run; every run the
+same) is "not compared", never "within noise". Differences are written with
+their direction in words ("lower by 0.0161"), never as a bare signed
+number.
 """
 
 import dataclasses
 
-from bert_tf.util import statistics
 from bert_tf.downstream import registry
+from bert_tf.experiments import arms as arms_lib
+from bert_tf.experiments import provenance
+from bert_tf.experiments import report_noise
 from bert_tf.experiments import results as results_lib
+
+RANDOM_INIT = report_noise.RANDOM_INIT
 
 # Metric-name endings whose lower values are better (losses); accuracies,
 # correlations, precision and recall are better higher; anything else
@@ -47,23 +47,21 @@ def direction(metric):
   return 1 if metric.endswith(_HIGHER_IS_BETTER) else 0
 
 
-def _df(row):
-  """Degrees of freedom of a row's standard error."""
-  if row["spread"] == results_lib.SPREAD_SAMPLE:
-    return float("inf")
-  return max(row["n"] - 1, 1)
-
-
 @dataclasses.dataclass(frozen=True)
 class Gap:
   """One arm against the leading one on a metric. gap: how far it trails
-  (>= 0, in the metric's units); status: "beyond", "within", "same"
-  (equal in every paired run), "steady" (the same gap in every paired run:
-  no spread), "unmeasured" (no spread)."""
+  (>= 0, in the metric's units); low, high: the 95% interval of that gap;
+  status: "beyond", "within", "same" (equal in every pretraining run,
+  example by example), "steady" (the same gap in every run, no spread),
+  "unmeasured" (no spread); p, holm: its p-value and Holm-corrected
+  p-value."""
   arm: str
   gap: float
   status: str
-  se: float = 0.0
+  low: float = 0.0
+  high: float = 0.0
+  p: float = 1.0
+  holm: float = 1.0
   how: str = ""
   runs: int = 0
 
@@ -76,36 +74,38 @@ class Gap:
               f"{self.runs} pretraining runs: no spread to measure it against)")
     if self.status == "unmeasured":
       return f"{self.arm} not compared (no spread measured)"
+    numbers = (f"[{self.low:.4f}, {self.high:.4f}]: {self.status} noise "
+               f"(p {self.p:.3g}, Holm {self.holm:.3g}; {self.how})")
     if self.gap == 0:
-      return f"{self.arm} equal: {self.status} noise (SE {self.se:.4f}; {self.how})"
-    return (f"{self.arm} {word} by {self.gap:.4f}: {self.status} noise "
-            f"({self.gap / self.se:.1f} SE of {self.se:.4f}; {self.how})")
+      return f"{self.arm} equal {numbers}"
+    return f"{self.arm} {word} by {self.gap:.4f} {numbers}"
+
+
+def _how(reading, by_example):
+  """What a contrast resampled, in words."""
+  runs = (f"paired over {reading.runs} pretraining runs" if reading.paired and reading.runs > 1
+          else "unpaired pretraining runs" if reading.runs > 1 else "one pretraining run")
+  if by_example:
+    return f"{runs} and {reading.examples:,} dev examples"
+  return f"{runs} only (per-example outcomes not kept)"
 
 
 def compare_rows(leader, other, sign):
   """The Gap of `other` behind `leader` on one metric (sign: +1 when the
-  leader is the highest, -1 the lowest)."""
-  gap = sign * (leader["mean"] - other["mean"])
-  seeds = sorted(set(leader.get("values", {})) & set(other.get("values", {})))
-  paired = (leader["pretrain_seeds"] > 1 and other["pretrain_seeds"] > 1
-            and len(seeds) == leader["pretrain_seeds"] == other["pretrain_seeds"])
-  if paired:
-    _, se, df = statistics.paired_difference([leader["values"][k] for k in seeds],
-                                             [other["values"][k] for k in seeds])
-    how = f"paired over {len(seeds)} pretraining runs"
-    if se == 0:
-      return Gap(other["arm"], gap, "same" if gap == 0 else "steady", runs=len(seeds))
-  else:
-    if not leader["se"] or not other["se"]:
-      return Gap(other["arm"], gap, "unmeasured")
-    _, se, df = statistics.independent_difference(leader["mean"], leader["se"], _df(leader),
-                                                  other["mean"], other["se"], _df(other))
-    if results_lib.SPREAD_SAMPLE in (leader["spread"], other["spread"]):
-      df = float("inf")
-    what = {leader["spread"], other["spread"]}
-    how = " and ".join(sorted(what)) + (" only" if results_lib.SPREAD_RUNS not in what else "")
-  beyond = gap > statistics.t_quantile(df) * se
-  return Gap(other["arm"], gap, "beyond" if beyond else "within", se, how)
+  leader is the highest, -1 the lowest); both rows of one analysed table."""
+  analysis = leader.get("analysis") or report_noise.of([leader, other], attach=False)
+  metric = leader["metric"]
+  reading, holm = analysis.contrast(metric, leader["arm"], other["arm"])
+  gap = sign * reading.value
+  low, high = sorted((sign * reading.low, sign * reading.high))
+  runs = reading.runs
+  if reading.se == 0:
+    if gap == 0:
+      return Gap(other["arm"], gap, "same", runs=runs)
+    return Gap(other["arm"], gap, "steady" if runs > 1 else "unmeasured", runs=runs)
+  beyond = holm is not None and holm < report_noise.LEVEL and gap > 0
+  return Gap(other["arm"], gap, "beyond" if beyond else "within", low, high, reading.p,
+             1.0 if holm is None else holm, _how(reading, analysis.by_example[metric]), runs)
 
 
 def at_chance(row):
@@ -116,13 +116,17 @@ def at_chance(row):
     return False
   if row["mean"] <= chance:
     return True
-  return bool(row["se"]) and row["mean"] - chance <= statistics.t_quantile(_df(row)) * row["se"]
+  analysis = row.get("analysis") or report_noise.of([row], attach=False)
+  p = analysis.above_chance(row["metric"], row["arm"])
+  return p is None or p >= report_noise.LEVEL
 
 
 @dataclasses.dataclass(frozen=True)
 class MetricReading:
   """One metric read across arms: the leading row, the others' gaps, the
-  arms at chance, and the word for the trailing direction."""
+  arms at chance, and the word for the trailing direction; `random_init`:
+  the leader's Gap over the random_init arm (None: no such arm, or the
+  leader is it)."""
   metric: str
   leader: dict
   gaps: tuple
@@ -130,10 +134,18 @@ class MetricReading:
   chance: object
   word: str
   direction: int
+  random_init: object = None
 
   @property
   def all_at_chance(self):
     return self.chance not in ("", None) and len(self.at_chance) == 1 + len(self.gaps)
+
+  @property
+  def above_random(self):
+    """Whether the leader is shown above random_init (True without one)."""
+    if self.leader["arm"] == RANDOM_INIT and len(self.gaps):
+      return False
+    return self.random_init is None or self.random_init.status == "beyond"
 
 
 def read_metric(metric, group):
@@ -143,18 +155,42 @@ def read_metric(metric, group):
   leader = ordered[0]
   gaps = tuple(compare_rows(leader, other, sign) for other in ordered[1:])
   chance = leader.get("chance", "")
+  random_gap = next((g for g in gaps if g.arm == RANDOM_INIT), None)
   return MetricReading(metric, leader, gaps, tuple(r["arm"] for r in ordered if at_chance(r)),
-                       chance, "higher" if sign < 0 else "lower", direction(metric))
+                       chance, "higher" if sign < 0 else "lower", direction(metric),
+                       random_gap)
 
 
 def read_rows(rows):
   """MetricReadings of every metric that two or more arms have."""
+  report_noise.of(rows)
   out = []
   for metric in results_lib.metrics_of(rows):
     group = [r for r in rows if r["metric"] == metric]
     if len(group) >= 2:
       out.append(read_metric(metric, group))
   return out
+
+
+def annotate(rows):
+  """Each row's interval and p-values as CSV cells: ci_low, ci_high (its
+  95% interval), p_vs_best and p_vs_best_holm (against its metric's best
+  arm; "" for the best), p_above_chance_holm."""
+  analysis = report_noise.of(rows)
+  leaders = {m.metric: m.leader["arm"] for m in read_rows(rows)}
+  for r in rows:
+    reading = analysis.estimates[(r["metric"], r["arm"])]
+    r.update(ci_low=round(reading.low, 6), ci_high=round(reading.high, 6),
+             p_vs_best="", p_vs_best_holm="", p_above_chance_holm="")
+    leader = leaders.get(r["metric"])
+    if leader is not None and leader != r["arm"]:
+      contrast, holm = analysis.contrast(r["metric"], leader, r["arm"])
+      r.update(p_vs_best=round(contrast.p, 6),
+               p_vs_best_holm="" if holm is None else round(holm, 6))
+    p = analysis.above_chance(r["metric"], r["arm"])
+    if p is not None:
+      r["p_above_chance_holm"] = round(p, 6)
+  return rows
 
 
 def noise_line(reading):
@@ -165,6 +201,8 @@ def noise_line(reading):
   value = f"{leader['arm']} ({leader['mean']:.4f})"
   if leader["arm"] in reading.at_chance:
     head = f"no arm shown above chance: highest {value}"
+  elif reading.direction != 0 and not reading.above_random:
+    head = f"no arm shown above {RANDOM_INIT}: highest {value}"
   elif reading.direction == 0:
     head = f"highest {value}"
   else:
@@ -181,36 +219,56 @@ def _runs_behind(rows):
   return sorted({r["pretrain_seeds"] for r in rows})
 
 
+def _examples_behind(rows):
+  analysis = report_noise.of(rows)
+  # What is resampled: dev rows, questions, sentences, held-out records.
+  counts = sorted({reading.examples for (metric, _), reading in analysis.estimates.items()
+                   if analysis.by_example.get(metric) and reading.examples})
+  if not counts:
+    return "no metric's dev examples (none kept)"
+  span = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,}"
+  return f"{span} dev examples per metric"
+
+
+def noise_statement(rows):
+  """The one sentence that says what the noise is: runs, examples,
+  samples, tests."""
+  analysis = report_noise.of(rows)
+  runs = " or ".join(str(k) for k in _runs_behind(rows))
+  return (f"Noise: the multi-bootstrap (Sellam et al. 2022) over {runs} pretraining "
+          f"run(s) per arm and {_examples_behind(rows)}, {analysis.samples:,} samples "
+          f"(seed {analysis.seed}), paired by example (where kept) and by pretraining seed; beyond noise "
+          f"= Holm-corrected p < 0.05 over the table's {analysis.tests} tests (every pair of "
+          "arms on every metric, each arm above its majority share).")
+
+
 def noise_preamble(rows):
   """What the noise lines can and cannot show, from the runs behind them."""
   runs = _runs_behind(rows)
+  few = ("" if runs == [1] else
+         " With few pretraining runs the runs' share of the noise is read against Student's "
+         "t on runs - 1 degrees of freedom (Banerjee's combination with the examples' "
+         f"share): with {min(runs)} runs only large differences can be told apart.")
+  out = (noise_statement(rows) + " Each line: the leading arm, then each other arm's gap "
+         "with its 95% interval, its p-value and its Holm-corrected p." + few)
   if runs == [1]:
-    return ("One pretraining run per arm: every spread below is fine-tuning seeds or the "
-            "held-out sample only, so NO difference here is evidence about the objectives "
-            "(a second pretraining run could move it as much). Use --pretrain_seeds=3 or "
-            "more for that.")
-  asks = "; ".join(f"with {k} runs a paired difference needs {statistics.t_quantile(k - 1):.1f}"
-                   " standard errors" for k in runs if k > 1)
-  return (f"Spreads are over {', '.join(str(k) for k in runs)} pretraining runs per arm "
-          "(fine-tuning seeds nested inside each); a difference is beyond noise when it "
-          "exceeds the 95% t quantile times its standard error (paired by pretraining seed "
-          f"where both arms share the seeds): {asks}. Few runs detect only large differences.")
+    out = ("One pretraining run per arm: the noise below is the dev examples (and "
+           "fine-tuning seeds) only, so NO difference here is evidence about the objectives "
+           "(a second pretraining run could move it as much). Use --pretrain_seeds=3 or "
+           "more for that. " + out)
+  return out
 
 
 def verdict(rows):
   """The opening lines of results.md, in plain words."""
   runs = _runs_behind(rows)
   readings = read_rows(rows)
+  out = [noise_statement(rows)]
   if runs == [1]:
-    out = ["One pretraining run per arm: no difference below is evidence about the objectives "
-           "(a second pretraining run could move it as much); \"beyond noise\" here means "
-           "beyond fine-tuning seeds and the held-out sample only."]
-  else:
-    out = [f"{' or '.join(str(k) for k in runs)} pretraining runs per arm: a paired "
-           "difference is beyond noise above "
-           + " or ".join(f"{statistics.t_quantile(k - 1):.1f}" for k in runs if k > 1)
-           + " standard errors."]
-  beyond, within, unmeasured, chance_lines = [], [], [], []
+    out.insert(0, "One pretraining run per arm: no difference below is evidence about the "
+               "objectives (a second pretraining run could move it as much); \"beyond "
+               "noise\" here means beyond the dev examples and fine-tuning seeds only.")
+  beyond, within, unmeasured, chance_lines, not_random = [], [], [], [], []
   for r in readings:
     if r.all_at_chance:
       chance_lines.append(f"{r.metric} (every arm; majority class {r.chance:.4f})")
@@ -218,6 +276,8 @@ def verdict(rows):
     if r.at_chance:
       chance_lines.append(f"{r.metric}: {', '.join(r.at_chance)} (majority class "
                           f"{r.chance:.4f})")
+    if r.direction != 0 and not r.above_random:
+      not_random.append(f"{r.metric} (highest {r.leader['arm']})")
     shown = [g for g in r.gaps if g.status == "beyond"]
     if shown:
       above = "lower" if r.word == "higher" else "higher"
@@ -230,6 +290,10 @@ def verdict(rows):
   out.append("Beyond noise: " + ("; ".join(beyond) if beyond else "no difference") + ".")
   if within:
     out.append("Within noise (some arms not told apart): " + ", ".join(within) + ".")
+  if not_random:
+    out.append(f"No arm shown above {RANDOM_INIT} (an encoder never pretrained, through the "
+               "same fine-tuning and probes), so saying nothing for pretraining: "
+               + "; ".join(not_random) + ".")
   chance_lines += [f"{r['metric']}: {r['arm']} (majority class {r['chance']:.4f})"
                    for r in rows if _only_arm(rows, r["metric"]) and at_chance(r)]
   if chance_lines:
@@ -251,13 +315,14 @@ def _cell(r):
   if r is None:
     return ""
   examples = f", {r['eval_examples']:,} ex" if r.get("eval_examples") not in ("", None) else ""
+  reading = (r.get("analysis") or report_noise.of([r], attach=False)).estimates[
+      (r["metric"], r["arm"])]
+  interval = f" [{reading.low:.4f}, {reading.high:.4f}]" if reading.se > 0 else ""
   if r["pretrain_seeds"] > 1:
-    return f"{r['mean']:.4f} ± {r['sd']:.4f} ({r['pretrain_seeds']} runs{examples})"
+    return f"{r['mean']:.4f}{interval} ± {r['sd']:.4f} ({r['pretrain_seeds']} runs{examples})"
   if r["n"] > 1:
-    return f"{r['mean']:.4f} ± {r['sd']:.4f} (n={r['n']}{examples})"
-  if r["se"] is None:
-    return f"{r['mean']:.4f}"
-  return f"{r['mean']:.4f} (se {r['se']:.4f}{examples})"
+    return f"{r['mean']:.4f}{interval} (1 run, {r['n']} fine-tuning seeds{examples})"
+  return f"{r['mean']:.4f}{interval} (1 run{examples})"
 
 
 def _flops(value):
@@ -271,7 +336,10 @@ def _rate(value):
 def table(rows):
   """The arm x metric table with each arm's compute (seconds, steps,
   tokens, training FLOPs, parameters, and the measured training examples/s
-  and FLOP/s: whether each ran at its expected cost)."""
+  and FLOP/s: whether each ran at its expected cost); a figure is its mean,
+  95% interval, and ± the sd over pretraining runs; a last row gives each
+  metric's majority-class share, where it has one."""
+  report_noise.of(rows)
   metrics = results_lib.metrics_of(rows)
   cells = {(r["arm"], r["metric"]): r for r in rows}
   out = ["| arm | pretraining (s) | steps | tokens | train FLOPs | "
@@ -285,13 +353,17 @@ def table(rows):
                f"{first['parameters']:,} | {_rate(first.get('examples_per_second', ''))} | "
                f"{_flops(first.get('flops_per_second', ''))} | " + " | ".join(values)
                + " |")
+  chance = {r["metric"]: r["chance"] for r in rows if r.get("chance") not in ("", None)}
+  if chance:
+    out.append("| majority class |  |  |  |  |  |  |  | "
+               + " | ".join(f"{chance[m]:.4f}" if m in chance else "" for m in metrics) + " |")
   return out
 
 
-def markdown(rows, title, notes=(), beside=()):
+def markdown(rows, title, notes=(), beside=(), provenance=()):
   """results.md: the verdict, the table, `beside` (lines such as a paper's
   figures beside ours: experiments.paper_figures), the noise lines, the
-  notes."""
+  notes, and how the table was made (`provenance` lines)."""
   out = [f"# {title}", "", "Verdict:", ""] + verdict(rows) + [""] + table(rows)
   if beside:
     out += [""] + list(beside)
@@ -299,6 +371,8 @@ def markdown(rows, title, notes=(), beside=()):
   out += noise_lines(rows)
   if notes:
     out += ["", "Notes:", ""] + [f"- {n}" for n in notes]
+  if provenance:
+    out += ["", "How this table was made:", ""] + [f"- {p}" for p in provenance]
   return "\n".join(out) + "\n"
 
 
@@ -320,7 +394,8 @@ def notes(options, bert_config, runs, summaries, size_notes):
       seen.add(run.arm.name)
       s = summaries[run.key]
       steps.append(f"{run.arm.name} {s['steps']} steps ({s['train_flops']:.3g} FLOPs)")
-  out = [f"corpus {options.corpus}; model {options.bert_config_file} "
+  out = [f"corpus {provenance.shown_path(options.corpus)}; model "
+         f"{provenance.shown_path(options.bert_config_file)} "
          f"({bert_config.num_hidden_layers} layers, hidden {bert_config.hidden_size}); "
          f"budget {budget[options.budget]}: {', '.join(steps)}; batch "
          f"{options.train_batch_size} x {options.max_seq_length} tokens, lr "
@@ -333,8 +408,9 @@ def notes(options, bert_config, runs, summaries, size_notes):
   same = sorted({" = ".join(dict.fromkeys(v)) for v in shared.values() if len(set(v)) > 1})
   if same:
     out.append("identical pretraining (one run shared): " + "; ".join(same))
-  spread = ("its ± is the sd over the pretraining runs" if options.pretrain_seeds > 1 else
-            "its se is the binomial standard error over the predictions")
+  spread = ("its ± is the sd over the pretraining runs; its interval and noise resample "
+            "the runs and the held-out records" if options.pretrain_seeds > 1 else
+            "its interval resamples the held-out records")
   mlm_metrics = sorted({heldout_reading.reading(arm.objective).mlm_metric
                         for arm in options.arm_list})
   out.append(f"{', '.join(mlm_metrics)}: on the same static held-out records for every arm; "
@@ -366,5 +442,13 @@ def notes(options, bert_config, runs, summaries, size_notes):
         f"fine-tuned (all weights) for {options.finetune_epochs:g} epochs at lr "
         f"{options.finetune_learning_rate:g} from each pretrained model, {options.seeds} "
         "fine-tuning seed(s) inside each pretraining run")
+  if any(arms_lib.never_pretrained(a) for a in options.arm_list):
+    out.append(f"{arms_lib.RANDOM_INIT}: the same encoder as initialized by each pretraining "
+               "seed, never pretrained (0 steps), through the same held-out reading, probes "
+               "and fine-tuning: what the fine-tuning and probes reach without pretraining")
+  reused = sorted({s["reused_from"] for s in summaries.values() if s.get("reused_from")})
+  if reused:
+    out.append("pretraining runs read from --reuse_runs_from: " + ", ".join(
+        provenance.shown_path(r) for r in reused))
   out += [f"warning: {n}" for n in size_notes]
   return out

@@ -18,7 +18,14 @@ it (`pretrain_seeds`), the evaluation examples behind each value
 A row's `arm` is the arm's name, `objective` the objective it pretrains
 (several arms may share one). `chance` is the share of the dev set's
 majority class, where the metric has one: what always answering that class
-scores. experiments.report reads the rows into results.md.
+scores. experiments.report reads the rows into results.md. In the CSV too:
+the multi-bootstrap's 95% interval (`ci_low`, `ci_high`), the p-value
+against the metric's best arm and its Holm-corrected one (`p_vs_best`,
+`p_vs_best_holm`), the Holm-corrected p of being above `chance`
+(`p_above_chance_holm`), and how the table was made (commit, versions,
+corpus bytes and sha256, machine, command: experiments.provenance). A
+row's per-example outcomes (`outcomes`, util.bootstrap.Outcomes) stay out
+of the CSV: they are in each run's folder.
 """
 
 import csv
@@ -33,7 +40,9 @@ from bert_tf.io import file_io as files
 COLUMNS = ("arm", "objective", "metric", "mean", "sd", "n", "se", "pretrain_seconds",
            "pretrain_steps", "train_tokens", "train_flops", "parameters",
            "examples_per_second", "flops_per_second", "pretrain_seeds", "eval_examples",
-           "spread", "chance")
+           "spread", "chance", "ci_low", "ci_high", "p_vs_best", "p_vs_best_holm",
+           "p_above_chance_holm", "commit", "python", "tensorflow", "keras", "corpus_bytes",
+           "corpus_sha256", "machine", "command")
 
 # What a row's spread measures (its `spread`).
 SPREAD_RUNS = "pretraining runs"

@@ -20,6 +20,7 @@ import dataclasses
 import os
 import time
 
+import numpy as np
 from absl import logging
 
 from bert_tf.io import file_io as files
@@ -37,6 +38,7 @@ from bert_tf.downstream import finetune
 from bert_tf.training import evaluation
 from bert_tf.training import loop
 from bert_tf.training import objectives
+from bert_tf.util import bootstrap
 
 
 class RunStopped(Exception):
@@ -122,13 +124,86 @@ def pretrain_path(options, run):
 
 
 def pretrain(options, run, records, bert_config):
-  """Pretrains `run` on `records`; returns (its summary dict, whether it was
-  done before). The summary is runs/<key>/pretrain.json."""
-  return cached(pretrain_path(options, run),
-                lambda _: _pretrain(options, run, records, bert_config), complete=bool)
+  """Pretrains `run` on `records` (or reads the same run of
+  --reuse_runs_from's comparison); returns (its summary dict, whether it
+  was done before). The summary is runs/<key>/pretrain.json."""
+
+  def compute(_):
+    other = reused_run(options, run)
+    if other is not None:
+      return other
+    return _pretrain(options, run, records, bert_config)
+
+  return cached(pretrain_path(options, run), compute, complete=bool)
+
+
+def check_reuse(options, inputs):
+  """Raises ValueError (one line) when --reuse_runs_from is not a comparison
+  of the same corpus, split, vocab and model (`inputs`: this plan's
+  plan_inputs; the corpus may be named by another path)."""
+  if not options.reuse_runs_from:
+    return
+  path = os.path.join(options.reuse_runs_from, plan_lib.PLAN_NAME)
+  if not plan_lib.exists(path):
+    raise ValueError(f"--reuse_runs_from={options.reuse_runs_from}: no {plan_lib.PLAN_NAME} "
+                     "there (not a comparison's --output_dir)")
+  saved = files.read_json(path, "comparison plan")
+  changed = [k for k in sorted(set(saved) | set(inputs))
+             if k != "corpus" and saved.get(k) != inputs.get(k)]
+  if changed:
+    raise ValueError(f"--reuse_runs_from={options.reuse_runs_from}: a comparison of other "
+                     f"inputs ({', '.join(changed)} differ): its runs are not this plan's")
+
+
+def reused_run(options, run):
+  """The pretraining summary of the same run (the same key: records,
+  training and model) finished in --reuse_runs_from's comparison, its model
+  read in place; None when there is none."""
+  if not options.reuse_runs_from:
+    return None
+  directory = os.path.join(options.reuse_runs_from, "runs", run.key)
+  path = os.path.join(directory, "pretrain.json")
+  if not plan_lib.exists(path):
+    return None
+  summary = files.read_json(path, "pretraining summary")
+  if not summary or summary.get("steps") != run.steps:
+    return None
+  return dict(summary, model_dir=os.path.join(directory, "model"),
+              reused_from=options.reuse_runs_from)
+
+
+def _initialize(options, run, bert_config):
+  """The random_init arm's "pretraining": its model as initialized by the
+  run's seed, saved as a step-0 checkpoint of its objective (what
+  fine-tuning and the instruments read, as any run's); returns its
+  summary."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from bert_tf.training import strategy as strategies  # pylint: disable=g-import-not-at-top
+  directory = run.directory(options)
+  model_dir = os.path.join(directory, "model")
+  config = plan_lib.train_config(options, run.arm, "", model_dir, 1, run.seed)
+  objective = objectives.get(run.arm.objective)
+  start = time.time()
+  strategy = strategies.make_strategy(config.strategy, config.tpu_name, config.tpu_zone,
+                                      config.gcp_project)
+  model, _, step = loop.build(config, bert_config, strategy, objective)
+  checkpoint = tf.train.Checkpoint(model=model, step=step,
+                                   **objectives.checkpoint_variables(objective))
+  tf.train.CheckpointManager(checkpoint, model_dir, max_to_keep=1).save(checkpoint_number=0)
+  files.write_json(os.path.join(directory, "run.json"),
+                   {"arm": run.arm.describe(), "objective": run.arm.objective,
+                    "pretrain_seed": run.seed_index, "seed": run.seed, "steps": 0,
+                    "never_pretrained": True})
+  return {"objective": run.arm.objective, "arm": run.arm.name, "model_dir": model_dir,
+          "steps": 0, "num_train_steps": 0, "budget": options.budget, "seed": run.seed,
+          "seconds": time.time() - start, "parameters": int(model.count_params()),
+          "train_tokens": 0, "step_flops": 0, "train_flops": 0, "final_train_metrics": {},
+          "examples_per_second": "", "flops_per_second": ""}
 
 
 def _pretrain(options, run, records, bert_config):
+  if run.steps == 0:
+    return _initialize(options, run, bert_config)
   directory = run.directory(options)
   model_dir = os.path.join(directory, "model")
   config = plan_lib.train_config(options, run.arm, records, model_dir, run.steps, run.seed)
@@ -176,6 +251,23 @@ def mask_id(vocab_file):
   return wordpiece_vocab.load_vocab(vocab_file).mask_id
 
 
+def record_outcomes(model, dataset, max_batches):
+  """[(masked-LM hits, predictions)] of each held-out record (float [n, 2]),
+  from the model's `mlm_logits` (eager, the evaluator's batches); None for
+  a model without them."""
+  from bert_tf.training import losses  # pylint: disable=g-import-not-at-top
+  out = []
+  for features in dataset.take(max_batches):
+    logits = model(features, training=False).get("mlm_logits")
+    if logits is None:
+      return None
+    _, hit = losses.sparse_cross_entropy_and_hit(features["masked_lm_ids"], logits)
+    weights = np.asarray(features["masked_lm_weights"], np.float64)
+    hits = np.asarray(hit, np.float64).reshape(weights.shape) * weights
+    out.append(np.stack([hits.sum(axis=1), weights.sum(axis=1)], axis=1))
+  return np.concatenate(out) if out else None
+
+
 def heldout_path(options, run):
   return os.path.join(run.directory(options), "heldout_mlm.json")
 
@@ -183,10 +275,11 @@ def heldout_path(options, run):
 def heldout(options, run, bert_config, model_dir, records, mask_id):
   """(the held-out figures of `run`'s model, whether measured before):
   runs/<key>/heldout_mlm.json (measured again when it lacks the split by
-  input kind, which a masked-LM model's figures carry)."""
+  input kind, which a masked-LM model's figures carry, or the per-record
+  outcomes)."""
   return cached(heldout_path(options, run),
                 lambda _: heldout_metrics(options, bert_config, model_dir, records, mask_id),
-                complete=lambda r: "kinds_measured" in r)
+                complete=lambda r: "kinds_measured" in r and "outcomes" in r)
 
 
 def heldout_metrics(options, bert_config, model_dir, records, mask_id, max_batches=50):
@@ -221,6 +314,14 @@ def heldout_metrics(options, bert_config, model_dir, records, mask_id, max_batch
     raise ValueError(f"held-out records {records} hold no masked-LM prediction")
   figures = {"masked_lm_accuracy": totals["mlm_correct"] / weight, "predictions": weight,
              "kinds_measured": "at_mask_weight_sum" in totals}
+  # Each record's (hits, predictions): the masked-LM figure's per-example
+  # pieces for the multi-bootstrap, kept where they add up to it (None: not).
+  outcomes = record_outcomes(model, dataset, max_batches)
+  figures["outcomes"] = (
+      bootstrap.record("ratio", range(len(outcomes)), [outcomes])
+      if outcomes is not None and np.allclose(outcomes.sum(axis=0),
+                                              [totals["mlm_correct"], weight], rtol=1e-4)
+      else None)
   for kind in ("at_mask", "kept") if figures["kinds_measured"] else ():
     n = totals[f"{kind}_weight_sum"]
     if n:
@@ -330,13 +431,24 @@ def instrument_figures(options, run, model_dir, bert_config, vocab_file, pair_se
   wanted = wanted_instruments(options, pair_sets, has_head)
 
   def complete(figures):
-    return all(any(k == m or k.startswith(m + "_") for k in figures) for m in wanted)
+    # Every figure wanted, each with its per-example outcomes.
+    return (all(any(k == m or k.startswith(m + "_") for k in figures) for m in wanted)
+            and all("outcomes" in f for f in figures.values()))
 
   def compute(previous):
     return _measure_instruments(options, run, model_dir, bert_config, vocab_file, pair_sets,
                                 task_data, objective, has_head, dict(previous or {}))
 
   return cached(instruments_path(options, run), compute, complete)
+
+
+def _figure(kind, value_or_none, outcomes):
+  """An instruments.json figure: its value, example count and per-example
+  outcomes (util.bootstrap.record; ids: dev rows)."""
+  outcomes = np.asarray(outcomes)
+  value = float(np.mean(outcomes)) if value_or_none is None else float(value_or_none)
+  return {"value": value, "examples": len(outcomes),
+          "outcomes": bootstrap.record(kind, range(len(outcomes)), [outcomes])}
 
 
 def _measure_instruments(options, run, model_dir, bert_config, vocab_file, pair_sets,
@@ -346,27 +458,26 @@ def _measure_instruments(options, run, model_dir, bert_config, vocab_file, pair_
   if has_head:
     pretrainer, _ = checkpoints.load_pretrainer(bert_config, model_dir, objective)
     for name, pairs in pair_sets.items():
-      figures[f"head_{name}_accuracy"] = {
-          "value": instruments.head_accuracy(pretrainer, pairs.dev, pairs.dev_labels),
-          "examples": len(pairs.dev_labels)}
+      figures[f"head_{name}_accuracy"] = _figure(
+          "mean", None, instruments.head_outcomes(pretrainer, pairs.dev, pairs.dev_labels))
       if pairs.seen is not None and len(pairs.seen_labels):
-        figures[f"head_{name}_accuracy_seen"] = {
-            "value": instruments.head_accuracy(pretrainer, pairs.seen, pairs.seen_labels),
-            "examples": len(pairs.seen_labels)}
+        figures[f"head_{name}_accuracy_seen"] = _figure(
+            "mean", None, instruments.head_outcomes(pretrainer, pairs.seen, pairs.seen_labels))
     del pretrainer
   classifier, _ = finetune.build_classifier(bert_config, 2, init_checkpoint=model_dir)
   encoder = classifier.encoder
   for name, pairs in pair_sets.items():
-    _, value = instruments.frozen_probe(encoder, pairs.train, pairs.train_labels, pairs.dev,
-                                        pairs.dev_labels, None, pair=True)
-    figures[f"frozen_{name}_accuracy"] = {"value": value, "examples": len(pairs.dev_labels)}
+    _, value, outcomes = instruments.frozen_probe(encoder, pairs.train, pairs.train_labels,
+                                                  pairs.dev, pairs.dev_labels, None, pair=True)
+    figures[f"frozen_{name}_accuracy"] = _figure("mean", value, outcomes)
   for task in tsv_tasks(options):
     if task.name not in task_data:
       task_data[task.name] = task.kind_of.frozen_data(options, task, vocab_file,
                                                       run.directory(options))
     data = task_data[task.name]
-    kind, value = instruments.frozen_probe(encoder, data.train, data.train_labels, data.dev,
-                                           data.dev_labels, data.space,
-                                           pair=bool(task.text_b_column))
-    figures[f"frozen_{task.name}_{kind}"] = {"value": value, "examples": len(data.dev_labels)}
+    kind, value, outcomes = instruments.frozen_probe(encoder, data.train, data.train_labels,
+                                                     data.dev, data.dev_labels, data.space,
+                                                     pair=bool(task.text_b_column))
+    figures[f"frozen_{task.name}_{kind}"] = _figure(
+        "pearson" if kind == "pearson" else "mean", value, outcomes)
   return figures

@@ -27,6 +27,7 @@ from bert_tf.experiments import preflight
 from bert_tf.experiments import stages
 from bert_tf.models.config import BertConfig
 from bert_tf.training import objectives
+from bert_tf.util import bootstrap
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from helpers.compare_options import tiny_options
@@ -335,6 +336,10 @@ def test_flops_budget_plans_the_first_objectives_flops_for_every_other():
   options = plan.CompareOptions(corpus="c", output_dir="o", bert_config_file="b",
                                    objectives=("mlm_nsp", "electra", "mlm"),
                                    max_seq_length=32, train_batch_size=8, num_train_steps=1000)
+  # The random_init arm (on by default) is never pretrained: 0 steps.
+  assert plan.plan_steps(options, config) == {"mlm_nsp": 1000, "electra": 1000, "mlm": 1000,
+                                              "random_init": 0}
+  options = dataclasses.replace(options, random_init=False)
   assert plan.plan_steps(options, config) == {"mlm_nsp": 1000, "electra": 1000, "mlm": 1000}
   flops = dataclasses.replace(options, budget="flops")
   # round(1000 x 5484576 / 6629568) = round(827.3); round(1000 x 5484576 / 5469888)
@@ -353,6 +358,85 @@ def test_flops_budget_plans_the_first_objectives_flops_for_every_other():
   assert objectives.get("distill_mlm").train_flops is None  # no FLOPs model
   with pytest.raises(ValueError, match=r"--budget=flops: objective distill_mlm \(arm distill_mlm\) has no FLOPs"):
     dataclasses.replace(flops, objectives=("mlm_nsp", "distill_mlm")).validate()
+
+
+def test_random_init_provenance_and_runs_reused_from_another_table(tmp_path, capsys):
+  """The random_init arm (never pretrained: a step-0 checkpoint through the
+  same instruments and fine-tuning), the per-example outcomes kept, how the
+  table was made, and a second table reading the first's finished runs."""
+  first = tiny_options(tmp_path, objectives=("mlm",), random_init=True, tasks=(),
+                       output_dir=str(tmp_path / "first"))
+  rows = compare.run_comparison(first)
+  assert [a.name for a in first.arm_list] == ["mlm", "random_init"]
+  runs = {r.arm.name: r for r in plan.plan_runs(first, BertConfig.from_json_file(
+      str(tmp_path / "first" / "bert_config.json")))}
+  assert runs["random_init"].steps == 0
+  summary = json.loads((tmp_path / "first" / "runs" / runs["random_init"].key
+                        / "pretrain.json").read_text())
+  assert summary["steps"] == 0 and summary["train_flops"] == 0
+  assert not any("random_init" in d for d in os.listdir(tmp_path / "first" / "records"))
+  by = {(r["arm"], r["metric"]): r for r in rows}
+  assert ("random_init", "probe_sop_accuracy") in by
+  assert ("random_init", "frozen_sop_accuracy") in by
+  # Per-example outcomes: in the run's cached results, and behind the rows.
+  instruments = json.loads((tmp_path / "first" / "runs" / runs["mlm"].key
+                            / "instruments.json").read_text())
+  outcomes = instruments["frozen_sop_accuracy"]["outcomes"]
+  assert outcomes["kind"] == "mean" and len(outcomes["ids"]) == len(outcomes["seeds"][0])
+  assert np.mean(outcomes["seeds"][0]) == pytest.approx(
+      instruments["frozen_sop_accuracy"]["value"])
+  heldout = json.loads((tmp_path / "first" / "runs" / runs["mlm"].key
+                        / "heldout_mlm.json").read_text())
+  assert heldout["outcomes"]["kind"] == "ratio"  # each held-out record's (hits, predictions)
+  assert bootstrap.run_values(bootstrap.from_records([(0, heldout["outcomes"])]))[0] == (
+      pytest.approx(heldout["masked_lm_accuracy"]))
+  # Drawn by held-out record, paired between the arms.
+  assert "; one pretraining run and " in table_line(tmp_path / "first", "masked_lm_accuracy")
+  probe_dir = next((tmp_path / "first" / "runs" / runs["mlm"].key / "finetune").glob(
+      "probe_sop-*"))
+  probe = json.loads((probe_dir / "results.json").read_text())
+  assert len(probe["outcomes"]["accuracy"]["seeds"]) == first.seeds
+  assert np.mean(probe["outcomes"]["accuracy"]["seeds"][1]) == pytest.approx(
+      probe[f"seed_{first.seed + 1}_accuracy"])
+  assert by[("mlm", "probe_sop_accuracy")]["outcomes"].pieces.shape[:2] == (1, first.seeds)
+  table = (tmp_path / "first" / "results.md").read_text()
+  assert "random_init: the same encoder as initialized by each pretraining seed" in table
+  assert "Noise: the multi-bootstrap (Sellam et al. 2022)" in table
+  # How it was made: in results.md, results.csv and provenance.json.
+  made = table[table.index("How this table was made:"):]
+  assert "; Python " in made and "TensorFlow" in made and "sha256 " in made
+  assert "wall time of this invocation by stage: " in made and "machine: " in made
+  with open(tmp_path / "first" / "results.csv", encoding="utf-8") as f:
+    csv_rows = list(csv.DictReader(f))
+  assert csv_rows[0]["corpus_sha256"] == plan.plan_inputs(first)["corpus_sha256"]
+  assert csv_rows[0]["ci_low"] != "" and csv_rows[0]["tensorflow"]
+  assert json.loads((tmp_path / "first" / "provenance.json").read_text())["corpus_bytes"] > 0
+  capsys.readouterr()
+  # A second table: the same runs read from the first, not trained again.
+  second = dataclasses.replace(first, output_dir=str(tmp_path / "second"),
+                               reuse_runs_from=str(tmp_path / "first"))
+  again = compare.run_comparison(second)
+  printed = capsys.readouterr().out
+  assert printed.count(f"its pretraining is read from {tmp_path / 'first'}") == 1
+  reused = json.loads((tmp_path / "second" / "runs" / runs["mlm"].key
+                       / "pretrain.json").read_text())
+  assert reused["reused_from"] == str(tmp_path / "first")
+  assert reused["model_dir"] == str(tmp_path / "first" / "runs" / runs["mlm"].key / "model")
+  assert not (tmp_path / "second" / "records").exists() or not any(
+      d.startswith("train-") for d in os.listdir(tmp_path / "second" / "records"))
+  assert {(r["arm"], r["metric"]): r["mean"] for r in again} == {
+      k: r["mean"] for k, r in by.items()}
+  # Another model: the first table's runs are not this plan's.
+  other = dataclasses.replace(second, output_dir=str(tmp_path / "third"), vocab_size=110)
+  with pytest.raises(ValueError, match=r"--reuse_runs_from=.*: a comparison of other inputs "
+                     r"\(vocab_size differ\)"):
+    compare.run_comparison(other)
+
+
+def table_line(out, metric):
+  """results.md's noise line of `metric`."""
+  text = (out / "results.md").read_text()
+  return next(line for line in text.splitlines() if line.startswith(f"- **{metric}**"))
 
 
 def test_electra_against_bert_at_equal_flops(tmp_path, capsys):
@@ -421,7 +505,7 @@ def test_electra_against_bert_at_equal_flops(tmp_path, capsys):
   assert all(table_rows["mlm_nsp"][m] == ""
              for m in ["generator_masked_lm_accuracy"] + discriminator)
   assert table_rows["electra"]["masked_lm_accuracy"] == ""
-  assert table_rows["electra"]["replaced_share"].startswith(f"{share:.4f} (se ")
+  assert table_rows["electra"]["replaced_share"].startswith(f"{share:.4f} [")
   assert "budget equal training FLOPs" in table
   assert "electra: generator_masked_lm_accuracy is a generator's" in table
   assert "not the same quantity as masked_lm_accuracy" in table

@@ -14,6 +14,7 @@ import pytest
 from bert_tf.experiments import compare
 from bert_tf.experiments import plan
 from bert_tf.experiments import report
+from bert_tf.util import bootstrap
 from helpers.compare_options import tiny_options, write_conll_task, write_squad_task
 
 METRICS = ("span_f1", "span_exact_match", "subj_entity_f1", "frozen_subj_entity_f1")
@@ -46,6 +47,19 @@ def test_span_and_tagging_tasks_give_rows_over_pretraining_runs(tmp_path, capsys
     assert sorted(tuned) == ["frozen_subj", "span", "subj"]
     assert tuned["span"]["version"] == "1.1" and tuned["span"]["num_dev_examples"] == 24
     assert tuned["frozen_subj"]["frozen_encoder"] == 1 and tuned["subj"]["frozen_encoder"] == 0
+    # Each dev question's and sentence's outcome is kept: its pieces give
+    # back the reported metric (F1 and EM as means over questions; entity F1
+    # from the sentences' summed true/false positives and false negatives).
+    for key in ("f1", "exact_match"):
+      kept = tuned["span"]["outcomes"][key]
+      assert kept["kind"] == "mean" and len(kept["ids"]) == 24
+      assert bootstrap.run_values(bootstrap.from_records([(0, kept)]))[0] == pytest.approx(
+          tuned["span"][key])
+    for name in ("subj", "frozen_subj"):
+      kept = tuned[name]["outcomes"]["entity_f1"]
+      assert kept["kind"] == "f1" and len(kept["seeds"][0]) == 24
+      assert bootstrap.run_values(bootstrap.from_records([(0, kept)]))[0] == pytest.approx(
+          tuned[name]["entity_f1"])
     # The SQuAD models are removed once scored; their predictions stay.
     seed_dir = next((out / "runs" / run / "finetune").glob("span-*")) / "seed_12345"
     assert (seed_dir / "predictions.json").exists()
@@ -154,3 +168,19 @@ def test_the_frozen_tagger_trains_at_its_own_learning_rate(tmp_path, monkeypatch
   for frozen in (False, True):
     task.kind_of.finetune(options, task, str(tmp_path / "out"), "vocab.txt", None, "", frozen)
   assert seen == [(False, 2e-4), (True, 3e-3)]
+
+
+def test_each_sentences_entity_counts_sum_to_conllevals_f1():
+  """The per-sentence pieces a CoNLL task keeps for the multi-bootstrap
+  (true positives, false positives, false negatives) give conlleval's
+  entity F1 over the whole dev set."""
+  from bert_tf.downstream.tagging import conlleval  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.tagging import tagging  # pylint: disable=g-import-not-at-top
+  sentences = [(["B-PER", "I-PER", "O", "B-LOC"], ["B-PER", "I-PER", "O", "O"]),
+               (["O", "B-ORG"], ["B-ORG", "B-ORG"]),
+               (["B-LOC", "I-LOC"], ["B-LOC", "O"]),
+               (["O"], ["O"])]
+  pieces = [tagging._entity_counts(g, p) for g, p in sentences]  # pylint: disable=protected-access
+  record = bootstrap.record("f1", range(len(sentences)), [pieces])
+  assert bootstrap.run_values(bootstrap.from_records([(0, record)]))[0] == pytest.approx(
+      conlleval.evaluate(sentences)["entity_f1"])

@@ -102,13 +102,16 @@ def test_a_frozen_probe_finds_what_the_features_hold():
             "segment_ids": np.zeros_like(ids)}, labels
 
   (train, train_y), (dev, dev_y) = split(600), split(300)
-  kind, accuracy = instruments.frozen_probe(encoder, train, train_y, dev, dev_y, None,
-                                            pair=False)
+  kind, accuracy, correct = instruments.frozen_probe(encoder, train, train_y, dev, dev_y, None,
+                                                     pair=False)
   assert kind == "accuracy" and accuracy > 0.9
+  # Each dev example's outcome, in dev order: their mean is the accuracy.
+  assert correct.shape == (300,) and set(correct.tolist()) <= {0, 1}
+  assert correct.mean() == accuracy
   # Labels the texts do not show: nothing to find.
   (train_n, train_ny), (dev_n, dev_ny) = split(600, False), split(300, False)
-  _, chance = instruments.frozen_probe(encoder, train_n, train_ny, dev_n, dev_ny, None,
-                                       pair=False)
+  _, chance, _ = instruments.frozen_probe(encoder, train_n, train_ny, dev_n, dev_ny, None,
+                                          pair=False)
   assert abs(chance - 0.5) < 0.1
   # The same inputs give the same answer (no seed in the probe).
   assert instruments.frozen_probe(encoder, train, train_y, dev, dev_y, None,

@@ -1,10 +1,16 @@
-"""Tests of bert_tf.experiments.report: what results.md says about a table,
-on small tables made here (no training): a verdict first, differences with
-their direction in words, nothing called best at or below chance, the
-numbers of runs as run, and the table itself."""
+"""Tests of bert_tf.experiments.report and report_noise: what results.md
+says about a table, on small tables made here (no training): a verdict
+first, the multi-bootstrap's noise (paired by example and seed, Holm over
+the table, seeded), differences with their direction in words, nothing
+called best at or below chance or within noise of random_init, the numbers
+of runs as run, and the table itself."""
 
+import numpy as np
+
+from bert_tf.util import bootstrap
 from bert_tf.util import statistics
 from bert_tf.experiments import report
+from bert_tf.experiments import report_noise
 from bert_tf.experiments import results
 
 from helpers.result_rows import PRETRAIN, two_arm_rows as _rows
@@ -19,15 +25,30 @@ def _runs(arm, values, metric="head_nsp_random_accuracy", chance=""):
   return row
 
 
+def _kept(arm, correct, metric="probe_wic_accuracy", chance="", runs=None):
+  """A row with per-example outcomes: correct [runs, examples] (0/1)."""
+  correct = np.asarray(correct, np.float64)
+  runs = tuple(range(correct.shape[0])) if runs is None else runs
+  values = {k: float(c.mean()) for k, c in zip(runs, correct)}
+  row = _runs(arm, values, metric, chance)
+  row["eval_examples"] = correct.shape[1]
+  row["outcomes"] = bootstrap.Outcomes("mean", runs,
+                                       tuple(str(i) for i in range(correct.shape[1])),
+                                       correct[:, None, :, None])
+  return row
+
+
 def test_noise_lines_give_each_difference_its_direction_in_words():
   lines = report.noise_lines(_rows())
-  # 0.05 apart with SE 0.0057: 8.8 standard errors.
-  assert lines[0] == ("- **masked_lm_accuracy**: best mlm (0.2500); mlm_nsp lower by "
-                      "0.0500: beyond noise (8.8 SE of 0.0057; held-out sample only)")
-  # 0.02 apart with SE sqrt(0.02^2/3 + 0.03^2/3) = 0.0208: noise; said as
+  # One run each, no outcomes kept: the binomial standard errors (0.004
+  # each) read beside the run; 0.05 apart is far beyond them.
+  assert lines[0].startswith("- **masked_lm_accuracy**: best mlm (0.2500); mlm_nsp lower by "
+                             "0.0500 [0.0389, 0.0611]: beyond noise (p ")
+  assert lines[0].endswith("one pretraining run only (per-example outcomes not kept))")
+  # 0.02 apart with the fine-tuning seeds' SE 0.0208: noise; said as
   # "lower by", never as a bare "+0.0200" that reads as a gain.
-  assert lines[1] == ("- **probe_sop_accuracy**: best mlm (0.6200); mlm_nsp lower by "
-                      "0.0200: within noise (1.0 SE of 0.0208; fine-tuning seeds only)")
+  assert lines[1].startswith("- **probe_sop_accuracy**: best mlm (0.6200); mlm_nsp lower by "
+                             "0.0200 [-0.0208, 0.0608]: within noise (p 0.337, Holm 0.337;")
   assert "+0.0" not in report.markdown(_rows(), "t")
   # One pretraining run each: said plainly above the lines.
   assert "NO difference here is evidence about the objectives" in report.noise_preamble(
@@ -52,28 +73,72 @@ def test_arms_over_pretraining_seeds_are_compared_paired_by_seed():
   mlm = _runs("mlm", {0: 0.70, 1: 0.80, 2: 0.90})
   line = report.noise_lines([bert, mlm])[0]
   assert line.startswith("- **head_nsp_random_accuracy**: best bert (0.8533); mlm lower by "
-                         "0.0533: beyond noise (")
-  assert line.endswith("; paired over 3 pretraining runs)")
+                         "0.0533 [")
+  assert "beyond noise (p 0.00388, Holm 0.00388;" in line
+  assert line.endswith("; paired over 3 pretraining runs only (per-example outcomes not kept))")
   assert bert["spread"] == results.SPREAD_RUNS and bert["pretrain_seeds"] == 3
   # Without the pairing (other seeds), the same numbers are within noise.
   other = _runs("mlm", {3: 0.70, 4: 0.80, 5: 0.90})
   assert "within noise" in report.noise_lines([bert, other])[0]
-  # The t quantile of 2 degrees of freedom asks for 4.3 standard errors.
-  assert statistics.t_quantile(2) == 4.303 and statistics.t_quantile(float("inf")) == 1.96
   preamble = report.noise_preamble([bert, mlm])
-  assert "Spreads are over 3 pretraining runs" in preamble
-  assert "with 3 runs a paired difference needs 4.3 standard errors" in preamble
+  assert "the multi-bootstrap (Sellam et al. 2022) over 3 pretraining run(s)" in preamble
+  assert "with 3 runs only large differences can be told apart" in preamble
+
+
+def test_per_example_outcomes_are_drawn_paired_by_example():
+  rng = np.random.default_rng(0)
+  # Two arms right on the same hard examples, one a little more often: a
+  # difference the examples' pairing shows.
+  base = rng.random((3, 400)) < 0.6
+  better = base | (rng.random((3, 400)) < 0.15)
+  rows = [_kept("bert", better), _kept("mlm", base)]
+  line = report.noise_lines(rows)[0]
+  assert "paired over 3 pretraining runs and 400 dev examples" in line
+  assert "beyond noise" in line
+  text = report.markdown(rows, "t")
+  assert "over 3 pretraining run(s) per arm and 400 dev examples per metric, 1,000 samples" in (
+      text)
+  # The bootstrap is seeded: the same table twice is the same text; another
+  # seed moves the p-values only in their digits.
+  again = [_kept("bert", better), _kept("mlm", base)]
+  assert report.markdown(again, "t") == text
+  report_noise.analyse(again, 1000, seed=7)
+  assert report.markdown(again, "t") != text
+
+
+def test_holm_counts_every_pair_and_every_chance_test():
+  rng = np.random.default_rng(1)
+  rows = [_kept(arm, rng.random((3, 200)) < p, chance=0.5)
+          for arm, p in (("a", 0.6), ("b", 0.55), ("c", 0.5))]
+  analysis = report_noise.analyse(rows, 200, 0)
+  assert analysis.tests == 3 + 3  # 3 pairs, 3 arms against the majority share
+  assert "Holm-corrected p < 0.05 over the table's 6 tests" in report.verdict(rows)[0]
+  annotated = report.annotate(rows)
+  assert annotated[0]["p_vs_best"] == "" and annotated[1]["p_vs_best_holm"] != ""
+  assert annotated[0]["ci_low"] < annotated[0]["mean"] < annotated[0]["ci_high"]
+  assert "p_above_chance_holm" in results.to_csv(rows).splitlines()[0]
+
+
+def test_a_leader_must_be_beyond_random_init():
+  rng = np.random.default_rng(2)
+  noise = rng.random((3, 300))
+  rows = [_kept("bert", rng.random((3, 300)) < 0.62), _kept("random_init", noise < 0.60)]
+  line = report.noise_lines(rows)[0]
+  assert "no arm shown above random_init: highest bert" in line
+  verdict = "\n".join(report.verdict(rows))
+  assert ("No arm shown above random_init (an encoder never pretrained, through the same "
+          "fine-tuning and probes), so saying nothing for pretraining: probe_wic_accuracy "
+          "(highest bert)") in verdict
+  clear = [_kept("bert", noise < 0.95), _kept("random_init", noise < 0.5)]
+  assert "best bert" in report.noise_lines(clear)[0]
+  assert "No arm shown above random_init" not in "\n".join(report.verdict(clear))
 
 
 def test_the_numbers_of_runs_are_those_of_the_table():
-  # A 2-run table: the noise paragraph speaks of 2 runs and their quantile
-  # (12.7 standard errors), never of 3.
   two = [_runs("bert", {0: 0.75, 1: 0.85}), _runs("mlm", {0: 0.70, 1: 0.80})]
   text = report.markdown(two, "t")
-  assert "with 2 runs a paired difference needs 12.7 standard errors" in text
-  assert "3 runs" not in text and "4.3" not in text
-  assert ("- 2 pretraining runs per arm: a paired difference is beyond noise above 12.7 "
-          "standard errors." in text)
+  assert "over 2 pretraining run(s) per arm" in text
+  assert "3 runs" not in text and "3 pretraining" not in text
 
 
 def test_a_metric_without_spread_is_not_compared():
@@ -111,12 +176,14 @@ def test_nothing_at_or_below_chance_is_called_best():
   verdict = "\n".join(report.verdict(clear))
   assert ("Not shown above chance (within noise of the majority class), so saying nothing "
           "about those arms: head_sop_accuracy: mlm (majority class 0.5185)") in verdict
+  # The majority share is a row of the table.
+  assert "| majority class |  |  |  |  |  |  |  | 0.5185 |" in report.markdown(clear, "t")
   # A metric only one arm has is checked against chance too.
   alone = report.verdict([near[1]])
   assert "saying nothing about those arms: head_sop_accuracy: mlm" in "\n".join(alone)
   # Equal values: said as equal, not as "lower by 0.0000".
   equal = [_runs("a", {0: 0.8, 1: 0.9}), _runs("b", {0: 0.9, 1: 0.8})]
-  assert "b equal: within noise (SE " in report.noise_lines(equal)[0]
+  assert "b equal [" in report.noise_lines(equal)[0]
 
 
 def test_results_md_opens_with_a_verdict_in_plain_words():
@@ -126,23 +193,26 @@ def test_results_md_opens_with_a_verdict_in_plain_words():
           _runs("mlm", {0: 0.41, 1: 0.44, 2: 0.43}, "head_sop_accuracy", chance=0.55),
           _runs("bert", {0: 0.60, 1: 0.70, 2: 0.65}, "probe_sop_accuracy"),
           _runs("mlm", {0: 0.66, 1: 0.61, 2: 0.67}, "probe_sop_accuracy")]
-  lines = report.markdown(rows, "Objectives", notes=["n"]).splitlines()
+  lines = report.markdown(rows, "Objectives", notes=["n"],
+                          provenance=["commit abc"]).splitlines()
   assert lines[:3] == ["# Objectives", "", "Verdict:"]
   verdict = lines[4:lines.index("", 4)]
-  assert verdict == [
-      "- 3 pretraining runs per arm: a paired difference is beyond noise above 4.3 standard "
-      "errors.",
+  assert verdict[0].startswith("- Noise: the multi-bootstrap (Sellam et al. 2022) over 3 "
+                               "pretraining run(s) per arm")
+  assert "over the table's 5 tests" in verdict[0]
+  assert verdict[1:] == [
       "- Beyond noise: head_nsp_random_accuracy: bert higher than mlm by 0.0533.",
       "- Within noise (some arms not told apart): probe_sop_accuracy.",
       "- Not shown above chance (within noise of the majority class), so saying nothing "
       "about those arms: head_sop_accuracy (every arm; majority class 0.5500)."]
-  # The table follows the verdict; the noise lines after it.
+  # The table follows the verdict; the noise lines after it; how it was made last.
   assert lines[lines.index("", 4) + 1].startswith("| arm |")
+  assert lines[-3:] == ["How this table was made:", "", "- commit abc"]
   # One run each: the verdict says first that nothing is evidence.
   single = report.verdict(_rows())
   assert single[0].startswith("- One pretraining run per arm: no difference below is "
                               "evidence about the objectives")
-  assert single[1] == "- Beyond noise: masked_lm_accuracy: mlm higher than mlm_nsp by 0.0500."
+  assert single[2] == "- Beyond noise: masked_lm_accuracy: mlm higher than mlm_nsp by 0.0500."
 
 
 def test_markdown_table_has_one_row_per_arm_and_the_compute():
@@ -156,7 +226,8 @@ def test_markdown_table_has_one_row_per_arm_and_the_compute():
   assert header.startswith("| arm | pretraining (s) | steps | tokens | train FLOPs | "
                            "params | ex/s | FLOP/s |")
   assert body[0].startswith("| mlm_nsp | 61 | 100 | 204,800 | 1.5e+12 | 1,234 | 52.3 | "
-                            "2.4e+10 | 0.2000 (se 0.0040) | 0.6000 ± 0.0200 (n=3) |")
+                            "2.4e+10 | 0.2000 [0.1922, 0.2078] (1 run) | 0.6000 [0.5774, "
+                            "0.6226] (1 run, 3 fine-tuning seeds) |")
   assert "- one run each" in lines and "within noise" in text
 
 
@@ -172,11 +243,10 @@ def test_a_metric_one_arm_lacks_is_an_empty_cell():
   assert next(line for line in lines if line.startswith("| arm")).endswith(
       "| discriminator_loss_vs_prior | discriminator_accuracy |")
   assert next(line for line in lines if line.startswith("| mlm_nsp |")).endswith(
-      "| 0.6000 ± 0.0200 (n=3) |  |  |")
+      "| 0.6000 [0.5774, 0.6226] (1 run, 3 fine-tuning seeds) |  |  |")
   assert next(line for line in lines if line.startswith("| electra |")) == (
-      "| electra | 61 | 150 | 204,800 | 1e+12 | 1,234 | 52.3 | 2.4e+10 | 0.3000 (se 0.0040) |  "
-      "| -0.0500 | "
-      "0.9100 (se 0.0020) |")
+      "| electra | 61 | 150 | 204,800 | 1e+12 | 1,234 | 52.3 | 2.4e+10 | 0.3000 [0.2922, "
+      "0.3078] (1 run) |  | -0.0500 (1 run) | 0.9100 [0.9061, 0.9139] (1 run) |")
   assert ("- Measured for one arm only: discriminator_loss_vs_prior, discriminator_accuracy."
           in lines)
   # A loss: the lower one leads; neither has a spread.

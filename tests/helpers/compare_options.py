@@ -13,7 +13,8 @@ from helpers.topic_corpus import SUBJECTS, VERBS, write_corpus
 
 def tiny_options(tmp_path, **kw):
   """CompareOptions of a tiny comparison under tmp_path (a TSV task, the
-  sop pair task; `kw` replaces any field)."""
+  sop pair task, no random_init arm unless asked; `kw` replaces any
+  field)."""
   config = tmp_path / "tiny.json"
   config.write_text(json.dumps({
       "vocab_size": 100, "hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
@@ -24,7 +25,7 @@ def tiny_options(tmp_path, **kw):
                   bert_config_file=str(config), vocab_size=120, heldout_every=2,
                   max_seq_length=32, dupe_factor=1, num_train_steps=3, train_batch_size=8,
                   pair_tasks=("sop",), seeds=2, finetune_epochs=1.0, finetune_batch_size=8,
-                  max_probe_examples=64)
+                  max_probe_examples=64, random_init=False)
   if "tasks" not in kw:
     defaults["tasks"] = (write_tsv_task(tmp_path / "task"),)
   defaults.update(kw)

@@ -33,6 +33,7 @@ from bert_tf.downstream import finetune
 from bert_tf.downstream.classification import glue
 from bert_tf.downstream.classification import tsv as classification
 from bert_tf.models.config import BertConfig
+from bert_tf.util import bootstrap
 
 # Below this many dev examples a single run's score is noisy: said in the output.
 SMALL_DEV_SET = 1000
@@ -205,6 +206,15 @@ def noise_note(num_dev, results, space):
           f"(--seeds) and differences larger than both")
 
 
+def dev_outcomes(outputs, task):
+  """Each dev example's outcome: 1/0 correct (classification) or
+  (prediction, target) (regression), by dev row."""
+  if task.space.regression:
+    return np.stack([np.asarray(outputs, np.float64)[:, 0],
+                     np.asarray(task.dev_labels, np.float64)], axis=1)
+  return (np.argmax(outputs, axis=-1) == np.asarray(task.dev_labels)).astype(np.int64)
+
+
 def write_test_predictions(path, model, task, config):
   """test_results.tsv: each test example's label and class probabilities
   (regression: its value)."""
@@ -255,11 +265,14 @@ def run(config: finetune.FinetuneConfig, bert_config: BertConfig):
   if short:
     logging.warning("%s", short)
   lengths = length_buckets.boundaries(config.max_seq_length, config.length_buckets)
-  per_seed, results = [], {}
+  per_seed, results, outcomes = [], {}, []
   for i in range(config.seeds):
     seed = config.seed + i
     seed_dir = export.seed_dir(config.output_dir, seed)
     model, metrics, described = train_seed(config, bert_config, task, seed, seed_dir)
+    if task.dev is not None:  # each dev example's outcome (the comparison's bootstrap)
+      outcomes.append(dev_outcomes(finetune.predict(model, task.dev, config.eval_batch_size,
+                                                    lengths=lengths), task))
     for name, features, labels in task.extra_dev:
       outputs = finetune.predict(model, features, config.eval_batch_size, lengths=lengths)
       metrics.update({f"{name}_{k}": v for k, v in
@@ -288,6 +301,9 @@ def run(config: finetune.FinetuneConfig, bert_config: BertConfig):
     notes.append(note)
   results["labels"] = list(task.space.labels)
   results["notes"] = notes
+  if outcomes:
+    results["outcomes"] = {("pearson" if task.space.regression else "accuracy"): bootstrap.record(
+        "pearson" if task.space.regression else "mean", range(num_dev), outcomes)}
   if config.task_name:
     results["official_metrics"] = list(glue.preset(config.task_name).metrics)
   return results

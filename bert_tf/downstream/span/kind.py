@@ -15,6 +15,7 @@ import os
 
 from bert_tf.io import file_io as files
 from bert_tf.downstream import task
+from bert_tf.util import bootstrap
 
 
 def is_squad_v2(data):
@@ -25,6 +26,35 @@ def is_squad_v2(data):
   return any(qa.get("is_impossible") for article in data.get("data") or []
              for paragraph in article.get("paragraphs") or []
              for qa in paragraph.get("qas") or [])
+
+
+def question_outcomes(dev, prediction_dir, version_2):
+  """[(question id, (F1, exact match))] of each dev question from the
+  predictions squad_finetune wrote in prediction_dir, as its version's
+  official script scores them (their means are its f1 and exact match)."""
+  from bert_tf.downstream.span import span_answers  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.span import squad_metrics as metrics  # pylint: disable=g-import-not-at-top
+  predictions = files.read_json(os.path.join(prediction_dir, span_answers.PREDICTIONS_FILE),
+                                "SQuAD predictions")
+  odds_path = os.path.join(prediction_dir, span_answers.NULL_ODDS_FILE)
+  odds = files.read_json(odds_path, "SQuAD null odds") if version_2 and files.exists(
+      odds_path) else {}
+  out = []
+  for qid, golds in metrics.questions(dev["data"]):
+    prediction = predictions.get(qid)
+    if version_2:
+      has_answer = bool(golds)
+      golds = [g for g in golds if metrics.normalize_answer(g)] or [""]
+      if odds.get(qid, 0.0) > 1.0:  # the script's default threshold
+        out.append((qid, (float(not has_answer), float(not has_answer))))
+        continue
+      f1 = max(metrics.f1_v2(g, prediction or "") for g in golds)
+    else:
+      f1 = max(metrics.f1_v1(g, prediction) for g in golds) if prediction is not None else 0.0
+    em = max(metrics.exact_match(g, prediction) for g in golds) if prediction is not None \
+        else 0.0
+    out.append((qid, (float(f1), float(em))))
+  return out
 
 
 class SpanKind(task.TaskKind):
@@ -72,7 +102,7 @@ class SpanKind(task.TaskKind):
     from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
     from bert_tf.downstream.span import squad_finetune  # pylint: disable=g-import-not-at-top
     version_2 = is_squad_v2(files.read_json(self.file(task_, "dev"), "SQuAD file"))
-    per_seed, results = [], {}
+    per_seed, results, outcomes = [], {}, []
     for i in range(options.seeds):
       seed = options.seed + i
       config = squad_finetune.SquadConfig(
@@ -86,6 +116,8 @@ class SpanKind(task.TaskKind):
           num_train_epochs=options.finetune_epochs, save_checkpoints_steps=1 << 30,
           version_2_with_negative=version_2, seed=seed)
       res = squad_finetune.run(config, bert_config)
+      outcomes.append(question_outcomes(files.read_json(self.file(task_, "dev"), "SQuAD file"),
+                                        config.output_dir, version_2))
       # The official scripts' percents: v1.1 names exact match exact_match, v2.0 exact.
       metrics = {"f1": res["f1"] / 100.0,
                  "exact_match": res.get("exact_match", res.get("exact", 0.0)) / 100.0}
@@ -100,6 +132,10 @@ class SpanKind(task.TaskKind):
                     if not k.endswith("_median")})
     results.update(num_seeds=options.seeds, task_type="squad",
                    version="2.0" if version_2 else "1.1")
+    ids = [q for q, _ in outcomes[0]]
+    results["outcomes"] = {  # each dev question's (the comparison's bootstrap)
+        name: bootstrap.record("mean", ids, [[v[i] for _, v in seed] for seed in outcomes])
+        for i, name in enumerate(("f1", "exact_match"))}
     return results
 
   def report_lines(self, options):

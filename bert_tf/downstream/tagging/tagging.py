@@ -38,6 +38,7 @@ from bert_tf.downstream.tagging import token_head
 from bert_tf.downstream.tagging import conlleval
 from bert_tf.downstream import export
 from bert_tf.downstream import finetune
+from bert_tf.util import bootstrap
 
 METRICS = ("entity_f1", "entity_precision", "entity_recall", "token_accuracy")
 # What the finetune tool prints, of whichever task ran.
@@ -213,6 +214,14 @@ def train_seed(config, bert_config, task, seed, seed_dir):
   return model, metrics, guesses or [], described
 
 
+def _entity_counts(gold, guessed):
+  """(true positives, false positives, false negatives) of one sentence's
+  entities: summed over sentences, conlleval's entity F1."""
+  counts = conlleval.count([(gold, guessed)])
+  return [counts.correct_chunks, counts.guessed_chunks - counts.correct_chunks,
+          counts.gold_chunks - counts.correct_chunks]
+
+
 def check_vocab(config, bert_config):
   """Raises ValueError when the vocab file's (SentencePiece model's) size is
   not the bert_config's."""
@@ -247,12 +256,14 @@ def run(config: TaggingConfig, bert_config):
   short = finetune.too_few_steps_warning(config, num_windows)
   if short:
     logging.warning("%s", short)
-  per_seed, results = [], {}
+  per_seed, results, outcomes = [], {}, []
   for i in range(config.seeds):
     seed = config.seed + i
     seed_dir = export.seed_dir(config.output_dir, seed)
     model, metrics, guesses, described = train_seed(config, bert_config, task, seed, seed_dir)
     per_seed.append(metrics)
+    if guesses:  # each dev sentence's entity counts (the comparison's bootstrap)
+      outcomes.append([_entity_counts(s.labels, g) for s, g in zip(task.dev, guesses)])
     results.update({f"seed_{seed}_{k}": v for k, v in metrics.items()})
     if i == 0:
       results["init"] = described
@@ -276,6 +287,8 @@ def run(config: TaggingConfig, bert_config):
     finetune.write_eval_results(os.path.join(config.output_dir, "eval_results.txt"),
                                 results)
   results["labels"] = list(task.labels)
+  if outcomes:
+    results["outcomes"] = {"entity_f1": bootstrap.record("f1", range(len(task.dev)), outcomes)}
   results["official_metrics"] = [k for k in REPORTED_METRICS if k in results]
   results["notes"] = list(task.notes) + ([short] if short else []) + (
       [predictions_note(config, "the first seed's")] if config.do_eval else []) + (

@@ -1,0 +1,46 @@
+"""Tests of bert_tf.experiments.provenance: what results.md and results.csv
+say about how they were made."""
+
+import os
+import platform
+
+from bert_tf.experiments import provenance
+
+
+def test_paths_are_shown_relative_where_they_can_be(tmp_path, monkeypatch):
+  monkeypatch.chdir(tmp_path)
+  (tmp_path / "data").mkdir()
+  assert provenance.shown_path(str(tmp_path / "data" / "c.txt")) == os.path.join("data",
+                                                                                 "c.txt")
+  config = os.path.join(provenance.REPOSITORY, "configs", "bert_tiny.json")
+  assert provenance.shown_path(config) == os.path.join("configs", "bert_tiny.json")
+  assert provenance.shown_path("gs://bucket/corpus.txt") == "gs://bucket/corpus.txt"
+  assert provenance.shown_path("/elsewhere/corpus.txt") == "/elsewhere/corpus.txt"
+  line = provenance.command([f"--corpus={tmp_path / 'data'}", "--pretrain_seeds=3",
+                             "--task=a b"])
+  assert line == "python -m bert_tf.compare_objectives --corpus=data --pretrain_seeds=3 '--task=a b'"
+
+
+def test_the_fields_name_the_code_the_versions_the_corpus_and_the_machine(tmp_path):
+  corpus = tmp_path / "corpus.txt"
+  corpus.write_text("one sentence.\n")
+  info = provenance.fields(str(corpus), "ab" * 32, ["--corpus=x"])
+  assert set(provenance.CSV_FIELDS) <= set(info)
+  # A commit hash (this is a git checkout), or "unknown" without git.
+  assert info["commit"] == "unknown" or len(info["commit"].split()[0]) == 40
+  assert info["python"] == platform.python_version()
+  assert info["tensorflow"] and info["keras"]
+  assert info["corpus_bytes"] == 14 and info["corpus_sha256"] == "ab" * 32
+  assert info["machine"].startswith(f"{os.cpu_count()} cores, ")
+  lines = provenance.lines(info, provenance.stage_times({"pretrain": 12.4}, {"text": 1}),
+                           [("bert", 0, 12.4)])
+  assert lines[0].startswith(f"commit {info['commit']}; Python {info['python']}, TensorFlow ")
+  assert f"{14:,} bytes, sha256 {'ab' * 32}" in lines[1]
+  assert lines[3] == ("wall time of this invocation by stage: pretrain 12 s, text: 1 done "
+                      "before (read back)")
+  assert lines[4].endswith("bert seed 0: 12 s")
+  assert lines[5] == "command: `python -m bert_tf.compare_objectives --corpus=x`"
+
+
+def test_without_git_the_commit_is_unknown(tmp_path):
+  assert provenance.commit(str(tmp_path)) == "unknown"
