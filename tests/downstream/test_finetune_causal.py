@@ -3,8 +3,8 @@ left-to-right LM's checkpoint (objective ltr) reads its encoder as it was
 trained, with the causal mask (Devlin et al. 2019, section 5.1: the LTR
 model kept it in fine-tuning), its sentence vector from the last real
 token; fine-tuning, the frozen probes, extract_features and the
-SavedModel exports all do, --hf_out refuses it; any other checkpoint reads
-as before."""
+SavedModel exports all do, --hf_out and a keras-hub preset refuse it (they
+would drop the mask); any other checkpoint reads as before."""
 
 import dataclasses
 import json
@@ -24,6 +24,7 @@ from bert_tf.downstream.tagging import token_head
 from bert_tf.experiments import instruments
 from bert_tf.models import modeling
 from bert_tf.serving import hf_export
+from bert_tf.serving import keras_hub_preset
 from bert_tf.training import objectives
 
 from helpers.finetune_task import tiny_config, write_vocab
@@ -161,7 +162,7 @@ def test_the_classifier_savedmodel_keeps_the_mask(tmp_path):
   np.testing.assert_allclose(out["logits"].numpy(), model(batch).numpy(), atol=1e-5)
 
 
-def test_hf_out_refuses_a_causal_encoder(tmp_path):
+def test_hf_out_and_a_keras_hub_preset_refuse_a_causal_encoder(tmp_path):
   config, ckpt = _checkpoint(tmp_path, "ltr")
   run = finetune.FinetuneConfig(init_checkpoint=ckpt, output_dir=str(tmp_path / "run"),
                                 vocab_file=write_vocab(tmp_path / "vocab.txt"), do_train=True)
@@ -173,7 +174,10 @@ def test_hf_out_refuses_a_causal_encoder(tmp_path):
   with pytest.raises(ValueError, match="no causal-encoder option"):
     hf_export.write_hf_folder(pretrainer, objectives.get("ltr"), run.vocab_file, True,
                               str(tmp_path / "hf"))
-  assert not (tmp_path / "hf").exists()
+  with pytest.raises(ValueError, match="keras_hub_preset_out: .* runs it bidirectionally"):
+    keras_hub_preset.save_keras_hub_preset(pretrainer, run.vocab_file, True,
+                                           str(tmp_path / "preset"))
+  assert not (tmp_path / "hf").exists() and not (tmp_path / "preset").exists()
   # Another objective's model is not refused.
   _, mlm = _checkpoint(tmp_path, "mlm")
   hf_out.check_out(dataclasses.replace(run, init_checkpoint=mlm), config,
