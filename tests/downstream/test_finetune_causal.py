@@ -223,3 +223,45 @@ def test_fine_tuning_from_an_ltr_checkpoint_trains_and_exports_the_causal_readin
   both = export.read_finetuned(classifier.BertClassifier(config, 2), export.finetuned_prefix(run))
   assert not modeling.is_causal(both.encoder)
   assert np.abs(both(batch).numpy() - out["logits"].numpy()).max() > 1e-4
+
+
+def test_the_tagger_savedmodel_keeps_the_mask(tmp_path):
+  from bert_tf.downstream.tagging import tagger_export  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.tagging import tagging  # pylint: disable=g-import-not-at-top
+  config, ckpt = _checkpoint(tmp_path, "ltr")
+  model, _ = finetune.build_classifier(
+      config, 3, ckpt, make_model=lambda c, n, encoder=None: token_head.BertTokenTagger(
+          c, n, encoder=encoder))
+  _loud(model)
+  run = tagging.TaggingConfig(init_checkpoint=ckpt, output_dir=str(tmp_path / "run"),
+                              vocab_file=write_vocab(tmp_path / "vocab.txt"), max_seq_length=SEQ)
+  tf.train.Checkpoint(model=model).write(export.finetuned_prefix(run))
+  tagger_export.export_finetuned(run, config, {"labels": ["O", "B", "I"]},
+                                 str(tmp_path / "export"))
+  loaded = tf.saved_model.load(str(tmp_path / "export"))
+  batch = _batch(config)
+  out = loaded.signatures["tag_ids"](**{k: tf.constant(v) for k, v in batch.items()})
+  np.testing.assert_allclose(out["logits"].numpy(), model(batch).numpy(), atol=1e-4)
+  later = loaded.signatures["tag_ids"](**{k: tf.constant(v) for k, v in
+                                          _changed(batch, 5).items()})["logits"].numpy()
+  np.testing.assert_allclose(later[:, :5], out["logits"].numpy()[:, :5], atol=1e-5)
+
+
+def test_the_answerer_savedmodel_reads_the_span_model_causally(tmp_path):
+  from bert_tf.downstream.span import answer_export  # pylint: disable=g-import-not-at-top
+  config, ckpt = _checkpoint(tmp_path, "ltr")
+  model, _ = squad_finetune.build_span_model(config, ckpt)
+  run = squad_finetune.SquadConfig(init_checkpoint=ckpt, output_dir=str(tmp_path / "run"),
+                                   vocab_file=write_vocab(tmp_path / "vocab.txt"),
+                                   max_seq_length=24, max_query_length=8, doc_stride=8)
+  tf.train.Checkpoint(model=model).write(str(tmp_path / "run" / squad_finetune.CHECKPOINT_NAME))
+  module = answer_export.export_finetuned(run, config, str(tmp_path / "export"))
+  assert modeling.is_causal(module.model.encoder)
+  batch = _batch(config)
+  np.testing.assert_allclose(module.model(batch)[0].numpy(), model(batch)[0].numpy(), atol=1e-6)
+  loaded = tf.saved_model.load(str(tmp_path / "export"))
+  texts = {"question": tf.constant(["good movie"]),
+           "context": tf.constant(["the movie was very good"])}
+  saved, live = loaded.signatures["answer"](**texts), module.answer(**texts)
+  np.testing.assert_allclose(saved["score"].numpy(), live["score"].numpy(), atol=1e-5)
+  np.testing.assert_array_equal(saved["start"].numpy(), live["start"].numpy())
