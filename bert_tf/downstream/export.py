@@ -33,15 +33,16 @@ def finetuned_prefix(config):
   return os.path.join(seed_dir(config.output_dir, config.seed), finetune.CHECKPOINT_NAME)
 
 
-def read_finetuned(model, prefix, missing=None):
+def read_finetuned(model, prefix, missing=None, init_checkpoint=""):
   """Reads the checkpoint `prefix` into `model` (each of the model's
-  objects must be there) and returns the model. missing: the
-  FileNotFoundError's message when there is no checkpoint at prefix (None:
-  the reader's own error)."""
+  objects must be there) and returns the model, its encoder read as the
+  run's init_checkpoint's objective means it (finetune.read_as_trained: a
+  left-to-right LM's causally). missing: the FileNotFoundError's message
+  when there is no checkpoint at prefix (None: the reader's own error)."""
   if missing is not None and not files_lib.exists(prefix + ".index"):
     raise FileNotFoundError(missing)
   tf.train.Checkpoint(model=model).read(prefix).assert_existing_objects_matched()
-  return model
+  return finetune.read_as_trained(model, init_checkpoint)
 
 
 def check_export_dir(config, export_dir, overwrite=False):

@@ -242,6 +242,27 @@ def load_encoder_weights(classifier, checkpoint):
   return f"initialized {len(encoder.weights)} encoder weights from {kind} {report.prefix}"
 
 
+def read_as_trained(model, init_checkpoint):
+  """Marks `model.encoder` to be read as init_checkpoint's objective means
+  it (`Objective.causal_encoder`, `pooled_position`: a left-to-right LM's
+  causal mask, its sentence vector from the last real token;
+  models.modeling.read_causally), the one place fine-tuning, probes,
+  features and exports ask. Nothing for another objective, a keras-hub
+  preset or no checkpoint. Returns the model."""
+  saved = init_objective(init_checkpoint)
+  if saved is not None and saved.causal_encoder:
+    modeling.read_causally(model.encoder, saved.pooled_position)
+  return model
+
+
+def init_objective(init_checkpoint):
+  """The objective init_checkpoint records (training.objectives), None for
+  none or a keras-hub preset."""
+  if not init_checkpoint or classifier_lib.is_keras_hub_preset(init_checkpoint):
+    return None
+  return objectives.from_checkpoint(checkpoints.resolve_checkpoint(init_checkpoint))
+
+
 def _own_encoder_model(bert_config, num_outputs, init_checkpoint, make_model):
   """(model, description) on the encoder of a checkpoint whose objective
   builds its own encoder (`Objective.builds_own_encoder`: ELECTRA's
@@ -284,7 +305,7 @@ def build_classifier(bert_config, num_outputs, init_checkpoint="", seed=0, label
     described = load_encoder_weights(model, init_checkpoint)
   # A transformers folder of the head's task: its head too.
   head = hf_checkpoint.load_hf_head(model.head, init_checkpoint, head_task, labels)
-  return model, described + (f"; read {head}" if head else "")
+  return read_as_trained(model, init_checkpoint), described + (f"; read {head}" if head else "")
 
 
 # ------------------------------------------------------------------------------

@@ -33,12 +33,23 @@ def _own_encoder_objective(init_checkpoint):
   return saved if saved.builds_own_encoder else None
 
 
+def _refuse_causal(init_checkpoint):
+  """Refuses a model whose encoder init_checkpoint's objective reads
+  causally (finetune.read_as_trained): transformers' head classes would
+  drop the mask."""
+  from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
+  saved = finetune.init_objective(init_checkpoint)
+  if saved is not None and saved.causal_encoder:
+    raise ValueError(hf_export.CAUSAL_ENCODER)
+
+
 def check_out(config, bert_config, hf_head, out_dir, overwrite=False):
   """Refuses, before any training, an `out_dir` (--hf_out) that write_head
   would refuse after it: one that exists (without overwrite), a run that
   trains nothing (do_train false), a sequence classifier on an encoder its
-  objective builds (ELECTRA's: transformers' head is not ours). Nothing for
-  an empty out_dir.
+  objective builds (ELECTRA's: transformers' head is not ours), an encoder
+  its objective reads causally (a left-to-right LM's). Nothing for an empty
+  out_dir.
 
   Raises:
     FileExistsError, ValueError: one line naming --hf_out.
@@ -50,6 +61,7 @@ def check_out(config, bert_config, hf_head, out_dir, overwrite=False):
     raise ValueError(f"--hf_out={out_dir}: --do_train=false trains nothing to write "
                      f"(--init_checkpoint is the transformers folder already)")
   files_lib.check_absent(out_dir, overwrite, "--hf_out")
+  _refuse_causal(config.init_checkpoint)
   if (hf_head == hf_config.SEQUENCE_CLASSIFICATION
       and _own_encoder_objective(config.init_checkpoint) is not None):
     raise ValueError(hf_export.ELECTRA_CLASSIFIER)
@@ -68,6 +80,7 @@ def write_head(config, bert_config, hf_head, build, prefix, out_dir, labels=None
   from bert_tf.downstream import export  # pylint: disable=g-import-not-at-top
   if missing is not None and not files_lib.exists(prefix + ".index"):
     raise FileNotFoundError(missing)  # before any network is built
+  _refuse_causal(config.init_checkpoint)
   saved = _own_encoder_objective(config.init_checkpoint)
   network = None if saved is None else saved.export_objective.build_model(bert_config)
   model = export.read_finetuned(build(None if network is None else network.encoder), prefix)

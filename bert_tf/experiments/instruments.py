@@ -149,14 +149,18 @@ def encoder_features(encoder, features, pair, batch_size=128):
   """Probe features (float64 [n, 5H] for pairs, [n, 2H] for single texts)
   of a keras-hub backbone's last layer, without dropout."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from bert_tf.models import modeling  # pylint: disable=g-import-not-at-top
 
   def run(f):
-    out = encoder({"token_ids": f["input_ids"], "segment_ids": f["segment_ids"],
-                   "padding_mask": f["input_mask"]}, training=False)["sequence_output"]
+    out = modeling.encoder_outputs(encoder, f["input_ids"], f["segment_ids"], f["input_mask"],
+                                   training=False)["sequence_output"]
     out = tf.cast(out, tf.float32)  # sums in float32 under mixed precision
     real = tf.cast(f["input_mask"], tf.float32)[:, :, None]
     first = tf.cast(f["segment_ids"], tf.float32)[:, :, None]
     cls = out[:, 0]
+    if modeling.is_causal(encoder):  # a left-to-right LM's: the last real token sees all
+      last = tf.maximum(tf.reduce_sum(tf.cast(f["input_mask"], tf.int32), 1) - 1, 0)
+      cls = tf.gather(out, last, batch_dims=1)
     if not pair:
       return tf.concat([cls, tf.reduce_sum(out * real, 1) / tf.reduce_sum(real, 1)], axis=1)
     in_a, in_b = real * (1.0 - first), real * first

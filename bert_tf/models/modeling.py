@@ -232,12 +232,14 @@ class BertPretrainer(keras.Model):
     return cls(BertConfig.from_dict(config.pop("config")), dtype=dtype, **config)
 
 
-def causal_sequence_output(encoder, token_ids, segment_ids, padding_mask, training=False):
+def causal_sequence_output(encoder, token_ids, segment_ids, padding_mask, training=False,
+                           every_layer=False):
   """The sequence output of a BertBackbone `encoder` with each position
   attending only to itself and the positions before it (a left-to-right
   LM's encoder): the backbone's own layers and weights, run in its order
   with a lower-triangular attention mask beside the padding mask. int32
-  [b, s] inputs; [b, s, H] in the encoder's compute dtype."""
+  [b, s] inputs; [b, s, H] in the encoder's compute dtype (every_layer:
+  the list of each layer's output, in order)."""
   tokens = encoder.token_embedding(token_ids)
   x = encoder.embeddings_add((tokens, encoder.position_embedding(tokens),
                               encoder.segment_embedding(segment_ids)))
@@ -245,9 +247,62 @@ def causal_sequence_output(encoder, token_ids, segment_ids, padding_mask, traini
   seq = tf.shape(token_ids)[1]
   causal = tf.linalg.band_part(tf.ones([seq, seq], tf.int32), -1, 0)  # [query, key]: key <= query
   causal = tf.broadcast_to(causal[None], [tf.shape(token_ids)[0], seq, seq])
+  outputs = []
   for layer in encoder.transformer_layers:
     x = layer(x, padding_mask=padding_mask, attention_mask=causal, training=training)
-  return x
+    outputs.append(x)
+  return outputs if every_layer else x
+
+
+# -- the encoder as an objective means it to be read ---------------------------
+# A left-to-right LM's encoder is read with its causal mask after pretraining
+# too (fine-tuning, probes, features, exports: Devlin et al. 2019, section
+# 5.1), and its sentence vector is the pooler on the last real token, the
+# one position that sees the whole text (OpenAI GPT classified from its last
+# token). `read_causally` marks an encoder so; `encoder_outputs` honours it.
+POOLED_FIRST = "first"
+POOLED_LAST = "last"
+
+
+def read_causally(encoder, pooled_position=POOLED_LAST):
+  """Marks the BertBackbone `encoder` to be read with the causal mask
+  (`encoder_outputs`), its pooled output from the token at
+  `pooled_position` ("first": [CLS]; "last": the last real token).
+  Returns the encoder."""
+  if pooled_position not in (POOLED_FIRST, POOLED_LAST):
+    raise ValueError(f"pooled_position={pooled_position!r}: one of {POOLED_FIRST}, {POOLED_LAST}")
+  if not hasattr(encoder, "transformer_layers") or (
+      encoder.transformer_layers and isinstance(encoder.transformer_layers[0], (list, tuple))):
+    raise ValueError("a causal encoder must be a BERT encoder (ALBERT's shared layers are not "
+                     "run one by one)")
+  encoder.causal_pooled_position = pooled_position
+  return encoder
+
+
+def is_causal(encoder):
+  """Whether `read_causally` marked `encoder`."""
+  return getattr(encoder, "causal_pooled_position", None) is not None
+
+
+def encoder_outputs(encoder, token_ids, segment_ids, padding_mask, training=False):
+  """{"sequence_output", "pooled_output"} of a keras-hub backbone `encoder`
+  on int [b, s] inputs: the backbone's own call, or, for an encoder
+  `read_causally` marked, its layers under the causal mask and its pooler
+  on the token it names."""
+  if not is_causal(encoder):
+    return encoder({"token_ids": token_ids, "segment_ids": segment_ids,
+                    "padding_mask": padding_mask}, training=training)
+  padding_mask = tf.cast(padding_mask, tf.int32)
+  sequence = causal_sequence_output(encoder, tf.cast(token_ids, tf.int32),
+                                    tf.cast(segment_ids, tf.int32), padding_mask,
+                                    training=training)
+  if encoder.causal_pooled_position == POOLED_LAST:
+    # Integer positions: the last real token of each row (0 for an empty one).
+    last = tf.maximum(tf.reduce_sum(padding_mask, axis=1) - 1, 0)
+    token = tf.gather(sequence, last, batch_dims=1)
+  else:
+    token = sequence[:, 0]
+  return {"sequence_output": sequence, "pooled_output": encoder.get_layer("pooled_dense")(token)}
 
 
 def pop_dtype(config):

@@ -36,6 +36,10 @@ from bert_tf.models import tf1_checkpoint
 ELECTRA_CLASSIFIER = ("hf_out: ElectraForSequenceClassification's head is dense -> GELU -> "
                       "out_proj on the [CLS] vector, bert_tf's one dense layer on it: no "
                       "exact mapping, not written (QA and tagging heads are)")
+CAUSAL_ENCODER = ("hf_out: this encoder is read left to right (its objective, a left-to-right "
+                  "LM, trained it under a causal mask) and transformers' BERT classes for "
+                  "these heads have no causal-encoder option: the folder would drop the "
+                  "mask, not written (export a SavedModel instead)")
 SENTENCEPIECE_NOT_ALBERT = ("hf_out with spm_model_file: transformers has a SentencePiece "
                             "tokenizer for ALBERT only (the model is not ALBERT)")
 
@@ -83,8 +87,11 @@ def write_hf_folder(pretrainer, objective, vocab_file, do_lower_case, out_dir,
 
   Raises:
     FileExistsError: out_dir exists and overwrite is false.
-    ValueError: the vocab's size is not the config's vocab_size.
+    ValueError: the vocab's size is not the config's vocab_size, or the
+      objective reads its encoder causally (`CAUSAL_ENCODER`).
   """
+  if objective.export_objective.causal_encoder:
+    raise ValueError(CAUSAL_ENCODER)
   config = pretrainer.config
   if spm_model_file:
     if tf1_checkpoint.model_type(pretrainer) != hf_config.ALBERT_MODEL_TYPE:

@@ -12,6 +12,7 @@ from bert_tf.io import file_io as files_lib
 from bert_tf.models import activations
 from bert_tf.models import config as config_lib
 from bert_tf.serving import saved_model
+from bert_tf.training import objectives
 
 
 # What the preset's metadata.json holds under this key: the whole BertConfig
@@ -46,9 +47,15 @@ def save_keras_hub_preset(pretrainer, vocab_file, do_lower_case, preset_dir,
 
   Raises:
     FileExistsError: preset_dir exists and overwrite is false.
-    ValueError: max_seq_length out of [5, max_position_embeddings], or a
-      model with the exact GELU (keras-hub's backbones hard-code the tanh one).
+    ValueError: max_seq_length out of [5, max_position_embeddings], a
+      model with the exact GELU (keras-hub's backbones hard-code the tanh
+      one), or an encoder its objective reads causally (a left-to-right
+      LM's: a BertBackbone runs bidirectionally).
   """
+  if objectives.of_model(pretrainer).export_objective.causal_encoder:
+    raise ValueError("keras_hub_preset_out: this encoder is read left to right (its objective, "
+                     "a left-to-right LM, trained it under a causal mask) and keras-hub's "
+                     "BertBackbone runs it bidirectionally: not written (use --export_dir)")
   config = pretrainer.config
   if config.hidden_act != activations.TANH:
     raise ValueError(f"hidden_act={config.hidden_act!r}: keras-hub's backbones run the tanh "

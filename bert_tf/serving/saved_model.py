@@ -18,6 +18,7 @@ The SavedModel carries the vocab as an asset and has these signatures
   encode (stock TensorFlow ops only):
     input_ids, input_mask, segment_ids  int32 [batch, seq]
     -> sequence_output float32 [batch, seq, hidden], pooled_output float32 [batch, hidden]
+    (a left-to-right LM, objective ltr: causal, pooled from the last real token)
   fill_mask (needs tensorflow-text's ops):
     text string [batch], each with one or more [MASK]
     -> top_k_tokens string [batch, max_masks, k], top_k_ids int32 [batch, max_masks, k],
@@ -69,6 +70,7 @@ from bert_tf.data.tokenizers import sentencepiece_graph
 from bert_tf.data.tokenizers import sentencepiece_vocab
 from bert_tf.data.tokenizers import tokenizer_graph
 from bert_tf.data.tokenizers import wordpiece_vocab
+from bert_tf.models import modeling
 from bert_tf.training import objectives
 
 # Errors reported per example by the text signatures (the batch still runs).
@@ -251,6 +253,8 @@ class BertServingModule(tf.Module):
     pretrainer = objective.export_model(pretrainer)
     self._holder = Untracked(pretrainer)
     self.objective = objective.export_objective
+    if self.objective.causal_encoder:  # `encode` reads it as trained: causally
+      modeling.read_causally(pretrainer.encoder, self.objective.pooled_position)
     self.model_variables = tf_variables(pretrainer)
     self.vocab_file = tf.saved_model.Asset(vocab_file)
     self._vocab = vocab
@@ -329,9 +333,8 @@ class BertServingModule(tf.Module):
   def _encode(self, input_ids, input_mask, segment_ids):
     """Encoder outputs; see the module docstring."""
     with tf.control_dependencies(self._check_length(input_ids)):
-      outputs = self.pretrainer.encoder(
-          {"token_ids": input_ids, "segment_ids": segment_ids, "padding_mask": input_mask},
-          training=False)
+      outputs = modeling.encoder_outputs(self.pretrainer.encoder, input_ids, segment_ids,
+                                         input_mask, training=False)
     pooled = outputs["pooled_output"]
     if not self.objective.has_pooler:
       pooled = outputs["sequence_output"][:, 0]  # ELECTRA: no pooler

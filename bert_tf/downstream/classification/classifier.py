@@ -108,7 +108,8 @@ class BertClassifier(EncoderTaskModel):
     Returns:
       float32 logits [batch, num_outputs] (regression: [batch, 1] values).
     """
-    encoded = self.encoder(self._encoder_inputs(inputs), training=training)
+    encoded = modeling.encoder_outputs(self.encoder, **self._encoder_inputs(inputs),
+                                       training=training)
     pooled = self.dropout(encoded["pooled_output"], training=training)
     return tf.cast(self.head(tf.cast(pooled, tf.float32)), tf.float32)
 

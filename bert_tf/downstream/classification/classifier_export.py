@@ -134,7 +134,8 @@ def export_finetuned(config, bert_config, results, export_dir, overwrite=False):
   from bert_tf.downstream.classification import classifier as classifier_lib  # pylint: disable=g-import-not-at-top
   labels = results["labels"]
   model = export.read_finetuned(classifier_lib.BertClassifier(bert_config, len(labels) or 1),
-                                export.finetuned_prefix(config))
+                                export.finetuned_prefix(config),
+                                init_checkpoint=config.init_checkpoint)
   return export_classifier(model, config.vocab_file, config.do_lower_case, labels,
                            bool(config.text_b_column), export_dir,
                            max_seq_length=config.max_seq_length, overwrite=overwrite,

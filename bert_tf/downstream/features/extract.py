@@ -36,6 +36,7 @@ from absl import logging
 from bert_tf.io import file_io as files
 from bert_tf.downstream.classification import tsv as classification
 from bert_tf.downstream import finetune
+from bert_tf.models import modeling
 
 _PAIR = re.compile(r"^(.*) \|\|\| (.*)$")
 LOG_EVERY_SECONDS = 30.0
@@ -151,6 +152,11 @@ def extract(input_file, output_file, bert_config, init_checkpoint, vocab_file,
     raise ValueError(f"the encoder applies {len(model.outputs)} transformer layers, the "
                      f"bert_config says {bert_config.num_hidden_layers}")
   infer = tf.function(lambda x: model(x, training=False), autograph=False)
+  if modeling.is_causal(classifier.encoder):  # a left-to-right LM's: its layers as trained
+    infer = tf.function(lambda x: modeling.causal_sequence_output(
+        classifier.encoder, *(tf.cast(x[k], tf.int32) for k in ("token_ids", "segment_ids",
+                                                                  "padding_mask")),
+        every_layer=True), autograph=False)
   start = last_log = time.time()
   with files.atomic_open(output_file) as out:
     for begin in range(0, len(examples), batch_size):

@@ -210,7 +210,7 @@ def export_finetuned(config, bert_config, export_dir, overwrite=False):
   model = export.read_finetuned(
       span_head.BertSpanModel(bert_config), prefix,
       missing=f"{prefix}: no fine-tuned span model to export (train with --do_train into "
-              f"this --output_dir first)")
+              f"this --output_dir first)", init_checkpoint=config.init_checkpoint)
   return export_answerer(
       model, config.vocab_file, config.do_lower_case, export_dir, overwrite=overwrite,
       max_seq_length=config.max_seq_length, max_query_length=config.max_query_length,

@@ -52,11 +52,10 @@ class BertSpanModel(keras.Model):
     Returns:
       (start_logits, end_logits): float32 [batch, seq] each.
     """
-    encoded = self.encoder(
-        {"token_ids": tf.cast(inputs["input_ids"], tf.int32),
-         "segment_ids": tf.cast(inputs["segment_ids"], tf.int32),
-         "padding_mask": tf.cast(inputs["input_mask"], tf.int32)},
-        training=training)
+    encoded = modeling.encoder_outputs(
+        self.encoder, token_ids=tf.cast(inputs["input_ids"], tf.int32),
+        segment_ids=tf.cast(inputs["segment_ids"], tf.int32),
+        padding_mask=tf.cast(inputs["input_mask"], tf.int32), training=training)
     logits = self.head(tf.cast(encoded["sequence_output"], tf.float32))
     return logits[..., 0], logits[..., 1]
 

@@ -124,6 +124,7 @@ def build_span_model(bert_config, init_checkpoint="", seed=0):
   Returns (model, description)."""
   model, described = _span_model_encoder(bert_config, init_checkpoint, seed)
   head = hf_checkpoint.load_hf_head(model.head, init_checkpoint, hf_checkpoint.QUESTION_ANSWERING)
+  finetune.read_as_trained(model, init_checkpoint)
   return model, described + (f"; read {head}" if head else "")
 
 
@@ -160,6 +161,7 @@ def _model_for_prediction(config, bert_config):
         f"{os.path.join(config.output_dir, CHECKPOINT_NAME)} checkpoint)"
   model = span_head.BertSpanModel(bert_config)
   tf.train.Checkpoint(model=model).read(prefix).assert_existing_objects_matched()
+  finetune.read_as_trained(model, config.init_checkpoint)
   return model, f"read the fine-tuned span model {prefix}"
 
 

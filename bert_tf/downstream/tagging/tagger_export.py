@@ -186,7 +186,7 @@ def export_finetuned(config, bert_config, results, export_dir, overwrite=False):
   labels = results["labels"]
   model = export.read_finetuned(
       token_head.BertTokenTagger(bert_config, len(labels), frozen_encoder=config.frozen_encoder),
-      export.finetuned_prefix(config))
+      export.finetuned_prefix(config), init_checkpoint=config.init_checkpoint)
   return export_tagger(model, config.vocab_file, config.do_lower_case, labels, export_dir,
                        max_seq_length=config.max_seq_length, stride=config.stride,
                        overwrite=overwrite, spm_model_file=config.spm_model_file)

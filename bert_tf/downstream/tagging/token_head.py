@@ -19,6 +19,7 @@ import keras
 import tensorflow as tf
 
 from bert_tf.models import albert
+from bert_tf.models import modeling
 from bert_tf.downstream.classification import classifier
 from bert_tf.models.config import BertConfig
 
@@ -72,12 +73,16 @@ class BertTokenTagger(classifier.EncoderTaskModel):
     """
     encoder_inputs = self._encoder_inputs(inputs)
     if self.frozen_encoder:
-      layers = self._layer_outputs(encoder_inputs, training=False)
+      layers = (modeling.causal_sequence_output(  # a left-to-right LM's: as it was trained
+          self.encoder, **encoder_inputs, every_layer=True)[-FEATURE_LAYERS:]
+                if modeling.is_causal(self.encoder)
+                else self._layer_outputs(encoder_inputs, training=False))
       if not isinstance(layers, (list, tuple)):  # Keras gives one output unlisted
         layers = [layers]
       features = tf.concat([tf.cast(x, tf.float32) for x in layers], axis=-1)
     else:
-      features = tf.cast(self.encoder(encoder_inputs, training=training)["sequence_output"],
+      features = tf.cast(modeling.encoder_outputs(self.encoder, **encoder_inputs,
+                                                  training=training)["sequence_output"],
                          tf.float32)
     return tf.cast(self.head(self.dropout(features, training=training)), tf.float32)
 

@@ -125,6 +125,16 @@ class Objective:
   has_discriminator = False
   has_pooler = True
 
+  # How the code after pretraining reads its encoder (fine-tuning, probes,
+  # features, exports: downstream.finetune.read_as_trained).
+  # causal_encoder: with the causal attention mask it was trained under (a
+  #   left-to-right LM's); False: bidirectional, as keras-hub runs it.
+  # pooled_position: the token whose vector the pooler reads for a sentence
+  #   ("first": [CLS]; "last": the last real token, the one a causal
+  #   encoder lets see the whole text).
+  causal_encoder = False
+  pooled_position = "first"
+
   @property
   def text_signatures(self):
     """The text signatures of an export: fill_mask (every masked-LM head),

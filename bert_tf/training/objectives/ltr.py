@@ -14,13 +14,18 @@ sentences. The loss is the mean cross-entropy of the next token over the
 real tokens that have one before them (sum over the global batch divided
 by their count, as the masked LM's).
 
-What an export serves: the encoder (`encode`, whose attention the export
-leaves bidirectional: the weights are those trained under the causal
-mask), `pretraining`'s masked_lm_log_probs at given positions and
-`fill_mask`, both the distribution of the token at a position given the
-tokens before it. Fine-tuning and the comparison's probes read the encoder
-the same way as `encode` does; the paper kept the causal mask in
-fine-tuning.
+The encoder is read with its causal mask after pretraining too
+(`causal_encoder`), as the paper fine-tuned its LTR model (a bidirectional
+reading of weights trained left to right would be a mismatch): fine-tuning,
+the comparison's frozen probes, extract_features and the exports' `encode`
+and task signatures. A sentence's vector is the pooler on its last real
+token (`pooled_position`: [CLS] at position 0 sees only itself; OpenAI GPT
+classified from its last token). No transformers class runs BERT's encoder
+causally under these heads, so --hf_out refuses such a model.
+
+What an export serves: the encoder (`encode`, causal), `pretraining`'s
+masked_lm_log_probs at given positions and `fill_mask`, both the
+distribution of the token at a position given the tokens before it.
 """
 
 import tensorflow as tf
@@ -69,6 +74,8 @@ class LtrObjective(base.Objective):
   # Whole sentences, as RoBERTa's masked LM (an arm's writer flags may give
   # it BERT's segment pairs instead: their sentence labels go unused).
   record_options = {"sentence_task": "none", "packing": "full_sentences"}
+  causal_encoder = True
+  pooled_position = "last"
 
   @classmethod
   def resolve(cls, sentence_task, config=None, data=None):
