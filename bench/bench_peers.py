@@ -32,6 +32,10 @@ Workloads (--workloads):
             (tracing included) against a run_glue-style loop with dynamic
             padding (DataCollatorWithPadding); then prediction of the dev
             pairs (steady state: ours traced before timing).
+  squad     SQuAD-format fine-tuning (features, the model built, one epoch as
+            the original counts it, a checkpoint written) and prediction
+            (features, logits, answers decoded) on the same windows:
+            run_squad's path against a run_qa-style loop (bench/peers_squad.py).
   serve     fill-mask: the exported SavedModel's `fill_mask` signature (text
             in) against transformers' pipeline("fill-mask") on the --hf_out
             folder of the same weights; one request's latency (as
@@ -62,11 +66,12 @@ import types
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "bench"))
+import peers_squad  # pylint: disable=g-import-not-at-top,wrong-import-position
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 SHARED = os.path.normpath(os.path.join(REPO, "..", "shared"))
 SHARED_VOCAB = os.path.join(SHARED, "vocab", "bert-base-uncased-vocab.txt")
 SHARED_CORPUS = os.path.join(SHARED, "corpora", "kjv.txt")
-WORKLOADS = ("pretrain", "masking", "classify", "serve")
+WORKLOADS = ("pretrain", "masking", "classify", "squad", "serve")
 LOSS_RTOL = 1e-4  # relative, float32 on both sides
 LOGITS_ATOL = 1e-4
 
@@ -147,6 +152,7 @@ def setup(args):
   for name, part in (("train", pairs[:args.train]), ("dev", pairs[args.train:])):
     with open(os.path.join(work, f"{name}.tsv"), "w", encoding="utf-8") as f:
       f.write("sentence1\tsentence2\tlabel\n" + "".join(f"{a}\t{b}\t{l}\n" for a, b, l in part))
+  peers_squad.setup(args, work, SHARED_CORPUS)
   with open(os.path.join(work, "vocab_file"), "w", encoding="utf-8") as f:
     f.write(vocab_file)
   return {"ready": True}
@@ -561,10 +567,19 @@ def theirs_serve(args):
           f"pipeline('fill-mask', top_k=5) on the --hf_out folder; load {load_s:.2f} s")
 
 
+def ours_squad(args):
+  vocab_file = _vocab_file(args.work)
+  return peers_squad.ours(args, bert_config(args, vocab_file), vocab_file, _timed)
+
+
+def theirs_squad(args):
+  return peers_squad.theirs(args, _torch_device(args), _optimizer, _timed)
+
+
 SIDES = {"ours": {"pretrain": ours_pretrain, "masking": ours_masking,
-                  "classify": ours_classify, "serve": ours_serve},
+                  "classify": ours_classify, "squad": ours_squad, "serve": ours_serve},
          "theirs": {"pretrain": theirs_pretrain, "masking": theirs_masking,
-                    "classify": theirs_classify, "serve": theirs_serve}}
+                    "classify": theirs_classify, "squad": theirs_squad, "serve": theirs_serve}}
 
 
 def pairing(name, ours, theirs):
@@ -580,6 +595,8 @@ def pairing(name, ours, theirs):
     return ok, (f"share of tokens picked: ours {ours['picked']:.3f}, theirs "
                 f"{theirs['picked']:.3f}; [MASK] share of the picked: ours {ours['mask']:.2f}, "
                 f"theirs {theirs['mask']:.2f}")
+  if name == "squad":
+    return peers_squad.pairing(ours, theirs)
   if name == "classify":
     same_ids = ours["ids"] == theirs["ids"]
     diff = float(np.abs(np.array(ours["logits"]) - np.array(theirs["logits"])).max())
@@ -606,6 +623,7 @@ def worker(args):
   if args.worker == "theirs":
     import transformers  # pylint: disable=g-import-not-at-top
     transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
   values, rounds, settings = SIDES[args.worker][args.workload](args)
   print(json.dumps({"check": values, "settings": settings, "keys": list(rounds)}), flush=True)
   for line in sys.stdin:
@@ -680,6 +698,7 @@ def parse_args(argv=None):
   p.add_argument("--train", type=int, default=640, help="classify: train pairs")
   p.add_argument("--dev", type=int, default=256, help="classify: dev pairs")
   p.add_argument("--pair_words", type=int, default=20, help="classify: words kept of a verse")
+  peers_squad.add_flags(p)
   p.add_argument("--serve_batch", type=int, default=32)
   p.add_argument("--serve_requests", type=int, default=20)
   p.add_argument("--torch_threads", type=int, default=0,
@@ -697,7 +716,7 @@ def parse_args(argv=None):
     for key, value in (("rounds", 2), ("steps", 2), ("warmup", 1), ("seq", 32), ("preds", 5),
                        ("batch", 8), ("records", 32), ("masking_batches", 3), ("train", 32),
                        ("dev", 16), ("pair_words", 6), ("serve_batch", 4),
-                       ("serve_requests", 2)):
+                       ("serve_requests", 2)) + peers_squad.SMOKE:
       if getattr(args, key) == p.get_default(key):
         setattr(args, key, value)
   unknown = set(args.workloads.split(",")) - set(WORKLOADS)
