@@ -305,6 +305,7 @@ def ours_classify(args):
   from bert_tf.models import hf_config  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
   from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.classification import finetune_tsv  # pylint: disable=g-import-not-at-top
   work = args.work
   config = finetune.FinetuneConfig(
       train_file=os.path.join(work, "train.tsv"), dev_file=os.path.join(work, "dev.tsv"),
@@ -313,7 +314,7 @@ def ours_classify(args):
       num_train_epochs=1.0, learning_rate=1e-4, train_batch_size=args.batch,
       eval_batch_size=args.batch, save_model=False)
   bert = bert_config(args, config.vocab_file)
-  task = finetune.load_task(config)
+  task = finetune_tsv.load_task(config)
   model, _ = finetune.build_classifier(bert, 2, seed=0, labels=["0", "1"])
   feats = {k: tf.constant(v[:args.batch]) for k, v in task.dev.items()}
   logits = model(feats, training=False).numpy()
@@ -330,7 +331,7 @@ def ours_classify(args):
 
   def train():
     counter[0] += 1
-    return _timed(lambda: finetune.train_seed(config, bert, task, 0,
+    return _timed(lambda: finetune_tsv.train_seed(config, bert, task, 0,
                                               os.path.join(work, f"ft{counter[0]}")), n_train)
 
   def predict():
@@ -338,7 +339,7 @@ def ours_classify(args):
                   len(task.dev_labels))
   return ({"logits": logits.tolist(), "ids": ids},
           {"classify train": train, "classify predict": predict},
-          f"finetune.train_seed (the model built, one epoch, the dev set evaluated): "
+          f"finetune_tsv.train_seed (the model built, one epoch, the dev set evaluated): "
           f"{config.length_buckets} length buckets, adamw_original, warmup 10%, clip 1.0, "
           f"tracing included; predict: "
           f"finetune.predict, traced before timing")
