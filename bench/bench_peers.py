@@ -66,6 +66,7 @@ import types
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "bench"))
+import peers_keras_hub  # pylint: disable=g-import-not-at-top,wrong-import-position
 import peers_squad  # pylint: disable=g-import-not-at-top,wrong-import-position
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 SHARED = os.path.normpath(os.path.join(REPO, "..", "shared"))
@@ -300,6 +301,7 @@ def ours_masking(args):
 
 
 def ours_classify(args):
+  import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from bert_tf.data.input import length_buckets  # pylint: disable=g-import-not-at-top
   from bert_tf.models import hf_config  # pylint: disable=g-import-not-at-top
@@ -322,6 +324,9 @@ def ours_classify(args):
                                  model.head.kernel.numpy(), model.head.bias.numpy(),
                                  config.vocab_file, True, os.path.join(work, "hf_classifier"),
                                  labels=["0", "1"])
+  model.encoder.save_weights(os.path.join(work, "cls_encoder.weights.h5"))  # keras-hub's check
+  np.savez(os.path.join(work, "cls_head.npz"), kernel=model.head.kernel.numpy(),
+           bias=model.head.bias.numpy())
   ids = [row[row > 0].tolist() for row in task.dev["input_ids"][:args.batch]]
   lengths = length_buckets.boundaries(config.max_seq_length, config.length_buckets)
   predict_fn = finetune.make_predict_fn(model)
@@ -577,10 +582,25 @@ def theirs_squad(args):
   return peers_squad.theirs(args, _torch_device(args), _optimizer, _timed)
 
 
+def keras_hub_classify(args):
+  vocab_file = _vocab_file(args.work)
+  return peers_keras_hub.classify(args, bert_config(args, vocab_file), vocab_file,
+                                  (_read_pairs(args.work, "train"), _read_pairs(args.work, "dev")),
+                                  _timed)
+
+
+def keras_hub_pretrain(args):
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  return peers_keras_hub.pretrain(args, bert_config(args, _vocab_file(args.work)),
+                                  dict(np.load(os.path.join(args.work, "batches.npz"))), _timed)
+
+
 SIDES = {"ours": {"pretrain": ours_pretrain, "masking": ours_masking,
                   "classify": ours_classify, "squad": ours_squad, "serve": ours_serve},
          "theirs": {"pretrain": theirs_pretrain, "masking": theirs_masking,
-                    "classify": theirs_classify, "squad": theirs_squad, "serve": theirs_serve}}
+                    "classify": theirs_classify, "squad": theirs_squad, "serve": theirs_serve},
+         "keras_hub": {"pretrain": keras_hub_pretrain, "classify": keras_hub_classify}}
+KERAS_HUB_ROWS = {"pretrain": "pretrain (keras-hub: MLM only)"}
 
 
 def pairing(name, ours, theirs):
@@ -660,28 +680,36 @@ class Worker:
     self.proc.wait()
 
 
-def run_workload(name, argv, rounds):
-  """Both sides of one workload: check, then alternating rounds. Returns
-  ({key: (ours rates, theirs rates)}, settings line)."""
-  ours = Worker(argv, "ours", name)
-  o = ours.read()  # ours first: it writes what theirs reads (the classifier's folder)
-  theirs = Worker(argv, "theirs", name)
-  t = theirs.read()
-  ok, what = pairing(name, o["check"], t["check"])
-  print(f"  check: {what} -> {'PASS' if ok else 'FAIL'}", flush=True)
-  if not ok:
-    ours.close()
-    theirs.close()
-    raise SystemExit(f"bench_peers: {name}: the two sides do not compute the same; not timed")
-  rates = {key: ([], []) for key in o["keys"]}
-  for key in o["keys"]:
+def run_workload(name, argv, rounds, keras_hub):
+  """The sides of one workload (ours, transformers, and keras-hub where it
+  has the piece and `keras_hub`): checks, then rounds in rotating order.
+  Returns ({key: [rates of each side]}, settings lines, sides)."""
+  sides = ["ours", "theirs"] + (["keras_hub"] if keras_hub and name in SIDES["keras_hub"] else [])
+  workers, answers = [], []
+  for side in sides:  # ours first: it writes what the others read (the classifier's weights)
+    workers.append(Worker(argv, side, name))
+    answers.append(workers[-1].read())
+  checks = [pairing(name, answers[0]["check"], a["check"]) if a["check"] else
+            (True, "no pairing check: another objective (MLM only)") for a in answers[1:]]
+  for side, (ok, what) in zip(sides[1:], checks):
+    label = "check:" if side == "theirs" else f"check, {SIDE_NAMES[side]}:"
+    print(f"  {label} {what} -> {'PASS' if ok else 'FAIL'}", flush=True)
+  if not all(ok for ok, _ in checks):
+    for w in workers:
+      w.close()
+    raise SystemExit(f"bench_peers: {name}: the sides do not compute the same; not timed")
+  rates = {key: [[] for _ in sides] for key in answers[0]["keys"]}
+  for key in answers[0]["keys"]:
     for r in range(rounds):
-      order = ((ours, 0), (theirs, 1)) if r % 2 == 0 else ((theirs, 1), (ours, 0))
-      for side, i in order:
-        rates[key][i].append(side.ask(key))
-  ours.close()
-  theirs.close()
-  return rates, f"ours: {o['settings']}\n  theirs: {t['settings']}"
+      for i in [(r + k) % len(sides) for k in range(len(sides))]:
+        rates[key][i].append(workers[i].ask(key) if key in answers[i]["keys"] else None)
+  for w in workers:
+    w.close()
+  settings = "\n  ".join(f"{SIDE_NAMES[side]}: {a['settings']}" for side, a in zip(sides, answers))
+  return rates, settings, sides
+
+
+SIDE_NAMES = {"ours": "ours", "theirs": "transformers", "keras_hub": "keras-hub"}
 
 
 def parse_args(argv=None):
@@ -708,6 +736,9 @@ def parse_args(argv=None):
                       "docs/performance.md)")
   p.add_argument("--torch_compile", action="store_true",
                  help="torch.compile the peer's pretraining model")
+  p.add_argument("--keras_hub", action=argparse.BooleanOptionalAction, default=True,
+                 help="keras-hub as a third side where it has the piece (pretrain: MLM only; "
+                      "classify), when installed")
   p.add_argument("--smoke", action="store_true", help="toy sizes: checks the script runs")
   p.add_argument("--worker", default="", help=argparse.SUPPRESS)
   p.add_argument("--workload", default="", help=argparse.SUPPRESS)
@@ -749,20 +780,37 @@ def main(argv=None):
     for name in args.workloads.split(","):
       print(f"\n[{name}]", flush=True)
       start = time.perf_counter()
-      result, settings = run_workload(name, child_argv, args.rounds)
+      result, settings, sides = run_workload(name, child_argv, args.rounds,
+                                             args.keras_hub and keras_hub_installed())
       print(f"  {settings}", flush=True)
-      for key, (ours, theirs) in result.items():
-        row = (key, max(ours), statistics.median(ours), max(theirs), statistics.median(theirs))
-        rows.append(row + (row[1] / row[3],))
-        print(f"  {key}: ours {row[1]:.1f} (median {row[2]:.1f}), theirs {row[3]:.1f} "
-              f"(median {row[4]:.1f}) examples/s -> {row[1] / row[3]:.2f}x", flush=True)
+      for key, per_side in result.items():
+        best = [max(r) if r and None not in r else None for r in per_side]
+        median = [statistics.median(r) if best[i] else None for i, r in enumerate(per_side)]
+        row = [KERAS_HUB_ROWS.get(key, key) if "keras_hub" in sides else key]
+        for i in range(3):
+          row += [best[i], median[i]] if i < len(sides) and best[i] else [None, None]
+        rows.append(row)
+        line = f"  {key}: ours {best[0]:.1f} (median {median[0]:.1f})"
+        for i, side in enumerate(sides[1:], start=1):
+          if best[i]:
+            line += (f", {'theirs' if side == 'theirs' else SIDE_NAMES[side]} {best[i]:.1f} "
+                     f"(median {median[i]:.1f})")
+        ratios = " ".join(f"{best[0] / best[i]:.2f}x" for i in range(1, len(sides)) if best[i])
+        print(f"{line} examples/s -> {ratios}", flush=True)
       print(f"  ({time.perf_counter() - start:.0f} s)", flush=True)
   print(f"\nexamples/s (serving: requests/s), best (median) of {args.rounds} rounds; ratio: "
         f"ours / theirs of the best; {time.perf_counter() - begin:.0f} s in all")
-  print(f"{'workload':20} {'ours':>17} {'transformers':>17} {'ratio':>7}")
-  for name, bo, mo, bt, mt, ratio in rows:
-    print(f"{name:20} {bo:8.1f} ({mo:6.1f}) {bt:8.1f} ({mt:6.1f}) {ratio:6.2f}x")
+  print(f"{'workload':31} {'ours':>17} {'transformers':>17} {'ratio':>7} {'keras-hub':>17} "
+        f"{'ratio':>7}")
+  cell = lambda b, m: f"{b:8.1f} ({m:6.1f})" if b else f"{'-':>17}"
+  for name, bo, mo, bt, mt, bk, mk in rows:
+    print(f"{name:31} {cell(bo, mo)} {cell(bt, mt)} {bo / bt:6.2f}x {cell(bk, mk)} "
+          + (f"{bo / bk:6.2f}x" if bk else f"{'-':>7}"))
 
+
+def keras_hub_installed():
+  import importlib.util  # pylint: disable=g-import-not-at-top
+  return importlib.util.find_spec("keras_hub") is not None
 
 if __name__ == "__main__":
   main()
