@@ -71,7 +71,7 @@ def classify(args, bert, vocab_file, pairs, timed):
       # Task.fit makes a tf.data.Dataset of arrays and then ignores shuffle=True: shuffled here.
       data = tf.data.Dataset.from_tensor_slices((train_x, train_y)).shuffle(
           len(train_y), seed=0).batch(args.batch, drop_remainder=True)
-      trained.fit(data, epochs=1, verbose=0)
+      trained.fit(data, epochs=1, shuffle=False, verbose=0)
       trained.predict(dev_x, batch_size=args.batch, verbose=0)
     return timed(run, n_train)
 
