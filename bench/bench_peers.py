@@ -9,7 +9,12 @@ and keras-hub where it has the piece (bench/peers_keras_hub.py).
 
 --config=base (or large) sets, unless given, the sizes of BASE_SIZES: 2
 timed pretraining steps, 128 train / 64 dev pairs, 64 / 32 SQuAD
-questions, and leaves out masking (it does not depend on the model).
+questions, and leaves out masking (it does not depend on the model). Each
+side's worker holds its model for the workload's rounds: BERT-base's
+pretraining step takes 8-9 GB a side on CPU (transformers' 30,522-way
+logits at every position, ours and keras-hub's Adam state and
+activations), so three sides need about 27 GB; --no-keras_hub, or
+--workloads without pretrain, where memory is short.
 
 Each workload runs both sides on the same model shape (configs/bert_<name>.json),
 the same data, batch and sequence length, in alternating rounds (ours first
