@@ -263,7 +263,7 @@ def run_peers(args):
     print(f"  skipped: the peers are not installed (missing {missing}; pip install -e "
           ".[peers])", flush=True)
     return []
-  flags = ["--workloads=pretrain,classify", f"--config={args.config}",
+  flags = ["--workloads=pretrain,classify", "--no-keras_hub", f"--config={args.config}",
            f"--rounds={args.peers_rounds}"] + (["--smoke"] if args.cpu_smoke else [])
   child = subprocess.run([sys.executable, bench_peers.__file__] + flags, stdout=subprocess.PIPE,
                          text=True, check=False)

@@ -1,9 +1,20 @@
 """bert_tf against what users pick instead, side by side in one run:
-Hugging Face transformers on PyTorch (CPU here; the same script on a GPU).
+Hugging Face transformers on PyTorch (CPU here; the same script on a GPU),
+and keras-hub where it has the piece (bench/peers_keras_hub.py).
 
   pip install -e .[peers]                      # torch, transformers>=5
   python bench/bench_peers.py --rounds=3       # BERT-tiny, every workload
+  python bench/bench_peers.py --config=base    # BERT-base, a few steps
   python bench/bench_peers.py --smoke          # toy sizes: checks the script
+
+--config=base (or large) sets, unless given, the sizes of BASE_SIZES: 2
+timed pretraining steps, 128 train / 64 dev pairs, 64 / 32 SQuAD
+questions, and leaves out masking (it does not depend on the model). Each
+side's worker holds its model for the workload's rounds: BERT-base's
+pretraining step takes 8-9 GB a side on CPU (transformers' 30,522-way
+logits at every position, ours and keras-hub's Adam state and
+activations), so three sides need about 27 GB; --no-keras_hub, or
+--workloads without pretrain, where memory is short.
 
 Each workload runs both sides on the same model shape (configs/bert_<name>.json),
 the same data, batch and sequence length, in alternating rounds (ours first
@@ -32,6 +43,10 @@ Workloads (--workloads):
             (tracing included) against a run_glue-style loop with dynamic
             padding (DataCollatorWithPadding); then prediction of the dev
             pairs (steady state: ours traced before timing).
+  squad     SQuAD-format fine-tuning (features, the model built, one epoch as
+            the original counts it, a checkpoint written) and prediction
+            (features, logits, answers decoded) on the same windows:
+            run_squad's path against a run_qa-style loop (bench/peers_squad.py).
   serve     fill-mask: the exported SavedModel's `fill_mask` signature (text
             in) against transformers' pipeline("fill-mask") on the --hf_out
             folder of the same weights; one request's latency (as
@@ -49,6 +64,7 @@ printed with the versions.
 
 import argparse
 import json
+import math
 import os
 import platform
 import random
@@ -62,11 +78,13 @@ import types
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "bench"))
+import peers_keras_hub  # pylint: disable=g-import-not-at-top,wrong-import-position
+import peers_squad  # pylint: disable=g-import-not-at-top,wrong-import-position
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 SHARED = os.path.normpath(os.path.join(REPO, "..", "shared"))
 SHARED_VOCAB = os.path.join(SHARED, "vocab", "bert-base-uncased-vocab.txt")
 SHARED_CORPUS = os.path.join(SHARED, "corpora", "kjv.txt")
-WORKLOADS = ("pretrain", "masking", "classify", "serve")
+WORKLOADS = ("pretrain", "masking", "classify", "squad", "serve")
 LOSS_RTOL = 1e-4  # relative, float32 on both sides
 LOGITS_ATOL = 1e-4
 
@@ -147,6 +165,7 @@ def setup(args):
   for name, part in (("train", pairs[:args.train]), ("dev", pairs[args.train:])):
     with open(os.path.join(work, f"{name}.tsv"), "w", encoding="utf-8") as f:
       f.write("sentence1\tsentence2\tlabel\n" + "".join(f"{a}\t{b}\t{l}\n" for a, b, l in part))
+  peers_squad.setup(args, work, SHARED_CORPUS)
   with open(os.path.join(work, "vocab_file"), "w", encoding="utf-8") as f:
     f.write(vocab_file)
   return {"ready": True}
@@ -260,8 +279,10 @@ def _masking_config(args, size):
 
 
 def _mask_stats(input_ids, picked):
-  """(share of tokens picked, share of the picked that read [MASK])."""
-  return float(picked.mean()), float((input_ids[picked] == 103).mean())
+  """The check values: share of tokens picked, share of the picked that
+  read [MASK], and the counts each share is of."""
+  return {"picked": float(picked.mean()), "mask": float((input_ids[picked] == 103).mean()),
+          "n": int(picked.size), "n_picked": int(picked.sum())}
 
 
 def ours_masking(args):
@@ -280,7 +301,7 @@ def ours_masking(args):
     p[rows, b["masked_lm_positions"][rows, cols]] = True
     picked.append(p)
     ids.append(b["input_ids"])
-  share, mask_share = _mask_stats(np.concatenate(ids), np.concatenate(picked))
+  stats = _mask_stats(np.concatenate(ids), np.concatenate(picked))
   n = args.masking_batches
 
   def round_():
@@ -288,17 +309,19 @@ def ours_masking(args):
       for _ in range(n):
         next(it)
     return _timed(run, n * args.batch)
-  return ({"picked": share, "mask": mask_share}, {"masking": round_},
+  return (stats, {"masking": round_},
           f"pipeline.make_dataset with DynamicMasking (read, parsed, masked, batched in "
           f"tf.data), 15%, 80/10/10, at most {args.preds} predictions")
 
 
 def ours_classify(args):
+  import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from bert_tf.data.input import length_buckets  # pylint: disable=g-import-not-at-top
   from bert_tf.models import hf_config  # pylint: disable=g-import-not-at-top
   from bert_tf.serving import hf_export  # pylint: disable=g-import-not-at-top
   from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.classification import finetune_tsv  # pylint: disable=g-import-not-at-top
   work = args.work
   config = finetune.FinetuneConfig(
       train_file=os.path.join(work, "train.tsv"), dev_file=os.path.join(work, "dev.tsv"),
@@ -307,7 +330,7 @@ def ours_classify(args):
       num_train_epochs=1.0, learning_rate=1e-4, train_batch_size=args.batch,
       eval_batch_size=args.batch, save_model=False)
   bert = bert_config(args, config.vocab_file)
-  task = finetune.load_task(config)
+  task = finetune_tsv.load_task(config)
   model, _ = finetune.build_classifier(bert, 2, seed=0, labels=["0", "1"])
   feats = {k: tf.constant(v[:args.batch]) for k, v in task.dev.items()}
   logits = model(feats, training=False).numpy()
@@ -315,6 +338,9 @@ def ours_classify(args):
                                  model.head.kernel.numpy(), model.head.bias.numpy(),
                                  config.vocab_file, True, os.path.join(work, "hf_classifier"),
                                  labels=["0", "1"])
+  model.encoder.save_weights(os.path.join(work, "cls_encoder.weights.h5"))  # keras-hub's check
+  np.savez(os.path.join(work, "cls_head.npz"), kernel=model.head.kernel.numpy(),
+           bias=model.head.bias.numpy())
   ids = [row[row > 0].tolist() for row in task.dev["input_ids"][:args.batch]]
   lengths = length_buckets.boundaries(config.max_seq_length, config.length_buckets)
   predict_fn = finetune.make_predict_fn(model)
@@ -324,7 +350,7 @@ def ours_classify(args):
 
   def train():
     counter[0] += 1
-    return _timed(lambda: finetune.train_seed(config, bert, task, 0,
+    return _timed(lambda: finetune_tsv.train_seed(config, bert, task, 0,
                                               os.path.join(work, f"ft{counter[0]}")), n_train)
 
   def predict():
@@ -332,7 +358,7 @@ def ours_classify(args):
                   len(task.dev_labels))
   return ({"logits": logits.tolist(), "ids": ids},
           {"classify train": train, "classify predict": predict},
-          f"finetune.train_seed (the model built, one epoch, the dev set evaluated): "
+          f"finetune_tsv.train_seed (the model built, one epoch, the dev set evaluated): "
           f"{config.length_buckets} length buckets, adamw_original, warmup 10%, clip 1.0, "
           f"tracing included; predict: "
           f"finetune.predict, traced before timing")
@@ -455,6 +481,7 @@ def theirs_pretrain(args):
 
 def theirs_masking(args):
   import numpy as np  # pylint: disable=g-import-not-at-top
+  import torch  # pylint: disable=g-import-not-at-top
   import transformers  # pylint: disable=g-import-not-at-top
   _torch_device(args)
   f = dict(np.load(os.path.join(args.work, "batches.npz")))
@@ -467,10 +494,11 @@ def theirs_masking(args):
                "special_tokens_mask": special[i].tolist()} for i in range(len(ids))]
   tokenizer = transformers.BertTokenizerFast.from_pretrained(os.path.join(args.work, "hf"))
   collator = transformers.DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15)
+  torch.manual_seed(0)  # the collator draws from torch's generator
   rng = random.Random(0)
   out = [collator(rng.sample(examples, args.batch)) for _ in range(4)]
   picked = np.concatenate([(b["labels"] != -100).numpy() for b in out])
-  share, mask_share = _mask_stats(np.concatenate([b["input_ids"].numpy() for b in out]), picked)
+  stats = _mask_stats(np.concatenate([b["input_ids"].numpy() for b in out]), picked)
   n = args.masking_batches
 
   def round_():
@@ -478,7 +506,7 @@ def theirs_masking(args):
       for _ in range(n):
         collator(rng.sample(examples, args.batch))
     return _timed(run, n * args.batch)
-  return ({"picked": share, "mask": mask_share}, {"masking": round_},
+  return (stats, {"masking": round_},
           "DataCollatorForLanguageModeling(mlm_probability=0.15) on token-id examples with "
           "special_tokens_mask given (its fast path), no cap on predictions")
 
@@ -561,10 +589,34 @@ def theirs_serve(args):
           f"pipeline('fill-mask', top_k=5) on the --hf_out folder; load {load_s:.2f} s")
 
 
+def ours_squad(args):
+  vocab_file = _vocab_file(args.work)
+  return peers_squad.ours(args, bert_config(args, vocab_file), vocab_file, _timed)
+
+
+def theirs_squad(args):
+  return peers_squad.theirs(args, _torch_device(args), _optimizer, _timed)
+
+
+def keras_hub_classify(args):
+  vocab_file = _vocab_file(args.work)
+  return peers_keras_hub.classify(args, bert_config(args, vocab_file), vocab_file,
+                                  (_read_pairs(args.work, "train"), _read_pairs(args.work, "dev")),
+                                  _timed)
+
+
+def keras_hub_pretrain(args):
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  return peers_keras_hub.pretrain(args, bert_config(args, _vocab_file(args.work)),
+                                  dict(np.load(os.path.join(args.work, "batches.npz"))), _timed)
+
+
 SIDES = {"ours": {"pretrain": ours_pretrain, "masking": ours_masking,
-                  "classify": ours_classify, "serve": ours_serve},
+                  "classify": ours_classify, "squad": ours_squad, "serve": ours_serve},
          "theirs": {"pretrain": theirs_pretrain, "masking": theirs_masking,
-                    "classify": theirs_classify, "serve": theirs_serve}}
+                    "classify": theirs_classify, "squad": theirs_squad, "serve": theirs_serve},
+         "keras_hub": {"pretrain": keras_hub_pretrain, "classify": keras_hub_classify}}
+KERAS_HUB_ROWS = {"pretrain": "pretrain (keras-hub: MLM only)"}
 
 
 def pairing(name, ours, theirs):
@@ -576,10 +628,16 @@ def pairing(name, ours, theirs):
             f"MLM+NSP loss on one batch, same weights: ours {o:.6f}, theirs {t:.6f} (relative "
             f"tolerance {LOSS_RTOL:g})")
   if name == "masking":
-    ok = abs(ours["picked"] - theirs["picked"]) < 0.03 and abs(ours["mask"] - theirs["mask"]) < 0.1
+    # Each share's difference within 4 standard errors of two binomial samples of its counts.
+    tol = {key: 4 * math.sqrt(p * (1 - p) * (1 / ours[n] + 1 / theirs[n]))
+           for key, p, n in (("picked", 0.15, "n"), ("mask", 0.8, "n_picked"))}
+    ok = all(abs(ours[key] - theirs[key]) <= tol[key] for key in tol)
     return ok, (f"share of tokens picked: ours {ours['picked']:.3f}, theirs "
-                f"{theirs['picked']:.3f}; [MASK] share of the picked: ours {ours['mask']:.2f}, "
-                f"theirs {theirs['mask']:.2f}")
+                f"{theirs['picked']:.3f} (tolerance {tol['picked']:.3f}); [MASK] share of the "
+                f"picked: ours {ours['mask']:.2f}, theirs {theirs['mask']:.2f} (tolerance "
+                f"{tol['mask']:.2f})")
+  if name == "squad":
+    return peers_squad.pairing(ours, theirs)
   if name == "classify":
     same_ids = ours["ids"] == theirs["ids"]
     diff = float(np.abs(np.array(ours["logits"]) - np.array(theirs["logits"])).max())
@@ -606,6 +664,7 @@ def worker(args):
   if args.worker == "theirs":
     import transformers  # pylint: disable=g-import-not-at-top
     transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
   values, rounds, settings = SIDES[args.worker][args.workload](args)
   print(json.dumps({"check": values, "settings": settings, "keys": list(rounds)}), flush=True)
   for line in sys.stdin:
@@ -641,28 +700,42 @@ class Worker:
     self.proc.wait()
 
 
-def run_workload(name, argv, rounds):
-  """Both sides of one workload: check, then alternating rounds. Returns
-  ({key: (ours rates, theirs rates)}, settings line)."""
-  ours = Worker(argv, "ours", name)
-  o = ours.read()  # ours first: it writes what theirs reads (the classifier's folder)
-  theirs = Worker(argv, "theirs", name)
-  t = theirs.read()
-  ok, what = pairing(name, o["check"], t["check"])
-  print(f"  check: {what} -> {'PASS' if ok else 'FAIL'}", flush=True)
-  if not ok:
-    ours.close()
-    theirs.close()
-    raise SystemExit(f"bench_peers: {name}: the two sides do not compute the same; not timed")
-  rates = {key: ([], []) for key in o["keys"]}
-  for key in o["keys"]:
+def run_workload(name, argv, rounds, keras_hub):
+  """The sides of one workload (ours, transformers, and keras-hub where it
+  has the piece and `keras_hub`): checks, then rounds in rotating order.
+  Returns ({key: [rates of each side]}, settings lines, sides)."""
+  sides = ["ours", "theirs"] + (["keras_hub"] if keras_hub and name in SIDES["keras_hub"] else [])
+  workers, answers = [], []
+  for side in sides:  # ours first: it writes what the others read (the classifier's weights)
+    workers.append(Worker(argv, side, name))
+    answers.append(workers[-1].read())
+  checks = [pairing(name, answers[0]["check"], a["check"]) if a["check"] else
+            (None, "none: another objective (MLM only), timed as such") for a in answers[1:]]
+  for side, (ok, what) in zip(sides[1:], checks):
+    label = "check:" if side == "theirs" else f"check, {SIDE_NAMES[side]}:"
+    print(f"  {label} {what}" + ("" if ok is None else f" -> {'PASS' if ok else 'FAIL'}"),
+          flush=True)
+  if not all(ok is not False for ok, _ in checks):
+    for w in workers:
+      w.close()
+    raise SystemExit(f"bench_peers: {name}: the sides do not compute the same; not timed")
+  rates = {key: [[] for _ in sides] for key in answers[0]["keys"]}
+  for key in answers[0]["keys"]:
     for r in range(rounds):
-      order = ((ours, 0), (theirs, 1)) if r % 2 == 0 else ((theirs, 1), (ours, 0))
-      for side, i in order:
-        rates[key][i].append(side.ask(key))
-  ours.close()
-  theirs.close()
-  return rates, f"ours: {o['settings']}\n  theirs: {t['settings']}"
+      for i in [(r + k) % len(sides) for k in range(len(sides))]:
+        rates[key][i].append(workers[i].ask(key) if key in answers[i]["keys"] else None)
+  for w in workers:
+    w.close()
+  settings = "\n  ".join(f"{SIDE_NAMES[side]}: {a['settings']}" for side, a in zip(sides, answers))
+  return rates, settings, sides
+
+
+# --config=base (and large): what a run sets unless given. The masking
+# workload does not depend on the model's shape: it is left out.
+BASE_SIZES = (("workloads", "pretrain,classify,squad,serve"), ("steps", 2), ("records", 64),
+              ("train", 128), ("dev", 64), ("squad_train", 64), ("squad_dev", 32),
+              ("serve_requests", 10))
+SIDE_NAMES = {"ours": "ours", "theirs": "transformers", "keras_hub": "keras-hub"}
 
 
 def parse_args(argv=None):
@@ -680,6 +753,7 @@ def parse_args(argv=None):
   p.add_argument("--train", type=int, default=640, help="classify: train pairs")
   p.add_argument("--dev", type=int, default=256, help="classify: dev pairs")
   p.add_argument("--pair_words", type=int, default=20, help="classify: words kept of a verse")
+  peers_squad.add_flags(p)
   p.add_argument("--serve_batch", type=int, default=32)
   p.add_argument("--serve_requests", type=int, default=20)
   p.add_argument("--torch_threads", type=int, default=0,
@@ -688,6 +762,9 @@ def parse_args(argv=None):
                       "docs/performance.md)")
   p.add_argument("--torch_compile", action="store_true",
                  help="torch.compile the peer's pretraining model")
+  p.add_argument("--keras_hub", action=argparse.BooleanOptionalAction, default=True,
+                 help="keras-hub as a third side where it has the piece (pretrain: MLM only; "
+                      "classify), when installed")
   p.add_argument("--smoke", action="store_true", help="toy sizes: checks the script runs")
   p.add_argument("--worker", default="", help=argparse.SUPPRESS)
   p.add_argument("--workload", default="", help=argparse.SUPPRESS)
@@ -697,7 +774,12 @@ def parse_args(argv=None):
     for key, value in (("rounds", 2), ("steps", 2), ("warmup", 1), ("seq", 32), ("preds", 5),
                        ("batch", 8), ("records", 32), ("masking_batches", 3), ("train", 32),
                        ("dev", 16), ("pair_words", 6), ("serve_batch", 4),
-                       ("serve_requests", 2)):
+                       ("serve_requests", 2)) + peers_squad.SMOKE:
+      if getattr(args, key) == p.get_default(key):
+        setattr(args, key, value)
+  if args.config in ("base", "large"):
+    # A few steps of the larger shapes keep a run in minutes on 2 cores.
+    for key, value in BASE_SIZES:
       if getattr(args, key) == p.get_default(key):
         setattr(args, key, value)
   unknown = set(args.workloads.split(",")) - set(WORKLOADS)
@@ -729,20 +811,37 @@ def main(argv=None):
     for name in args.workloads.split(","):
       print(f"\n[{name}]", flush=True)
       start = time.perf_counter()
-      result, settings = run_workload(name, child_argv, args.rounds)
+      result, settings, sides = run_workload(name, child_argv, args.rounds,
+                                             args.keras_hub and keras_hub_installed())
       print(f"  {settings}", flush=True)
-      for key, (ours, theirs) in result.items():
-        row = (key, max(ours), statistics.median(ours), max(theirs), statistics.median(theirs))
-        rows.append(row + (row[1] / row[3],))
-        print(f"  {key}: ours {row[1]:.1f} (median {row[2]:.1f}), theirs {row[3]:.1f} "
-              f"(median {row[4]:.1f}) examples/s -> {row[1] / row[3]:.2f}x", flush=True)
+      for key, per_side in result.items():
+        best = [max(r) if r and None not in r else None for r in per_side]
+        median = [statistics.median(r) if best[i] else None for i, r in enumerate(per_side)]
+        row = [KERAS_HUB_ROWS.get(key, key) if "keras_hub" in sides else key]
+        for i in range(3):
+          row += [best[i], median[i]] if i < len(sides) and best[i] else [None, None]
+        rows.append(row)
+        line = f"  {key}: ours {best[0]:.1f} (median {median[0]:.1f})"
+        for i, side in enumerate(sides[1:], start=1):
+          if best[i]:
+            line += (f", {'theirs' if side == 'theirs' else SIDE_NAMES[side]} {best[i]:.1f} "
+                     f"(median {median[i]:.1f})")
+        ratios = " ".join(f"{best[0] / best[i]:.2f}x" for i in range(1, len(sides)) if best[i])
+        print(f"{line} examples/s -> {ratios}", flush=True)
       print(f"  ({time.perf_counter() - start:.0f} s)", flush=True)
   print(f"\nexamples/s (serving: requests/s), best (median) of {args.rounds} rounds; ratio: "
         f"ours / theirs of the best; {time.perf_counter() - begin:.0f} s in all")
-  print(f"{'workload':20} {'ours':>17} {'transformers':>17} {'ratio':>7}")
-  for name, bo, mo, bt, mt, ratio in rows:
-    print(f"{name:20} {bo:8.1f} ({mo:6.1f}) {bt:8.1f} ({mt:6.1f}) {ratio:6.2f}x")
+  print(f"{'workload':31} {'ours':>17} {'transformers':>17} {'ratio':>7} {'keras-hub':>17} "
+        f"{'ratio':>7}")
+  cell = lambda b, m: f"{b:8.1f} ({m:6.1f})" if b else f"{'-':>17}"
+  for name, bo, mo, bt, mt, bk, mk in rows:
+    print(f"{name:31} {cell(bo, mo)} {cell(bt, mt)} {bo / bt:6.2f}x {cell(bk, mk)} "
+          + (f"{bo / bk:6.2f}x" if bk else f"{'-':>7}"))
 
+
+def keras_hub_installed():
+  import importlib.util  # pylint: disable=g-import-not-at-top
+  return importlib.util.find_spec("keras_hub") is not None
 
 if __name__ == "__main__":
   main()

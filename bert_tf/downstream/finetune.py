@@ -374,8 +374,13 @@ def predict(model, features, batch_size, predict_fn=None, lengths=None):
   predict_fn: `make_predict_fn(model)`, made once when predicting repeatedly.
   lengths: bucket lengths (length_buckets.boundaries); None: full padding."""
   call = predict_fn or make_predict_fn(model)
-  dataset = classification.make_dataset(features, batch_size=batch_size, lengths=lengths)
-  return np.concatenate([call(batch).numpy() for batch in dataset], axis=0)
+  outputs = []
+  for i in range(0, len(features["input_ids"]), batch_size):
+    batch = {k: v[i:i + batch_size] for k, v in features.items()}
+    if lengths and len(lengths) > 1:
+      batch = length_buckets.trim_arrays(batch, lengths)
+    outputs.append(call({k: tf.constant(v) for k, v in batch.items()}).numpy())
+  return np.concatenate(outputs, axis=0)
 
 
 def num_train_steps(config, num_examples):

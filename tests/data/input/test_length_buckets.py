@@ -56,6 +56,27 @@ def test_a_batch_is_cut_to_the_bucket_of_its_longest_example():
     assert ids.shape == f["input_ids"].shape
 
 
+def test_arrays_are_cut_as_trim_batch_cuts_tensors():
+  lengths = length_buckets.boundaries(32, 4)  # (8, 16, 24, 32)
+  for example_lengths in ([3, 5], [9, 4], [30, 2], [0, 0], [16, 1]):
+    features = dict(_features(example_lengths), label=np.arange(2))
+    cut = length_buckets.trim_arrays(features, lengths)
+    expected = length_buckets.trim_batch({k: tf.constant(v) for k, v in features.items()},
+                                         lengths)
+    assert set(cut) == set(expected)
+    for key, value in expected.items():
+      np.testing.assert_array_equal(cut[key], value.numpy())
+
+
+def test_prediction_by_buckets_gives_full_padding_outputs_in_order():
+  model = classifier.BertClassifier(tiny_config(), 3)
+  features = _features([4, 30, 6, 2, 17])
+  full = model(features, training=False).numpy()
+  out = finetune.predict(model, features, 2, lengths=length_buckets.boundaries(32, 4))
+  assert out.shape == (5, 3)
+  np.testing.assert_allclose(out, full, atol=1e-5)
+
+
 def test_a_model_gives_the_same_outputs_on_a_cut_batch():
   model = classifier.BertClassifier(tiny_config(), 3)
   features = _features([4, 7, 6])
