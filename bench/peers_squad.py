@@ -163,7 +163,7 @@ def ours(args, bert, vocab_file, timed):
               f"{args.max_query_length}), {steps} steps of {args.batch} windows "
               f"(int(questions / batch)), adamw_original, warmup 10%, clip 1.0, checkpoint "
               f"written at the end, tracing included; predict: features, predict_logits "
-              f"(its one trace a call included), span_answers.decode")
+              f"(the model's inference traced once, before the rounds), span_answers.decode")
   return check, {"squad train": train, "squad predict": predict}, settings
 
 

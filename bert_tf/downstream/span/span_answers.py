@@ -25,9 +25,12 @@ For each example, over all of its windows (data.squad features):
 
 import collections
 import dataclasses
+import functools
 import json
 import math
 import os
+
+import numpy as np
 
 from bert_tf.io import file_io as files
 from bert_tf.data.tokenizers import sentencepiece_vocab
@@ -44,7 +47,7 @@ class RawResult:
 
 def best_indexes(logits, n):
   """Positions of the n largest logits, largest first (ties: lower position)."""
-  return sorted(range(len(logits)), key=lambda i: logits[i], reverse=True)[:n]
+  return np.argsort(-np.asarray(logits, np.float64), kind="stable")[:n].tolist()
 
 
 def softmax(scores):
@@ -56,37 +59,41 @@ def softmax(scores):
   return [e / total for e in exps]
 
 
-def _without_spaces(text):
-  """(text without " ", {index there: index in text})."""
-  kept, where = [], {}
-  for i, ch in enumerate(text):
-    if ch != " ":
-      where[len(kept)] = i
-      kept.append(ch)
-  return "".join(kept), where
+def _spaces_before(text):
+  """[number of " " before each index of text] (an index's place once the
+  spaces are removed, for the indexes that are not a space)."""
+  out, spaces = [], 0
+  for ch in text:
+    out.append(spaces)
+    spaces += ch == " "
+  return out
+
+
+@functools.lru_cache(maxsize=65536)
+def _basic_words(word, do_lower_case):
+  """squad.basic_tokenize of one word (cached: the candidates of an
+  example share their words)."""
+  return tuple(squad.basic_tokenize(word, do_lower_case))
 
 
 def final_text(pred_text, orig_text, do_lower_case):
   """The part of `orig_text` (original words) that `pred_text` (joined
   pieces, normalized) spells, found through a character alignment of the
-  two once spaces are removed; `orig_text` whole when they do not align."""
-  basic = " ".join(squad.basic_tokenize(orig_text, do_lower_case))
-  start = basic.find(pred_text)
+  two once spaces are removed; `orig_text` whole when they do not align.
+  basic_tokenize works a word at a time (" " ends a word), so orig_text's
+  words are tokenized apart, each once."""
+  basic = " ".join(t for word in orig_text.split(" ") for t in _basic_words(word, do_lower_case))
+  start = basic.find(pred_text) if pred_text else -1
   if start == -1:
     return orig_text
   end = start + len(pred_text) - 1
-  orig_chars, orig_map = _without_spaces(orig_text)
-  basic_chars, basic_map = _without_spaces(basic)
-  if len(orig_chars) != len(basic_chars):
+  orig_kept = [i for i, ch in enumerate(orig_text) if ch != " "]
+  if len(orig_kept) != len(basic) - basic.count(" "):
     return orig_text
-  basic_to_stripped = {spaced: i for i, spaced in basic_map.items()}
-  if start not in basic_to_stripped or end not in basic_to_stripped:
+  if basic[start] == " " or basic[end] == " ":
     return orig_text
-  orig_start = orig_map.get(basic_to_stripped[start])
-  orig_end = orig_map.get(basic_to_stripped[end])
-  if orig_start is None or orig_end is None:
-    return orig_text
-  return orig_text[orig_start:orig_end + 1]
+  before = _spaces_before(basic[:end + 1])
+  return orig_text[orig_kept[start - before[start]]:orig_kept[end - before[end]] + 1]
 
 
 def sentencepiece_text(pieces):
@@ -133,15 +140,21 @@ def _candidates(features, results, n_best_size, max_answer_length):
     score = starts[0] + ends[0]
     if null is None or score < null[0]:
       null = (score, _Candidate(index, 0, 0, starts[0], ends[0]))
+    # Every (start, end) pair of the n best of each at once, in the order
+    # of the original's two loops (start-major): the checks on one end are
+    # made once per position, those on the pair over the whole grid.
+    best_starts = best_indexes(starts, n_best_size)
     best_ends = best_indexes(ends, n_best_size)
-    for s in best_indexes(starts, n_best_size):
-      for e in best_ends:
-        if (s >= len(feature.tokens) or e >= len(feature.tokens)
-            or s not in feature.token_to_orig_map or e not in feature.token_to_orig_map
-            or not feature.token_is_max_context.get(s, False)
-            or e < s or e - s + 1 > max_answer_length):
-          continue
-        spans.append(_Candidate(index, s, e, starts[s], ends[e]))
+    size, in_map = len(feature.tokens), feature.token_to_orig_map
+    start_ok = np.array([s < size and s in in_map and bool(feature.token_is_max_context.get(s))
+                         for s in best_starts], bool)
+    end_ok = np.array([e < size and e in in_map for e in best_ends], bool)
+    s_grid, e_grid = np.array(best_starts, int)[:, None], np.array(best_ends, int)[None, :]
+    valid = (start_ok[:, None] & end_ok[None, :] & (e_grid >= s_grid)
+             & (e_grid - s_grid + 1 <= max_answer_length))
+    for i, j in zip(*np.nonzero(valid)):
+      s, e = best_starts[i], best_ends[j]
+      spans.append(_Candidate(index, s, e, starts[s], ends[e]))
   return spans, null
 
 

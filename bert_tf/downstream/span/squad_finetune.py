@@ -32,6 +32,7 @@ import dataclasses
 import os
 import random
 import time
+import weakref
 
 import keras
 import numpy as np
@@ -39,6 +40,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.io import file_io as files
+from bert_tf.data.input import length_buckets
 from bert_tf.downstream.span import squad
 from bert_tf.downstream.classification import classifier as classifier_lib
 from bert_tf.models import hf_checkpoint
@@ -239,7 +241,6 @@ def train(model, config, features, num_examples):
       weight_decay=config.weight_decay)
   optimizer.build(model.trainable_variables)
 
-  @tf.function
   def train_step(batch):
     with tf.GradientTape() as tape:
       start, end = model(batch, training=True)
@@ -251,6 +252,11 @@ def train(model, config, features, num_examples):
     grads, _ = tf.clip_by_global_norm([g for g, _ in pairs], finetune.CLIP_NORM)
     optimizer.apply_gradients(zip(grads, [v for _, v in pairs]))
     return loss
+
+  # Traced once, without autograph (nothing in the step branches on a
+  # tensor): autograph's conversion of the optimizer's update was most of
+  # the tracing, itself over a third of a short run (bench_peers' squad).
+  train_step = length_buckets.StepsByShape(train_step)
 
   arrays = squad.feature_arrays(features, with_positions=True)
   dataset = tf.data.Dataset.from_tensor_slices(arrays).shuffle(
@@ -273,20 +279,36 @@ def train(model, config, features, num_examples):
 
 
 def predict_logits(model, features, batch_size):
-  """RawResults of the features, in order."""
+  """RawResults of the features, in order. The model's inference is traced
+  once and kept with the model (_predict_fn), for every batch size:
+  predicting again with the same model (a dev set each epoch, a benchmark's
+  rounds) traces nothing."""
+  call = _predict_fn(model)
   arrays = squad.feature_arrays(features, with_positions=False)
-  call = tf.function(lambda batch: model(batch, training=False), autograph=False)
-  dataset = tf.data.Dataset.from_tensor_slices(arrays).batch(batch_size)
   starts, ends = [], []
   shown = _Progress("predicting batch", -(-len(features) // batch_size), batch_size)
-  for step, batch in enumerate(dataset, start=1):
-    start, end = call(batch)
+  for step, i in enumerate(range(0, len(features), batch_size), start=1):
+    start, end = call({k: tf.constant(v[i:i + batch_size]) for k, v in arrays.items()})
     starts.append(start.numpy())
     ends.append(end.numpy())
     shown.step_done(step)
-  starts, ends = np.concatenate(starts), np.concatenate(ends)
-  return [span_answers.RawResult(f.unique_id, [float(x) for x in s], [float(x) for x in e])
-          for f, s, e in zip(features, starts, ends)]
+  starts, ends = np.concatenate(starts).tolist(), np.concatenate(ends).tolist()
+  return [span_answers.RawResult(f.unique_id, s, e) for f, s, e in zip(features, starts, ends)]
+
+
+_PREDICT_FNS = weakref.WeakKeyDictionary()
+
+
+def _predict_fn(model):
+  """The model's inference as finetune.make_predict_fn's (one concrete
+  function for every batch size), made at its first prediction and kept
+  while the model lives: the function holds the model only weakly, so
+  that the cache does not keep it alive."""
+  if model not in _PREDICT_FNS:
+    held = weakref.ref(model)
+    _PREDICT_FNS[model] = length_buckets.StepsByShape(
+        lambda batch: held()(batch, training=False))
+  return _PREDICT_FNS[model]
 
 
 def evaluate(config, predictions, null_odds):

@@ -6,6 +6,7 @@ and reads its own fine-tuned model back for prediction alone."""
 import json
 import random
 
+import numpy as np
 import pytest
 
 from bert_tf.downstream.span import span_head
@@ -150,3 +151,32 @@ def test_the_encoder_comes_from_a_tf1_release_or_an_electra_run(tmp_path):
   start, end = model({"input_ids": ids, "input_mask": np.ones_like(ids),
                       "segment_ids": np.zeros_like(ids)})
   assert start.shape == end.shape == (2, 8)
+
+
+def test_predicting_again_with_a_model_traces_nothing_and_gives_the_same_logits(tmp_path):
+  from bert_tf.downstream import finetune  # pylint: disable=g-import-not-at-top
+  from bert_tf.downstream.span import squad  # pylint: disable=g-import-not-at-top
+  config, bert = config_for(tmp_path), tiny_config()
+  _, features = squad_finetune.read_predict_data(config, finetune.config_tokenizer(config, bert))
+  assert len(features) % 8  # a short last batch
+  model, _ = squad_finetune.build_span_model(bert, "", 0)
+  first = squad_finetune.predict_logits(model, features, 8)
+  traces = squad_finetune._predict_fn(model).num_traces  # pylint: disable=protected-access
+  assert traces == 2  # a full batch and the short last one
+  assert squad_finetune.predict_logits(model, features, 8) == first
+  assert squad_finetune._predict_fn(model).num_traces == traces  # pylint: disable=protected-access
+  arrays = squad.feature_arrays(features, with_positions=False)
+  start, end = model(arrays, training=False)
+  np.testing.assert_allclose([r.start_logits for r in first], start.numpy(), atol=1e-5)
+  np.testing.assert_allclose([r.end_logits for r in first], end.numpy(), atol=1e-5)
+  assert [r.unique_id for r in first] == [f.unique_id for f in features]
+
+
+def test_training_twice_with_one_seed_gives_the_same_loss_and_answers(tmp_path):
+  runs = []
+  for name in ("a", "b"):
+    (tmp_path / name).mkdir()
+    results = squad_finetune.run(config_for(tmp_path / name), tiny_config())
+    runs.append((results["final_train_loss"],
+                 (tmp_path / name / "out" / "nbest_predictions.json").read_text()))
+  assert runs[0] == runs[1]
