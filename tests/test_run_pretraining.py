@@ -348,7 +348,7 @@ def test_continued_pretraining_from_a_transformers_folder_and_back(tmp_path, par
          "--max_predictions_per_seq=5", "--do_train", "--train_batch_size=8",
          "--num_train_steps=2", "--num_warmup_steps=1", "--learning_rate=1e-4",
          "--save_checkpoints_steps=2", "--iterations_per_loop=2", "--log_steps=2"])
-  with caplog.at_level(logging.INFO):
+  with caplog.at_level(logging.INFO, logger="absl"):
     assert run_pretraining.main(["run_pretraining"]) == 0
   assert f"Warm start: initialized 46 of 46 variables from transformers folder {folder}" in (
       caplog.text)

@@ -127,7 +127,7 @@ def test_xla_compiled_step_runs_in_bfloat16_on_cpu(data, caplog):
   # included); under mixed_bfloat16 it must compile and train on CPU too.
   config = tiny_train_config(data, output_dir=str(data / "xla_bf16"), num_train_steps=2,
                              mixed_precision="bfloat16", jit_compile=True)
-  with caplog.at_level(logging.INFO):
+  with caplog.at_level(logging.INFO, logger="absl"):
     result = loop.run(config, tiny_bert_config())
   assert result["global_step"] == 2
   assert optimizer_iterations(config.output_dir) == 2

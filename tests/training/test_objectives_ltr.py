@@ -119,7 +119,7 @@ def test_ltr_trains_under_xla_saves_its_tag_and_exports(tmp_path, caplog):
   config = tiny_train_config(tmp_path, objective="ltr", jit_compile=True, num_train_steps=3,
                              num_warmup_steps=1, iterations_per_loop=3,
                              save_checkpoints_steps=3)
-  with caplog.at_level(logging.INFO):
+  with caplog.at_level(logging.INFO, logger="absl"):
     result = loop.run(config, CONFIG)
   assert not any("compiling the forward/backward only" in r.getMessage()
                  for r in caplog.records)

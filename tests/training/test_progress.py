@@ -2,8 +2,6 @@
 
 import logging
 
-from absl import logging as absl_logging
-
 from bert_tf.training import progress
 
 
@@ -36,14 +34,7 @@ def test_progress_line_names_the_objectives_fields_rate_and_eta(caplog):
   metrics = {"loss": 2.5, "masked_lm_loss": 2.0, "masked_lm_accuracy": 0.25,
              "learning_rate": 1e-4, "gradient_norm": 0.5, "examples_per_second": 12.0,
              "tokens_per_second": 1536.0}
-  # absl's verbosity is process-wide and other tests' tools lower it (a
-  # tool run in-process sets WARNING); the line is logged at INFO.
-  verbosity = absl_logging.get_verbosity()
-  absl_logging.set_verbosity(absl_logging.INFO)
-  try:
-    with caplog.at_level(logging.INFO):
-      progress.log_progress(20, 100, metrics, "0:01:00", Fields())
-  finally:
-    absl_logging.set_verbosity(verbosity)
+  with caplog.at_level(logging.INFO, logger="absl"):
+    progress.log_progress(20, 100, metrics, "0:01:00", Fields())
   assert ("step 20/100  loss 2.5000  mlm 2.0000  mlm_acc 0.2500  lr 0.0001  grad_norm 0.5"
           "  12.0 ex/s  1536 tok/s  ETA 0:01:00") in caplog.text

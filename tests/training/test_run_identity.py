@@ -58,7 +58,7 @@ def test_an_eval_only_run_of_the_same_model_on_other_records_is_allowed(trained)
 
 def test_a_run_dir_without_identity_resumes_as_before_with_a_log_line(trained, caplog):
   (trained / "out" / run_identity.IDENTITY_NAME).unlink()
-  with caplog.at_level(logging.INFO):
+  with caplog.at_level(logging.INFO, logger="absl"):
     result = loop.run(train_config(trained, num_train_steps=4), bert_config())
   assert result["global_step"] == 4
   assert any("no run_identity.json: resuming them unchecked" in r.getMessage()

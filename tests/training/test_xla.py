@@ -24,7 +24,7 @@ FALLBACK = "compiling the forward/backward only"
 
 
 def _run_compiled(config, bert_config, caplog):
-  with caplog.at_level(logging.INFO):
+  with caplog.at_level(logging.INFO, logger="absl"):
     result = loop.run(config, bert_config)
   assert not any(FALLBACK in r.getMessage() for r in caplog.records)
   assert result["global_step"] == config.num_train_steps
