@@ -129,8 +129,11 @@ def mask_batch(features, draws, config):
   keys = tf.where(unit_index < num_units[:, None], draws[:, :, 0],
                   tf.constant(2.0, tf.float64))
   order = tf.argsort(keys, axis=1, stable=True)  # int32: the visiting order
-  covered, count = _choose_spans(order, draws[:, :, 1], cum, num_units, want, length,
-                                 config.max_ngram)
+  if config.max_ngram == 1 and not config.do_whole_word_mask:
+    covered = _first_units(order, num_units, want, length)
+  else:
+    covered, _ = _choose_spans(order, draws[:, :, 1], cum, num_units, want, length,
+                               config.max_ngram)
 
   chosen = valid & tf.gather(covered, tf.maximum(unit_of, 0), batch_dims=1)
   random_ids = tf.cast(tf.minimum(draws[:, :, 4] * vocab.size, vocab.size - 1), ids.dtype)
@@ -150,8 +153,22 @@ def mask_batch(features, draws, config):
   out["masked_lm_positions"] = positions
   out["masked_lm_ids"] = tf.where(weights, tf.gather(ids, positions, batch_dims=1), 0)
   out["masked_lm_weights"] = tf.cast(weights, tf.float32)
-  del count
   return out
+
+
+def _first_units(order, num_units, want, length):
+  """`_choose_spans` when every unit is one position and every span one
+  unit (no whole words, no n-grams: the original BERT's rule): the loop
+  then takes each visited unit until `want` are taken, so the chosen units
+  are the first `want` of the visiting order. One rank per unit instead of
+  a step per unit (the loop's small ops were the input pipeline's cost).
+
+  Returns:
+    covered bool [B, L] by unit.
+  """
+  rank = tf.argsort(order, axis=1, stable=True)  # the step at which each unit is visited
+  unit_index = tf.range(length)[None, :]
+  return (rank < want[:, None]) & (unit_index < num_units[:, None])
 
 
 def _choose_spans(order, ngram_draws, cum, num_units, want, length, max_ngram):

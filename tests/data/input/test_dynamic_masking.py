@@ -248,3 +248,26 @@ def test_shares_in_the_pipelines_draws():
   kept_share = ((at == out["masked_lm_ids"]) & w).sum() / total
   # kept includes the random draws that hit the original id (1 in 60).
   assert abs(masked_share - 0.5) < 0.02 and abs(kept_share - (0.2 + 0.3 / 60)) < 0.02
+
+
+def test_single_units_take_the_loops_choice_in_one_rank():
+  # Without whole words or n-grams every unit is one position, and the
+  # chosen ones are the first `want` of the visiting order: the one-rank
+  # path gives exactly the general loop's choice, row for row.
+  rng = random.Random(3)
+  features = random_batch(rng, 500, length=48)
+  ids, real = features["input_ids"], features["input_mask"] > 0
+  batch, length = ids.shape
+  draws = tf.random.stateless_uniform([batch, length, 2], seed=[5, 6], dtype=tf.float64)
+  valid = real & (ids != VOCAB.cls_id) & (ids != VOCAB.sep_id)
+  num_units = tf.reduce_sum(tf.cast(valid, tf.int32), axis=1)
+  want = tf.random.stateless_uniform([batch], seed=[7, 8], minval=1, maxval=length + 4,
+                                     dtype=tf.int32)  # beyond num_units too
+  keys = tf.where(tf.range(length)[None, :] < num_units[:, None], draws[:, :, 0], 2.0)
+  order = tf.argsort(keys, axis=1, stable=True)
+  cum = tf.pad(tf.cumsum(tf.ones([batch, length], tf.int32), axis=1), [[0, 0], [1, 0]])
+  loop, count = dynamic_masking._choose_spans(order, draws[:, :, 1], cum, num_units, want,
+                                              length, 1)
+  ranked = dynamic_masking._first_units(order, num_units, want, length)
+  assert ranked.numpy().tolist() == loop.numpy().tolist()
+  assert (count.numpy() == tf.minimum(want, num_units).numpy()).all()
