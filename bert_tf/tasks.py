@@ -4,8 +4,7 @@ corpus; fine-tuning on them is the finetune and run_squad tools' job.
 
     apt-get install wordnet-base      # Debian/Ubuntu: WordNet's files, offline
     python -m bert_tf.tasks --wordnet_dir=/usr/share/wordnet --output_dir=tasks
-    python -m bert_tf.tasks --wordnet_dir=/usr/share/wordnet --tasks=lexical_entailment \
-      --output_dir=tasks
+    python -m bert_tf.tasks --wordnet_dir=/usr/share/wordnet --lexical_entailment --output_dir=tasks
     python -m bert_tf.tasks --corpus=topics.txt --heldout_every=5 --output_dir=tasks
 
 From WordNet (--wordnet_dir), each with train.tsv, dev.tsv and test.tsv
