@@ -49,17 +49,16 @@ def commit(directory=REPOSITORY):
   return f"{head} + local changes" if dirty else (head or "unknown")
 
 
-def cpu_model():
-  """The CPU's model name (/proc/cpuinfo on Linux, else platform's)."""
-  try:
-    # A kernel file of size 0 that file_io's reads (by size) see as empty:
-    # read directly, local by nature.
-    with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+def cpu_model(cpuinfo="/proc/cpuinfo"):
+  """The CPU's model name (`cpuinfo`, Linux's, when it exists; else
+  platform's)."""
+  if files.exists(cpuinfo):
+    # A kernel file of size 0: read line by line (file_io's whole-file
+    # reads go by size and would see it empty).
+    with files.open_file(cpuinfo) as f:
       for line in f:
         if line.lower().startswith(("model name", "hardware", "cpu model")):
           return line.split(":", 1)[1].strip()
-  except OSError:
-    pass
   return platform.processor() or platform.machine() or "unknown"
 
 
@@ -86,7 +85,8 @@ def command(argv=None):
   for arg in list(sys.argv[1:] if argv is None else argv):
     if arg.startswith("--") and "=" in arg:
       name, value = arg.split("=", 1)
-      arg = f"{name}={shown_path(value) if os.path.exists(value) else value}"
+      local = "://" not in value and files.exists(value)  # a remote path is shown as given
+      arg = f"{name}={shown_path(value) if local else value}"
     args.append(arg)
   tool = "bert_tf.compare_objectives"
   return " ".join(["python", "-m", tool] + [shlex.quote(a) for a in args])

@@ -44,3 +44,21 @@ def test_the_fields_name_the_code_the_versions_the_corpus_and_the_machine(tmp_pa
 
 def test_without_git_the_commit_is_unknown(tmp_path):
   assert provenance.commit(str(tmp_path)) == "unknown"
+
+
+def test_the_cpu_model_is_read_from_cpuinfo_or_platform(tmp_path):
+  cpuinfo = tmp_path / "cpuinfo"
+  cpuinfo.write_text("processor\t: 0\nmodel name\t: Test CPU 9000\n", encoding="utf-8")
+  assert provenance.cpu_model(str(cpuinfo)) == "Test CPU 9000"
+  assert provenance.cpu_model(str(tmp_path / "absent")) == (
+      platform.processor() or platform.machine() or "unknown")
+
+
+def test_the_command_shows_existing_local_paths_relative_and_others_as_given(tmp_path,
+                                                                           monkeypatch):
+  monkeypatch.chdir(tmp_path)
+  (tmp_path / "corpus.txt").write_text("x", encoding="utf-8")
+  line = provenance.command([f"--corpus={tmp_path / 'corpus.txt'}", "--output_dir=gs://b/runs",
+                             "--learning_rate=1e-3"])
+  assert line == ("python -m bert_tf.compare_objectives --corpus=corpus.txt "
+                  "--output_dir=gs://b/runs --learning_rate=1e-3")
