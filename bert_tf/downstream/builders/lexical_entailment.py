@@ -247,10 +247,4 @@ def write_task(wordnet_dir, output_dir):
 
 def describe_counts(counts):
   """A line per split: its examples and labels (the tool prints them)."""
-  lines = []
-  for split, labels in counts.items():
-    total = sum(labels.values())
-    detail = (", ".join(f"label {k}: {v}" for k, v in labels.items()) if total
-              else "empty: too few synsets for this split")
-    lines.append(f"lexical_entailment/{split}.tsv: {total} examples ({detail})")
-  return lines
+  return wordnet_lib.describe_counts({"lexical_entailment": counts})

@@ -374,6 +374,10 @@ def write_tasks(wordnet_dir, output_dir, tasks=("wic", "gloss")):
 
 
 
+# The sentence-pair tasks of WordNet (labels 0/1, counted label by label).
+PAIR_TASKS = ("wic", "lexical_entailment")
+
+
 def describe_counts(built):
   """A line per task and split: its examples and labels (the tool prints them)."""
   lines = []
@@ -382,7 +386,7 @@ def describe_counts(built):
       total = sum(labels.values())
       if not total:
         detail = "empty: too few lemmas or synsets for this split"
-      elif task == "wic":
+      elif task in PAIR_TASKS:
         detail = ", ".join(f"label {k}: {v}" for k, v in labels.items())
       else:
         top = sorted(labels.items(), key=lambda kv: -kv[1])
