@@ -160,15 +160,44 @@ def _rng(seed, *parts):
                                + [zlib.crc32(repr(p).encode()) for p in parts])
 
 
-@functools.lru_cache(maxsize=2)  # every arm of a metric draws the same examples
-def example_counts(n, samples, seed, key):
-  """How often each of n examples is drawn in each sample: int [samples,
-  n], each row summing to n (seeded by seed, key and n)."""
-  drawn = _rng(seed, "examples", key, n).integers(0, n, size=(samples, n))
-  offsets = (np.arange(samples) * n)[:, None]
-  counts = np.bincount((drawn + offsets).ravel(), minlength=samples * n).reshape(samples, n)
+# Draw counts are made this many cells ([samples, examples] entries) at a
+# time: at a dev set of a million examples a whole [1000, n] int64 matrix
+# would be 8 GB; a chunk of 2^22 cells is 32 MB, and a metric's sums are
+# accumulated chunk by chunk.
+CHUNK_CELLS = 1 << 22
+
+
+def _chunk_rows(n):
+  """Samples per chunk of draw counts over n examples (a function of n
+  alone, so every arm of a metric cuts its samples the same way)."""
+  return max(1, CHUNK_CELLS // max(int(n), 1))
+
+
+@functools.lru_cache(maxsize=8)  # every arm of a metric draws the same examples
+def _counts_chunk(n, samples, seed, key, start):
+  """Rows start.. of example_counts (one chunk; the first seeded as a
+  whole matrix was before chunking, so small designs draw as they did)."""
+  rows = min(_chunk_rows(n), samples - start)
+  parts = ("examples", key, n) + ((start,) if start else ())
+  drawn = _rng(seed, *parts).integers(0, n, size=(rows, n))
+  offsets = (np.arange(rows) * n)[:, None]
+  counts = np.bincount((drawn + offsets).ravel(), minlength=rows * n).reshape(rows, n)
   counts.setflags(write=False)  # cached: shared by every caller
   return counts
+
+
+def example_count_chunks(n, samples, seed, key):
+  """(first sample, counts: int [rows, n]) chunks of the draw counts of n
+  examples in `samples` samples (each row sums to n; seeded by seed, key,
+  n and the chunk), each at most CHUNK_CELLS cells (or one sample)."""
+  for start in range(0, samples, _chunk_rows(n)):
+    yield start, _counts_chunk(n, samples, seed, key, start)
+
+
+def example_counts(n, samples, seed, key):
+  """How often each of n examples is drawn in each sample: int [samples,
+  n] (the chunks joined: for small designs; draws() never holds it)."""
+  return np.concatenate([c for _, c in example_count_chunks(n, samples, seed, key)])
 
 
 def run_counts(runs, samples, seed, key):
@@ -216,9 +245,11 @@ def draws(outcomes, samples=DEFAULT_SAMPLES, seed=0, key=""):
   r, s, n, _ = pieces.shape
   moments = _moments(pieces, outcomes.kind)
   m = moments.shape[-1]
-  weights = example_counts(n, samples, seed, key).astype(np.float64)
   flat = np.moveaxis(moments, 2, 0).reshape(n, r * s * m)
-  sums = (weights @ flat).reshape(samples, r, s, m)
+  sums = np.empty((samples, r * s * m))
+  for start, counts in example_count_chunks(n, samples, seed, key):
+    sums[start:start + len(counts)] = counts.astype(np.float64) @ flat
+  sums = sums.reshape(samples, r, s, m)
   per_run = _metric(sums, float(n), outcomes.kind).mean(axis=2)  # [B, R]
   counts = run_counts(outcomes.runs, samples, seed, key)
   values = run_values(outcomes)

@@ -61,6 +61,55 @@ def test_counts_and_seeding():
   assert (a.joint == b.joint).all() and (a.examples_only == b.examples_only).all()
 
 
+def test_small_designs_draw_in_one_seeded_chunk():
+  # Under CHUNK_CELLS the counts are one draw seeded by (seed, key, n), as
+  # they were before draws were chunked: committed tables keep their numbers.
+  n, samples = 37, 20
+  drawn = bootstrap._rng(5, "examples", "m", n).integers(0, n, size=(samples, n))
+  expected = np.stack([np.bincount(row, minlength=n) for row in drawn])
+  assert (bootstrap.example_counts(n, samples, 5, "m") == expected).all()
+
+
+def test_chunked_sums_are_the_whole_matrix_product(monkeypatch):
+  monkeypatch.setattr(bootstrap, "CHUNK_CELLS", 3 * 50)  # 3 samples a chunk
+  bootstrap._counts_chunk.cache_clear()
+  rng = np.random.default_rng(4)
+  o = _outcomes((rng.random((3, 2, 50, 1)) < 0.4).astype(float))
+  chunks = list(bootstrap.example_count_chunks(50, 40, 7, "k"))
+  assert [start for start, _ in chunks] == list(range(0, 40, 3))
+  assert all(c.shape[1] == 50 and (c.sum(axis=1) == 50).all() for _, c in chunks)
+  weights = bootstrap.example_counts(50, 40, 7, "k").astype(float)
+  assert weights.shape == (40, 50)
+  per_run = (np.einsum("bn,rsn->brs", weights, o.pieces[..., 0]) / 50).mean(axis=2)
+  d = bootstrap.draws(o, 40, 7, "k")
+  assert np.allclose(d.examples_only, per_run.mean(axis=1))
+  bootstrap._counts_chunk.cache_clear()
+
+
+@pytest.mark.slow
+def test_a_million_example_dev_set_stays_in_bounded_memory():
+  # 1,000x today's dev sets: one draw matrix would be 1000 x 1M int64 (8 GB)
+  # and its float copy as much again; chunked, a metric's draws hold a few
+  # chunks of CHUNK_CELLS cells beside the pieces.
+  import tracemalloc
+  n = 1_000_000
+  rng = np.random.default_rng(0)
+  o = bootstrap.Outcomes("mean", (0, 1, 2), tuple(range(n)),
+                         (rng.random((3, 1, n, 1)) < 0.7).astype(np.float64))
+  bootstrap._counts_chunk.cache_clear()
+  tracemalloc.start()
+  d = bootstrap.draws(o, 1000, 0, "big")
+  _, peak = tracemalloc.get_traced_memory()
+  tracemalloc.stop()
+  bootstrap._counts_chunk.cache_clear()
+  pieces_bytes = o.pieces.nbytes
+  assert peak < pieces_bytes + 8 * 4 * bootstrap.CHUNK_CELLS * 8 + (64 << 20), peak
+  # The examples-only spread is the binomial standard error of the mean of
+  # three runs' accuracies on the same examples.
+  se = math.sqrt(0.7 * 0.3 / n / 3)
+  assert np.std(d.examples_only) == pytest.approx(se, rel=0.15)
+
+
 def test_a_contrast_with_itself_is_nothing_and_a_large_one_is_beyond_noise():
   rng = np.random.default_rng(2)
   base = (rng.random((3, 1, 400, 1)) < 0.5).astype(float)
