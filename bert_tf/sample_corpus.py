@@ -9,8 +9,12 @@ With --mix_with, its documents are mixed with another corpus's (the first
 Python's docstrings and the King James Bible's documents, on which NSP's
 random negatives can be told apart by topic alone (bert_tf.data.text.corpus_mix):
 
-    python -m bert_tf.sample_corpus --output /tmp/topics.txt \\
-        --mix_with=../shared/corpora/kjv.txt
+    python -m bert_tf.sample_corpus --output /tmp/topics.txt --mix_with=../shared/corpora/kjv.txt
+
+The docstrings are this Python's, so another Python writes another sample.
+--sample=data/sample_corpus.txt mixes the bundled file instead (Python
+3.11's docstrings): the same bytes on any machine, the corpus of
+docs/reproductions.md.
 """
 
 from absl import app
@@ -18,6 +22,7 @@ from absl import flags
 
 from bert_tf import cli
 from bert_tf.data.text.stdlib_corpus import write_corpus
+from bert_tf.io import file_io as files
 
 FLAGS = flags.FLAGS
 
@@ -28,6 +33,9 @@ def define_flags(flag_values):
   flags.DEFINE_string("mix_with", "", "Another corpus (one sentence a line, a blank line "
                       "between documents) whose documents are mixed with the sample's.",
                       flag_values=flag_values)
+  flags.DEFINE_string("sample", "", "With --mix_with: a sample corpus file to mix (e.g. "
+                      "data/sample_corpus.txt, the bundled one) instead of this Python's "
+                      "docstrings.", flag_values=flag_values)
   flags.DEFINE_integer("mix_documents", None, "With --mix_with: the first N documents of "
                        "each (default: as many as the shorter has).", flag_values=flag_values)
 
@@ -36,15 +44,22 @@ def main(argv):
   del argv
   if not FLAGS.output:
     raise app.UsageError("--output is required")
+  if FLAGS.sample and not FLAGS.mix_with:
+    raise app.UsageError("--sample is read with --mix_with only (without it the sample is "
+                         "written from this Python's docstrings)")
   if FLAGS.mix_with:
     from bert_tf.data.text import corpus_mix  # pylint: disable=g-import-not-at-top
     from bert_tf.data.text import stdlib_corpus  # pylint: disable=g-import-not-at-top
-    text, docs, _ = stdlib_corpus.corpus_text()
     try:
+      if FLAGS.sample:
+        text = files.read_text(FLAGS.sample, "sample corpus")
+      else:
+        text, _, _ = stdlib_corpus.corpus_text()
       count, size = corpus_mix.mix_into(text, FLAGS.mix_with, FLAGS.output, FLAGS.mix_documents)
     except (ValueError, FileNotFoundError) as e:
       raise app.UsageError(str(e)) from None
-    print(f"mixed corpus: {count // 2} sample documents mixed with {count // 2} of "
+    source = FLAGS.sample or "this Python's docstrings"
+    print(f"mixed corpus: {count // 2} sample documents ({source}) mixed with {count // 2} of "
           f"{FLAGS.mix_with}, {size / 1e6:.2f} MB -> {FLAGS.output}")
     return
   docs, lines, size = write_corpus(FLAGS.output)
