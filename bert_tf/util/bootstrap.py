@@ -175,7 +175,7 @@ def _chunk_rows(n):
 
 @functools.lru_cache(maxsize=8)  # every arm of a metric draws the same examples
 def _counts_chunk(n, samples, seed, key, start):
-  """Rows start.. of example_counts (one chunk; the first seeded as a
+  """Rows start.. of the draw counts (one chunk; the first seeded as a
   whole matrix was before chunking, so small designs draw as they did)."""
   rows = min(_chunk_rows(n), samples - start)
   parts = ("examples", key, n) + ((start,) if start else ())
@@ -192,12 +192,6 @@ def example_count_chunks(n, samples, seed, key):
   n and the chunk), each at most CHUNK_CELLS cells (or one sample)."""
   for start in range(0, samples, _chunk_rows(n)):
     yield start, _counts_chunk(n, samples, seed, key, start)
-
-
-def example_counts(n, samples, seed, key):
-  """How often each of n examples is drawn in each sample: int [samples,
-  n] (the chunks joined: for small designs; draws() never holds it)."""
-  return np.concatenate([c for _, c in example_count_chunks(n, samples, seed, key)])
 
 
 def run_counts(runs, samples, seed, key):
