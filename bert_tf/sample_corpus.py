@@ -12,9 +12,10 @@ random negatives can be told apart by topic alone (bert_tf.data.text.corpus_mix)
     python -m bert_tf.sample_corpus --output /tmp/topics.txt --mix_with=../shared/corpora/kjv.txt
 
 The docstrings are this Python's, so another Python writes another sample.
---sample=data/sample_corpus.txt mixes the bundled file instead (Python
-3.11's docstrings): the same bytes on any machine, the corpus of
-docs/reproductions.md.
+--sample=FILE mixes a sample file instead (data/sample_corpus.txt as
+the quickstart wrote it, or a copy made on another machine): the mix is a
+function of the two files' bytes alone. docs/reproductions.md's corpus is
+Python 3.11.7's sample mixed so.
 """
 
 from absl import app
