@@ -117,9 +117,11 @@ def run_comparison(options):
   # ----------------------------------------------------------------------------
   size_notes, chance, train_rows = preflight_lib.preflight(
       options, heldout_records, held_txt, task_list, pair_sets, stages.mask_id(vocab_file))
-  plan_lib.claim(options, inputs)
   runs = plan_lib.plan_runs(options, bert_config)
   unique = plan_lib.distinct_runs(runs)
+  for run in unique:  # a shared run's model is found (or refused) before the claim
+    stages.reused_run(options, run)
+  plan_lib.claim(options, inputs)
   progress = eta.Progress(
       _planned_stages(options, bert_config, unique, train_txt, task_list, train_rows),
       start=start)

@@ -168,8 +168,14 @@ def reused_run(options, run):
   summary = files.read_json(path, "pretraining summary")
   if not summary or summary.get("steps") != run.steps:
     return None
-  return dict(summary, model_dir=os.path.join(directory, "model"),
-              reused_from=options.reuse_runs_from)
+  # A run that comparison read from a third one is where it names (tables
+  # share runs along a chain: each reuses the one before it).
+  model_dir = (summary["model_dir"] if summary.get("reused_from")
+               else os.path.join(directory, "model"))
+  if not plan_lib.exists(os.path.join(model_dir, "checkpoint")):
+    raise ValueError(f"--reuse_runs_from={options.reuse_runs_from}: run {run.key} has no "
+                     f"model at {model_dir} (its pretrain.json names it)")
+  return dict(summary, model_dir=model_dir, reused_from=options.reuse_runs_from)
 
 
 def _initialize(options, run, bert_config):

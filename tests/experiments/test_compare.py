@@ -363,7 +363,7 @@ def test_flops_budget_plans_the_first_objectives_flops_for_every_other():
 def test_random_init_provenance_and_runs_reused_from_another_table(tmp_path, capsys):
   """The random_init arm (never pretrained: a step-0 checkpoint through the
   same instruments and fine-tuning), the per-example outcomes kept, how the
-  table was made, and a second table reading the first's finished runs."""
+  table was made, and tables reading the first's finished runs along a chain."""
   first = tiny_options(tmp_path, objectives=("mlm",), random_init=True, tasks=(),
                        output_dir=str(tmp_path / "first"))
   rows = compare.run_comparison(first)
@@ -426,6 +426,25 @@ def test_random_init_provenance_and_runs_reused_from_another_table(tmp_path, cap
       d.startswith("train-") for d in os.listdir(tmp_path / "second" / "records"))
   assert {(r["arm"], r["metric"]): r["mean"] for r in again} == {
       k: r["mean"] for k, r in by.items()}
+  # A third table reuses the second: its runs are read where the first
+  # trained them, along the chain.
+  third = dataclasses.replace(first, output_dir=str(tmp_path / "chained"),
+                              reuse_runs_from=str(tmp_path / "second"))
+  chained = compare.run_comparison(third)
+  assert capsys.readouterr().out.count(
+      f"its pretraining is read from {tmp_path / 'second'}") == 1
+  read = json.loads((tmp_path / "chained" / "runs" / runs["mlm"].key
+                     / "pretrain.json").read_text())
+  assert read["model_dir"] == reused["model_dir"]
+  assert {(r["arm"], r["metric"]): r["mean"] for r in chained} == {
+      k: r["mean"] for k, r in by.items()}
+  # A model moved away: a one-line error naming the run and the path.
+  os.rename(reused["model_dir"], reused["model_dir"] + "_moved")
+  with pytest.raises(ValueError, match=rf"--reuse_runs_from=.*second: run {runs['mlm'].key} "
+                     r"has no model at .*first.*model \(its pretrain.json names it\)"):
+    compare.run_comparison(dataclasses.replace(third, output_dir=str(tmp_path / "refused")))
+  assert not (tmp_path / "refused" / "runs").exists()
+  os.rename(reused["model_dir"] + "_moved", reused["model_dir"])
   # Another model: the first table's runs are not this plan's.
   other = dataclasses.replace(second, output_dir=str(tmp_path / "third"), vocab_size=110)
   with pytest.raises(ValueError, match=r"--reuse_runs_from=.*: a comparison of other inputs "
