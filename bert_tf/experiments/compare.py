@@ -161,13 +161,16 @@ def _provenance(options, inputs, progress, runs, summaries):
   """How the table was made: {"fields": provenance.fields, "lines": its
   results.md lines}; also written to output_dir/provenance.json."""
   info = provenance.fields(options.corpus, inputs["corpus_sha256"])
-  times = provenance.stage_times(progress.seconds, progress.skipped)
+  times = provenance.stage_times(progress.seconds, progress.skipped, progress.recorded)
+  total = provenance.total_seconds(progress.seconds, progress.skipped, progress.recorded)
   pretraining = [(r.arm.name, r.seed_index, summaries[r.key]["seconds"]) for r in runs]
   files.write_json(os.path.join(options.output_dir, "provenance.json"),
                    dict(info, stage_seconds=progress.seconds,
                         stages_read_back=progress.skipped,
+                        read_back_seconds={k: v[0] for k, v in progress.recorded.items()},
+                        total_seconds=total[0], read_back_untimed=total[1],
                         pretraining_seconds=[list(p) for p in pretraining]))
-  return {"fields": info, "lines": provenance.lines(info, times, pretraining)}
+  return {"fields": info, "lines": provenance.lines(info, times, pretraining, total)}
 
 
 # The pairs of pretraining documents a sentence head is also read on come
@@ -230,19 +233,24 @@ def _run_stages(options, run, progress, train_txt, vocab_file, bert_config, held
 
   t = time.time()
   if run.steps and stages.reused_run(options, run) is None:
-    records, skipped = stages.write_records(options, train_txt, vocab_file,
-                                            f"train-{run.records_key}", run.data_options)
-    progress.stage(f"{label}: records {records}", skipped, time.time() - t)
+    name = f"train-{run.records_key}"
+    records, skipped = stages.write_records(options, train_txt, vocab_file, name,
+                                            run.data_options)
+    progress.stage(f"{label}: records {records}", skipped, time.time() - t,
+                   stages.recorded_seconds(
+                       stages.records_outputs(options, name, train_txt).manifest_path()))
   else:
     records = ""
     progress.stage(f"{label}: no records ("
                    + ("never pretrained)" if not run.steps else
-                      f"its pretraining is read from {options.reuse_runs_from})"), True)
+                      f"its pretraining is read from {options.reuse_runs_from})"), True,
+                   recorded=0.0)
 
   t = time.time()
   summary, skipped = stages.pretrain(options, run, records, bert_config)
   progress.stage(f"{label}: pretrained {summary['steps']} steps in {summary['seconds']:.0f} s",
-                 skipped, time.time() - t)
+                 skipped, time.time() - t,
+                 stages.recorded_seconds(stages.pretrain_path(options, run)))
   model_dir = summary["model_dir"]
 
   t = time.time()
@@ -251,7 +259,8 @@ def _run_stages(options, run, progress, train_txt, vocab_file, bert_config, held
   reading = heldout_reading.reading(run.arm.objective)
   progress.stage(f"{label}: held-out masked-LM accuracy {heldout['masked_lm_accuracy']:.4f} "
                  f"over {int(heldout['predictions'])} predictions"
-                 f"{reading.progress_text(heldout)}", skipped, time.time() - t)
+                 f"{reading.progress_text(heldout)}", skipped, time.time() - t,
+                 stages.recorded_seconds(stages.heldout_path(options, run)))
 
   t = time.time()
   figures, skipped = stages.instrument_figures(options, run, model_dir, bert_config,
@@ -259,7 +268,8 @@ def _run_stages(options, run, progress, train_txt, vocab_file, bert_config, held
   progress.stage(f"{label}: " + (", ".join(f"{k} {v['value']:.4f}"
                                            for k, v in sorted(figures.items()))
                                  or "no head or frozen probe (no pair task or --task)"),
-                 skipped, time.time() - t)
+                 skipped, time.time() - t,
+                 stages.recorded_seconds(stages.instruments_path(options, run)))
 
   task_results = []
   for task in task_list:
@@ -271,7 +281,8 @@ def _run_stages(options, run, progress, train_txt, vocab_file, bert_config, held
       shown = ", ".join(f"{key} {res[key]:.4f} ± {res[key + '_sd']:.4f}"
                         for key in registry.metric_keys(res))
       progress.stage(f"{label}: {name} {shown} over {res['num_seeds']} seeds", skipped,
-                     time.time() - t)
+                     time.time() - t,
+                     stages.recorded_seconds(stages.finetune_path(options, run, task, frozen)))
 
   order = run_rows.figure_order(figures, list(pair_sets), [t.name for t in options.tasks])
   return summary, run_rows.run_measures(run.arm.objective, heldout, figures, task_results,

@@ -44,6 +44,8 @@ class Progress:
     self.clock = clock
     self.start = clock() if start is None else start
     self.seconds, self.units, self.skipped = {}, {}, {}
+    # Of the stages found done: {kind: [seconds when they ran, how many had a time]}.
+    self.recorded = {}
 
   def eta(self):
     """(seconds for the timed stages left, kinds left that are not timed yet)."""
@@ -65,13 +67,18 @@ class Progress:
       return f"ETA ? ({', '.join(untimed)} not timed yet)"
     return f"ETA at least {seconds / 60:.1f} min ({', '.join(untimed)} not timed yet)"
 
-  def stage(self, text, skipped=False, seconds=0.0):
+  def stage(self, text, skipped=False, seconds=0.0, recorded=None):
     """Marks the next planned stage finished (it took `seconds`, or was
-    found done) and prints its line."""
+    found done, having taken `recorded` seconds when it ran: None when
+    unknown) and prints its line."""
     planned = self.planned[self.done]
     self.done += 1
     if skipped:
       self.skipped[planned.kind] = self.skipped.get(planned.kind, 0) + 1
+      if recorded is not None:
+        total = self.recorded.setdefault(planned.kind, [0.0, 0])
+        total[0] += recorded
+        total[1] += 1
     else:
       self.seconds[planned.kind] = self.seconds.get(planned.kind, 0.0) + seconds
       self.units[planned.kind] = self.units.get(planned.kind, 0.0) + planned.units

@@ -100,24 +100,45 @@ def fields(corpus, corpus_sha256, argv=None):
   return out
 
 
-def stage_times(seconds, skipped):
+def stage_times(seconds, skipped, recorded=None):
   """"text 3 s, records 12 s, ..." of this invocation's wall time per kind
   of stage ({kind: seconds}), and the kinds found done before
-  ({kind: count})."""
+  ({kind: count}) with the time they took when they ran (`recorded`:
+  {kind: (seconds, how many of them had a time)})."""
+  recorded = recorded or {}
   parts = [f"{kind} {value:.0f} s" for kind, value in seconds.items()]
-  parts += [f"{kind}: {count} done before (read back)" for kind, count in skipped.items()]
+  for kind, count in skipped.items():
+    took, timed = recorded.get(kind, (0.0, 0))
+    when = ("" if not timed else f"; {took:.0f} s when they ran" if timed == count
+            else f"; {timed} of them {took:.0f} s when they ran, {count - timed} not timed")
+    parts.append(f"{kind}: {count} done before (read back{when})")
   return ", ".join(parts) or "every stage done before (read back)"
 
 
-def lines(info, times, pretraining):
+def total_seconds(seconds, skipped, recorded=None):
+  """(every stage's wall time, this invocation's and the read-back stages'
+  when they ran, seconds; how many read-back stages had no time kept)."""
+  recorded = recorded or {}
+  took = sum(seconds.values()) + sum(t for t, _ in recorded.values())
+  untimed = sum(count - recorded.get(kind, (0.0, 0))[1] for kind, count in skipped.items())
+  return took, untimed
+
+
+def lines(info, times, pretraining, total=None):
   """results.md's "How this table was made" lines; `times`: stage_times();
-  `pretraining`: [(arm, seed index, seconds)] of each pretraining run."""
+  `pretraining`: [(arm, seed index, seconds)] of each pretraining run;
+  `total`: total_seconds()."""
   runs = "; ".join(f"{arm} seed {k}: {seconds:.0f} s" for arm, k, seconds in pretraining)
+  took, untimed = total or (0.0, 0)
+  whole = (f"wall time of every stage, those read back as they ran: {took:.0f} s "
+           f"({took / 60:.0f} min)" + (f"; {untimed} read back with no time kept"
+                                       if untimed else ""))
   return [f"commit {info['commit']}; Python {info['python']}, TensorFlow "
           f"{info['tensorflow']}, Keras {info['keras']}",
           f"corpus {info['corpus']}: {info['corpus_bytes']:,} bytes, sha256 "
           f"{info['corpus_sha256']}",
           f"machine: {info['machine']}",
           f"wall time of this invocation by stage: {times}",
+          whole,
           f"pretraining wall time of each run (when it ran): {runs}",
           f"command: `{info['command']}`"]

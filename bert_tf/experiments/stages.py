@@ -13,7 +13,9 @@ run stopped.
   instruments   runs/<key>/instruments.json (extended when tasks are added)
 
 Every JSON result goes through `cached`, the one rule for reusing a stage:
-read the file when it holds a complete result, else compute and write it.
+read the file when it holds a complete result, else compute and write it,
+with the wall time it took beside it (<result>.seconds.json), so a table
+finished over several invocations still says what it cost.
 """
 
 import dataclasses
@@ -53,9 +55,27 @@ def cached(path, compute, complete=lambda result: True):
   previous = files.read_json(path, "stage result") if plan_lib.exists(path) else None
   if previous is not None and complete(previous):
     return previous, True
+  start = time.time()
   result = compute(previous)
+  # A stage extended from a partial result (instruments) adds to its time.
+  seconds = time.time() - start + ((recorded_seconds(path) or 0.0) if previous else 0.0)
   files.write_json(path, result)
+  files.write_json(seconds_path(path), {"seconds": seconds})
   return result, False
+
+
+def seconds_path(path):
+  """Where `cached` keeps the wall time of the stage that wrote `path`."""
+  return os.path.splitext(path)[0] + ".seconds.json"
+
+
+def recorded_seconds(path):
+  """The wall time the stage that wrote `path` took when it ran, or None
+  (a result written before stage times were kept, or none at all)."""
+  where = seconds_path(path)
+  if not plan_lib.exists(where):
+    return None
+  return float(files.read_json(where, "stage time")["seconds"])
 
 
 # ------------------------------------------------------------------------------
@@ -100,8 +120,10 @@ def write_records(options, text_file, vocab_file, name, data_options):
   outputs = records_outputs(options, name, text_file)
   written = plan_lib.exists(outputs.manifest_path())
   if not written:
+    start = time.time()
     writer.create_pretraining_data(text_file, outputs, vocab_file, data_options,
                                    num_workers=writer.default_num_workers())
+    files.write_json(seconds_path(outputs.manifest_path()), {"seconds": time.time() - start})
   return outputs.directory + "/*.tfrecord", written
 
 

@@ -96,10 +96,20 @@ def test_a_whole_comparison_writes_its_results_and_a_rerun_skips_finished_work(
   verdict = printed[printed.index("verdict (results.md):\n"):]
   assert verdict.splitlines()[1] == "  " + table.splitlines()[4]
   assert "Beyond noise: " in verdict
-  # The rerun reads every finished stage back and gives the same table.
+  # The rerun reads every finished stage back and gives the same table,
+  # with what each stage took when it ran.
+  first = json.loads((out / "provenance.json").read_text())
+  assert first["read_back_untimed"] == 0 and first["total_seconds"] == pytest.approx(
+      sum(first["stage_seconds"].values()))
   assert compare.run_comparison(options) == rows
   printed = capsys.readouterr().out
   assert printed.count("(done before, skipped)") == len(names) * 6
+  again = json.loads((out / "provenance.json").read_text())
+  assert again["read_back_untimed"] == 0 and set(again["stages_read_back"]) == {
+      "records", "pretrain", "heldout", "instruments", "finetune"}
+  assert again["total_seconds"] == pytest.approx(
+      first["total_seconds"] - first["stage_seconds"]["text"] + again["stage_seconds"]["text"],
+      rel=0.05)
 
 
 def test_pairs_of_the_pretraining_text_are_made_only_for_a_sentence_head(

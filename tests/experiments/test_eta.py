@@ -62,8 +62,9 @@ def test_stages_found_done_cost_nothing_and_do_not_time_their_kind():
   progress = eta.Progress(planned, clock)
   progress.stage("text", seconds=1.0)
   assert progress.eta() == (0.0, ["pretrain"])
-  progress.stage("pretrain 1", skipped=True)
+  progress.stage("pretrain 1", skipped=True, recorded=70.0)
   assert progress.eta() == (0.0, ["pretrain"])  # skipping measured nothing
+  assert progress.recorded == {"pretrain": [70.0, 1]}  # what it took when it ran, kept apart
   progress.stage("pretrain 2", seconds=50.0)
   # 300 units at 0.5 s a unit: 150 s, the size of the stage left counted.
   assert progress.eta() == (150.0, [])

@@ -33,13 +33,26 @@ def test_the_fields_name_the_code_the_versions_the_corpus_and_the_machine(tmp_pa
   assert info["corpus_bytes"] == 14 and info["corpus_sha256"] == "ab" * 32
   assert info["machine"].startswith(f"{os.cpu_count()} cores, ")
   lines = provenance.lines(info, provenance.stage_times({"pretrain": 12.4}, {"text": 1}),
-                           [("bert", 0, 12.4)])
+                           [("bert", 0, 12.4)],
+                           provenance.total_seconds({"pretrain": 12.4}, {"text": 1}))
   assert lines[0].startswith(f"commit {info['commit']}; Python {info['python']}, TensorFlow ")
   assert f"{14:,} bytes, sha256 {'ab' * 32}" in lines[1]
   assert lines[3] == ("wall time of this invocation by stage: pretrain 12 s, text: 1 done "
                       "before (read back)")
-  assert lines[4].endswith("bert seed 0: 12 s")
-  assert lines[5] == "command: `python -m bert_tf.compare_objectives --corpus=x`"
+  assert lines[4] == ("wall time of every stage, those read back as they ran: 12 s (0 min); "
+                      "1 read back with no time kept")
+  assert lines[5].endswith("bert seed 0: 12 s")
+  assert lines[6] == "command: `python -m bert_tf.compare_objectives --corpus=x`"
+
+
+def test_stages_read_back_count_the_time_they_took_when_they_ran():
+  """A table finished over two invocations says what every stage cost."""
+  seconds, skipped = {"finetune": 60.0}, {"pretrain": 3, "finetune": 2}
+  recorded = {"pretrain": (1200.0, 3), "finetune": (50.0, 1)}
+  assert provenance.stage_times(seconds, skipped, recorded) == (
+      "finetune 60 s, pretrain: 3 done before (read back; 1200 s when they ran), "
+      "finetune: 2 done before (read back; 1 of them 50 s when they ran, 1 not timed)")
+  assert provenance.total_seconds(seconds, skipped, recorded) == (1310.0, 1)
 
 
 def test_without_git_the_commit_is_unknown(tmp_path):
