@@ -226,6 +226,11 @@ def plan_inputs(options):
   return inputs
 
 
+# Inputs of the evaluation sets alone: a pretraining run does not depend on
+# them, so another comparison's runs are shared across them.
+EVALUATION_INPUTS = ("max_probe_examples",)
+
+
 def files_sha256(path, chunk=1 << 24):
   """SHA-256 of a file's bytes, read through file_io: a corpus edited in
   place (same size, other documents) is another corpus."""

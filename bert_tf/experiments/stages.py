@@ -162,7 +162,8 @@ def pretrain(options, run, records, bert_config):
 def check_reuse(options, inputs):
   """Raises ValueError (one line) when --reuse_runs_from is not a comparison
   of the same corpus, split, vocab and model (`inputs`: this plan's
-  plan_inputs; the corpus may be named by another path)."""
+  plan_inputs; the corpus may be named by another path, and the inputs of
+  evaluation sets alone may differ)."""
   if not options.reuse_runs_from:
     return
   path = os.path.join(options.reuse_runs_from, plan_lib.PLAN_NAME)
@@ -171,7 +172,8 @@ def check_reuse(options, inputs):
                      "there (not a comparison's --output_dir)")
   saved = files.read_json(path, "comparison plan")
   changed = [k for k in sorted(set(saved) | set(inputs))
-             if k != "corpus" and saved.get(k) != inputs.get(k)]
+             if k != "corpus" and k not in plan_lib.EVALUATION_INPUTS
+             and saved.get(k) != inputs.get(k)]
   if changed:
     raise ValueError(f"--reuse_runs_from={options.reuse_runs_from}: a comparison of other "
                      f"inputs ({', '.join(changed)} differ): its runs are not this plan's")

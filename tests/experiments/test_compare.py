@@ -448,6 +448,9 @@ def test_random_init_provenance_and_runs_reused_from_another_table(tmp_path, cap
   assert read["model_dir"] == reused["model_dir"]
   assert {(r["arm"], r["metric"]): r["mean"] for r in chained} == {
       k: r["mean"] for k, r in by.items()}
+  # Evaluation sets of another size: the runs are still shared.
+  smaller = dataclasses.replace(third, max_probe_examples=first.max_probe_examples + 7)
+  stages.check_reuse(smaller, plan.plan_inputs(smaller))
   # A model moved away: a one-line error naming the run and the path.
   os.rename(reused["model_dir"], reused["model_dir"] + "_moved")
   with pytest.raises(ValueError, match=rf"--reuse_runs_from=.*second: run {runs['mlm'].key} "
