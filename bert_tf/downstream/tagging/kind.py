@@ -108,9 +108,11 @@ class TaggingKind(task.TaskKind):
 
   def report_lines(self, options):
     return ["<task>_entity_f1 (CoNLL tasks): conlleval's entity F1 on dev.txt; "
-            "frozen_<task>_entity_f1: the tagger trained on the frozen encoder's last four "
-            "layers (the feature-based setting of BERT's Table 7), over the same seeds, at "
-            f"lr {options.frozen_learning_rate:g}"]
+            "frozen_<task>_entity_f1: the encoder frozen, one dense layer over the "
+            "concatenated outputs of its last four layers (every layer of an encoder of four "
+            "or fewer), over the same seeds, at "
+            f"lr {options.frozen_learning_rate:g} (BERT's feature-based setting, Tables 7 "
+            "and 8, puts a two-layer BiLSTM over the last four of twelve)"]
 
 
 KIND = TaggingKind()

@@ -5,6 +5,7 @@ head alone; bad input fails before training."""
 
 import dataclasses
 import os
+import types
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from bert_tf.downstream.tagging import token_head
 from bert_tf.downstream.tagging import conlleval
 from bert_tf.downstream import finetune
 from bert_tf.downstream.tagging import tagging
+from bert_tf.downstream.tagging import kind as tagging_kind
 from helpers.tagging_task import tiny_config, write_task, write_vocab
 
 
@@ -80,6 +82,10 @@ def test_the_frozen_encoder_trains_the_head_on_the_last_layers(files, tmp_path):
   results = tagging.run(config, tiny_config())
   assert results["frozen_encoder"] == 1
   assert 0.0 <= results["entity_f1"] <= 1.0
+  # A comparison's results.md says what the head is, and what the paper's was.
+  line = tagging_kind.KIND.report_lines(types.SimpleNamespace(frozen_learning_rate=1e-3))[0]
+  assert "one dense layer over the concatenated outputs of its last four layers" in line
+  assert "two-layer BiLSTM over the last four of twelve" in line
 
 
 def test_the_frozen_encoder_keeps_the_encoder_weights(files, tmp_path):
