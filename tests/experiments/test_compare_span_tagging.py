@@ -67,7 +67,7 @@ def test_span_and_tagging_tasks_give_rows_over_pretraining_runs(tmp_path, capsys
   table = (out / "results.md").read_text()
   assert all(m in table for m in METRICS)
   assert "the official script's F1 and exact match on dev.json" in table
-  assert "frozen_<task>_entity_f1: the tagger trained on the frozen encoder" in table
+  assert "frozen_<task>_entity_f1: the encoder frozen, one dense layer" in table
   assert "the same linear probe for each TSV --task" not in table
   with open(out / "results.csv", encoding="utf-8") as f:
     written = [r for r in csv.DictReader(f) if r["metric"] in METRICS]
