@@ -134,11 +134,11 @@ def run_comparison(options):
   # ----------------------------------------------------------------------------
   # Each distinct run: records, pretraining, held-out, instruments, fine-tuning
   # ----------------------------------------------------------------------------
-  summaries, measures, task_data = {}, {}, {}
+  summaries, measures, task_data, records_met = {}, {}, {}, set()
   for run in unique:
     summaries[run.key], measures[run.key] = _run_stages(
         options, run, progress, train_txt, vocab_file, bert_config, heldout_records,
-        task_list, pair_sets, task_data)
+        task_list, pair_sets, task_data, records_met)
 
   # ----------------------------------------------------------------------------
   # Rows over the runs, and the results files
@@ -202,11 +202,13 @@ def _planned_stages(options, bert_config, unique, train_txt, task_list, train_ro
   planned, records_seen = [eta.Planned("text", 1)], set()
   for run in unique:
     records = stages.records_outputs(options, f"train-{run.records_key}", train_txt)
+    finished = stages.pretrained(options, run)
     planned.append(eta.Planned(
         "records", text_bytes * run.data_options.dupe_factor,
-        not run.steps or run.records_key in records_seen
+        not run.steps or finished or run.records_key in records_seen
         or plan_lib.exists(records.manifest_path())))
-    records_seen.add(run.records_key)
+    if not finished:
+      records_seen.add(run.records_key)
     flops_model = objectives.get(run.arm.objective).train_flops is not None
     planned.append(eta.Planned(
         "initialize" if not run.steps else "pretrain" if flops_model
@@ -226,19 +228,28 @@ def _planned_stages(options, bert_config, unique, train_txt, task_list, train_ro
 
 
 def _run_stages(options, run, progress, train_txt, vocab_file, bert_config, heldout_records,
-                task_list, pair_sets, task_data):
+                task_list, pair_sets, task_data, records_met):
   """The stages of one distinct run, each printed by `progress`; returns
-  (its pretraining summary, its measures)."""
+  (its pretraining summary, its measures). records_met: the records keys
+  met so far (records shared by runs count their writing time once)."""
   label = f"{run.arm.name} (seed {run.seed_index})"
 
   t = time.time()
-  if run.steps and stages.reused_run(options, run) is None:
-    name = f"train-{run.records_key}"
+  name = f"train-{run.records_key}"
+  manifest = stages.records_outputs(options, name, train_txt).manifest_path()
+  # The time of records written before, counted at the first run that reads them.
+  recorded = 0.0 if name in records_met else stages.recorded_seconds(manifest)
+  if run.steps:
+    records_met.add(name)
+  if run.steps and stages.pretrained(options, run):
+    # A finished run needs no records: its folder read back is enough (the
+    # records may be deleted, or the run's results copied elsewhere).
+    records = ""
+    progress.stage(f"{label}: no records (its pretraining is done)", True, recorded=recorded)
+  elif run.steps and stages.reused_run(options, run) is None:
     records, skipped = stages.write_records(options, train_txt, vocab_file, name,
                                             run.data_options)
-    progress.stage(f"{label}: records {records}", skipped, time.time() - t,
-                   stages.recorded_seconds(
-                       stages.records_outputs(options, name, train_txt).manifest_path()))
+    progress.stage(f"{label}: records {records}", skipped, time.time() - t, recorded)
   else:
     records = ""
     progress.stage(f"{label}: no records ("

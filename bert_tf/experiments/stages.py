@@ -145,6 +145,13 @@ def pretrain_path(options, run):
   return os.path.join(run.directory(options), "pretrain.json")
 
 
+def pretrained(options, run):
+  """Whether `run`'s pretraining is finished (its pretrain.json holds a
+  summary): its records are then not needed again."""
+  path = pretrain_path(options, run)
+  return plan_lib.exists(path) and bool(files.read_json(path, "pretraining summary"))
+
+
 def pretrain(options, run, records, bert_config):
   """Pretrains `run` on `records` (or reads the same run of
   --reuse_runs_from's comparison); returns (its summary dict, whether it
@@ -456,8 +463,9 @@ def instrument_figures(options, run, model_dir, bert_config, vocab_file, pair_se
   extended when tasks are added. task_data: {task name: its kind's
   frozen_data}, filled on first use and shared by every run (each
   task is read and tokenized once)."""
-  objective = objectives.from_checkpoint(model_dir)
-  has_head = has_sentence_head(objective)
+  # The arm's objective says which figures a finished run holds, so a run
+  # read back needs no model (its checkpoint may be deleted or elsewhere).
+  has_head = has_sentence_head(objectives.get(run.arm.objective))
   wanted = wanted_instruments(options, pair_sets, has_head)
 
   def complete(figures):
@@ -467,7 +475,8 @@ def instrument_figures(options, run, model_dir, bert_config, vocab_file, pair_se
 
   def compute(previous):
     return _measure_instruments(options, run, model_dir, bert_config, vocab_file, pair_sets,
-                                task_data, objective, has_head, dict(previous or {}))
+                                task_data, objectives.from_checkpoint(model_dir), has_head,
+                                dict(previous or {}))
 
   return cached(instruments_path(options, run), compute, complete)
 
